@@ -1,0 +1,100 @@
+"""``torch._C``: the introspection entry points PyTorch exposes from C++.
+
+Only what is observable from Python lives here: key sets of tensors and of the
+current thread, operator tables, schema parsing, and dispatch-key guards.
+"""
+from __future__ import annotations
+
+from ._core import dispatch_key as _dk
+from ._core.dispatch_key import DispatchKey, DispatchKeySet
+from ._core.tls import state as _tls, include_keys as _include_keys, exclude_keys as _exclude_keys
+from ._dispatcher import dispatcher as _dispatcher_mod
+from ._dispatcher.schema import parse_schema, FunctionSchema
+from ._tensor import Tensor as TensorBase
+
+_TensorBase = TensorBase
+
+
+def _dispatch_keys(tensor) -> DispatchKeySet:
+    """The key set a tensor carries (``torch._C._dispatch_keys``)."""
+    return DispatchKeySet(tensor._keys)
+
+
+_dispatch_key_set = _dispatch_keys
+
+
+def _dispatch_tls_local_include_set() -> DispatchKeySet:
+    return DispatchKeySet(_tls.included)
+
+
+def _dispatch_tls_local_exclude_set() -> DispatchKeySet:
+    return DispatchKeySet(_tls.excluded)
+
+
+def _dispatch_keyset_full_after(key: DispatchKey) -> DispatchKeySet:
+    return DispatchKeySet(_dk.full_after(key))
+
+
+def _dispatch_dump(name: str) -> str:
+    return _dispatcher_mod.dump(name)
+
+
+def _dispatch_dump_table(name: str) -> str:
+    return _dispatcher_mod.dump_table(name)
+
+
+def _dispatch_has_kernel_for_dispatch_key(name: str, key) -> bool:
+    key = DispatchKey[key] if isinstance(key, str) else key
+    entry = _dispatcher_mod.dispatcher.find(name)
+    return entry is not None and key in entry.kernels
+
+
+def _dispatch_kernel_for_dispatch_key_is_fallthrough(name: str, key) -> bool:
+    key = DispatchKey[key] if isinstance(key, str) else key
+    entry = _dispatcher_mod.dispatcher.find(name)
+    kernel = entry.table[key] if entry is not None else None
+    return kernel is not None and kernel.is_fallthrough
+
+
+def _dispatch_get_registrations_for_dispatch_key(key="") -> list:
+    key = DispatchKey[key] if isinstance(key, str) and key else key
+    return [name for name, entry in _dispatcher_mod.dispatcher.operators.items()
+            if not key or key in entry.kernels]
+
+
+def _dispatch_num_backends() -> int:
+    return _dk.NUM_BACKENDS
+
+
+class _IncludeDispatchKeyGuard:
+    """``with _IncludeDispatchKeyGuard(DispatchKey.X):`` adds X to this thread's included set."""
+
+    def __init__(self, key):
+        self._cm = _include_keys(DispatchKeySet(key).repr)
+
+    def __enter__(self):
+        self._cm.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
+
+
+class _ExcludeDispatchKeyGuard:
+    """``with _ExcludeDispatchKeyGuard(DispatchKeySet(...)):`` removes keys for this thread."""
+
+    def __init__(self, keyset):
+        self._cm = _exclude_keys(DispatchKeySet(keyset).repr)
+
+    def __enter__(self):
+        self._cm.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
+
+
+def _get_operation_overload(name: str, overload: str):
+    from ._dispatcher.dispatcher import ops
+    ns, _, base = name.partition("::")
+    return getattr(getattr(getattr(ops, ns), base), overload or "default")

@@ -1,0 +1,43 @@
+"""glasstorch: PyTorch's runtime rebuilt in readable Python.
+
+``import glasstorch as torch`` and PyTorch programs run unchanged.  The layers,
+top to bottom (see docs/architecture.md):
+
+    glasstorch/__init__.py, nn/, optim/   Python frontend
+    _dispatcher/binding.py                argument parsing (torch._C bindings)
+    _ops/  (native_functions.yaml)        the op library (ATen)
+    _dispatcher/                          the dispatcher (c10 dispatch)
+    _core/                                dtype, device, storage, keys, TLS (c10)
+    _ops/kernels/                         backend kernels (numpy on CPU)
+"""
+from __future__ import annotations
+
+from ._core.dtype import (bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16,
+                          float32, float64, complex64, complex128, dtype, promote_types,
+                          can_cast, get_default_dtype, set_default_dtype)
+from ._core.dtype import ALIASES as _DTYPE_ALIASES
+from ._core.device import device
+from ._core.storage import UntypedStorage
+from ._core.layout import (layout, strided, memory_format, contiguous_format, channels_last,
+                           channels_last_3d, preserve_format)
+from ._tensor import Tensor, Size
+from ._dispatcher.dispatcher import ops
+from ._ops import registry as _registry
+
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+cfloat = complex64
+cdouble = complex128
+
+_registry.load()
+globals().update(_registry.FUNCTIONS["torch"])
+
+from ._creation import tensor, from_numpy  # noqa: E402
+from . import _C  # noqa: E402
+from ._tensor_str import set_printoptions  # noqa: E402
+
+__version__ = "0.1.0"

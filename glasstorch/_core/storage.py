@@ -1,0 +1,126 @@
+"""Untyped storage (c10::StorageImpl): a flat run of bytes on a device.
+
+Storage knows no dtype and no shape; tensors and their views describe how to
+read it.  On CPU the bytes live in a C-contiguous numpy array owned by the
+storage (whatever dtype it was allocated with); a tensor's array view is built
+over it with the tensor's own dtype, sizes, strides and offset:
+
+    element (i0..in) lives at byte  itemsize * (storage_offset + sum(ik * stride_k))
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .allocator import cpu_allocator, meta_allocator
+from .device import device as Device
+
+_CPU = Device("cpu")
+_META = Device("meta")
+
+
+class UntypedStorage:
+    """``torch.UntypedStorage``: bytes from an allocator, shared by views."""
+
+    __slots__ = ("_data", "_nbytes", "device", "_allocator", "_ptr", "__weakref__")
+
+    def __init__(self, nbytes=0, *, device=None):
+        """Public constructor: ``UntypedStorage(nbytes, device=...)`` (zeroed here,
+        uninitialized in PyTorch; zero is a valid 'uninitialized')."""
+        dev = Device(device) if device is not None else _CPU
+        if dev.type == "cpu":
+            self._adopt(cpu_allocator.allocate(int(nbytes), np.uint8), _CPU, cpu_allocator)
+        elif dev.type == "meta":
+            self._init_meta(int(nbytes))
+        else:
+            from ..cuda import _lazy_init  # raises the CUDA-unavailable error
+            _lazy_init()
+            raise NotImplementedError(f"storage on {dev}")
+
+    @classmethod
+    def _wrap(cls, array: np.ndarray, device, allocator) -> "UntypedStorage":
+        """Storage over memory the allocator has just counted (the fast path)."""
+        self = cls.__new__(cls)
+        self._adopt(array, device, allocator)
+        return self
+
+    @classmethod
+    def _meta(cls, nbytes: int) -> "UntypedStorage":
+        self = cls.__new__(cls)
+        self._init_meta(nbytes)
+        return self
+
+    def _adopt(self, array, device, allocator):
+        self._data = array
+        self._nbytes = array.nbytes
+        self.device = device
+        self._allocator = allocator
+        self._ptr = None
+
+    def _init_meta(self, nbytes):
+        self._data = None
+        self._nbytes = nbytes
+        self.device = _META
+        self._allocator = meta_allocator
+        self._ptr = 0
+        meta_allocator.stats.allocations += 1
+        meta_allocator.stats.current += nbytes
+
+    def __del__(self):
+        allocator = getattr(self, "_allocator", None)
+        if allocator is not None:
+            allocator.free(self._nbytes)
+
+    # -- the bytes ---------------------------------------------------------------
+
+    def _bytes(self) -> np.ndarray:
+        """The storage as a flat uint8 array (zero-copy)."""
+        return self._data.reshape(-1).view(np.uint8)
+
+    def nbytes(self) -> int:
+        return self._nbytes
+
+    size = nbytes
+
+    def element_size(self) -> int:
+        return 1
+
+    def data_ptr(self) -> int:
+        if self._ptr is None:
+            self._ptr = self._data.__array_interface__["data"][0] if self._nbytes else 0
+        return self._ptr
+
+    def tolist(self):
+        return self._bytes().tolist()
+
+    def __len__(self):
+        return self._nbytes
+
+    def __getitem__(self, i):
+        return int(self._bytes()[i])
+
+    def __setitem__(self, i, value):
+        self._bytes()[i] = value
+
+    @property
+    def is_meta(self) -> bool:
+        return self.device.type == "meta"
+
+    def _resize_(self, nbytes: int) -> None:
+        """Grow in place, keeping the old bytes (``resize_`` on a tensor uses this)."""
+        if nbytes <= self._nbytes:
+            return
+        if self._data is None:
+            meta_allocator.stats.current += nbytes - self._nbytes
+            self._nbytes = nbytes
+            return
+        fresh = cpu_allocator.allocate(nbytes, np.uint8)
+        fresh[: self._nbytes] = self._bytes()
+        self._allocator.free(self._nbytes)
+        self._adopt(fresh, self.device, cpu_allocator)
+
+    def __repr__(self):
+        head = f"[torch.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]"
+        if self._data is None:
+            return head
+        body = "\n".join(f" {v}" for v in self._bytes().tolist())
+        return body + "\n" + head if body else head

@@ -1,0 +1,69 @@
+"""Thread-local dispatch state (c10/core/impl/LocalDispatchKeySet.h, GradMode).
+
+Every thread has its own included/excluded key sets and mode flags; two
+threads never see each other's state.  The defaults mirror PyTorch:
+
+    included  = {BackendSelect, ADInplaceOrView}
+    excluded  = {every Autocast key}      (autocast is opt-in per thread)
+
+A call's key set is ``((union of tensor keys) | included) - excluded``;
+removal clears functionality bits only, so a backend can never be excluded.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+from . import dispatch_key as dk
+
+DEFAULT_INCLUDED = dk.BACKEND_SELECT | dk.ADINPLACEORVIEW
+DEFAULT_EXCLUDED = dk.AUTOCAST_KEYS
+
+
+class _State(threading.local):
+    """Per-thread fields; class attributes are each new thread's defaults."""
+
+    included = DEFAULT_INCLUDED
+    excluded = DEFAULT_EXCLUDED
+    grad_enabled = True
+    inference_mode = False
+    default_devices = ()
+
+
+state = _State()
+
+
+@contextmanager
+def include_keys(bits: int):
+    """``c10::impl::IncludeDispatchKeyGuard``: add keys to this thread's included set."""
+    prev = state.included
+    state.included = prev | bits
+    try:
+        yield
+    finally:
+        state.included = prev
+
+
+@contextmanager
+def exclude_keys(bits: int):
+    """``c10::impl::ExcludeDispatchKeyGuard``: add keys to this thread's excluded set."""
+    prev = state.excluded
+    state.excluded = prev | bits
+    try:
+        yield
+    finally:
+        state.excluded = prev
+
+
+def push_default_device(device) -> None:
+    state.default_devices = state.default_devices + (device,)
+
+
+def pop_default_device() -> None:
+    state.default_devices = state.default_devices[:-1]
+
+
+def default_device():
+    """The device factories use when none is given (``with torch.device(...)``)."""
+    devices = state.default_devices
+    return devices[-1] if devices else None

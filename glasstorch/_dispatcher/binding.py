@@ -1,0 +1,379 @@
+"""Python argument parsing against schemas (torch/csrc/utils/python_arg_parser.cpp).
+
+For each Python-visible overload we generate, once, a small parser function
+whose Python signature is the overload's (``input`` for ``self`` in the
+function variant, an ``out=`` keyword when an out overload exists).  Python
+itself binds positional and keyword arguments; the generated body checks
+types, normalizes values (``x.sum(1)`` -> ``[1]``, ``dtype=float`` ->
+``torch.float64``) and returns what to call:
+
+    parse(*args, **kwargs) -> (op, args, kwargs)          or raises _NoMatch
+
+A public function tries its overloads' parsers in declaration order, as
+PyTorch's parser tries signatures, and calls the first that accepts.  Read a
+parser's source with ``glasstorch._dispatcher.binding.parser_source(op)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.device import device as Device
+from .._tensor import Tensor
+
+__all__ = ["make_parser", "resolve_overload", "PythonSignature", "parser_source"]
+
+NUMBER = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.complexfloating)
+INT = (int, np.integer)
+
+# Functions whose Tensor parameters also take Python numbers (wrapped numbers).
+NUMBERS_AS_TENSORS = {
+    "add", "add_", "__radd__", "sub", "sub_", "__rsub__", "rsub", "mul", "mul_", "__rmul__",
+    "div", "div_", "true_divide", "true_divide_", "floor_divide", "floor_divide_", "remainder",
+    "remainder_", "fmod", "fmod_", "eq", "eq_", "ne", "ne_", "lt", "lt_", "le", "le_", "gt",
+    "gt_", "ge", "ge_", "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_",
+    "bitwise_xor", "bitwise_xor_", "__and__", "__or__", "__xor__", "__iand__", "__ior__",
+    "__ixor__", "__lshift__", "__rshift__", "bitwise_left_shift", "bitwise_right_shift",
+    "logical_and", "logical_or", "logical_xor", "pow", "pow_", "where", "maximum", "minimum",
+    "fmax", "fmin", "atan2", "hypot", "copysign", "xlogy", "masked_fill", "masked_fill_",
+    "clamp", "clamp_", "clip", "lerp", "lerp_", "copy_", "__eq__", "__ne__", "__lt__", "__le__",
+    "__gt__", "__ge__", "isclose", "allclose", "float_power", "nextafter", "heaviside",
+}
+
+
+class _NoMatch(Exception):
+    """This overload does not accept these arguments (position, name, value)."""
+
+
+# -- type names and checks ---------------------------------------------------------
+
+_TYPE_NAMES = {"Tensor": "Tensor", "int": "int", "SymInt": "int", "float": "float",
+               "bool": "bool", "str": "str", "Scalar": "Number", "ScalarType": "torch.dtype",
+               "Device": "torch.device", "Layout": "torch.layout", "MemoryFormat":
+               "torch.memory_format", "Generator": "torch.Generator"}
+
+
+def python_type_name(t) -> str:
+    if t.is_list:
+        elem = t.elem if getattr(t, "elem", None) is not None else None
+        base = t.base
+        if base in ("int", "SymInt"):
+            name = "tuple of ints"
+        elif base == "Tensor":
+            name = "tuple of Tensors"
+        elif base == "bool":
+            name = "tuple of bools"
+        elif base == "float":
+            name = "tuple of floats"
+        else:
+            name = f"tuple of {_TYPE_NAMES.get(base, base)}s"
+        del elem
+    else:
+        name = _TYPE_NAMES.get(t.base, t.base)
+    return name
+
+
+def _to_int(v):
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, INT):
+        return int(v)
+    if isinstance(v, Tensor) and not v._shape and v.dtype.category <= dt.INTEGRAL:
+        return int(v.item())
+    if hasattr(v, "__index__"):
+        return v.__index__()
+    raise _NoMatch
+
+
+def _conv_int_list(v, fixed_size):
+    """int[] / SymInt[]: a list of ints; int[N] also takes one int."""
+    if isinstance(v, (list, tuple)):
+        return [_to_int(x) for x in v]
+    if fixed_size is not None and (isinstance(v, INT) and not isinstance(v, bool)):
+        return [int(v)]
+    if fixed_size is not None and isinstance(v, Tensor) and not v._shape:
+        return [_to_int(v)]
+    raise _NoMatch
+
+
+def _conv_dtype(v):
+    if isinstance(v, dt.dtype):
+        return v
+    mapped = {float: dt.float64, int: dt.int64, bool: dt.bool_, complex: dt.complex128}.get(v)
+    if mapped is not None:
+        return mapped
+    try:
+        return dt.FROM_NUMPY[np.dtype(v)]
+    except Exception:
+        raise _NoMatch from None
+
+
+def _conv_scalar(v):
+    if isinstance(v, (bool, int, float, complex)):
+        return v
+    if isinstance(v, np.generic) and isinstance(v, NUMBER):
+        return v.item()
+    if isinstance(v, Tensor) and v.numel() == 1:
+        return v.item()
+    raise _NoMatch
+
+
+def _conv_float(v):
+    if isinstance(v, (float, int)) and not isinstance(v, bool):
+        return v
+    if isinstance(v, (np.floating, np.integer)):
+        return v.item()
+    if isinstance(v, Tensor) and v.numel() == 1:
+        return v.item()
+    raise _NoMatch
+
+
+def _conv_bool(v):
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    raise _NoMatch
+
+
+def _conv_str(v):
+    if isinstance(v, str):
+        return v
+    raise _NoMatch
+
+
+def _conv_device(v):
+    if isinstance(v, (Device, str)) or isinstance(v, int):
+        return Device(v)
+    raise _NoMatch
+
+
+def _conv_tensor_list(v, optional_elems):
+    if isinstance(v, Tensor) or not isinstance(v, (list, tuple)):
+        raise _NoMatch
+    for x in v:
+        if not (isinstance(x, Tensor) or (optional_elems and x is None)):
+            raise _NoMatch
+    return list(v)
+
+
+def _check_tensor(v, numbers_ok):
+    if isinstance(v, Tensor):
+        return v
+    if numbers_ok and isinstance(v, NUMBER):
+        return v.item() if isinstance(v, np.generic) else v
+    raise _NoMatch
+
+
+def _any(v):
+    return v
+
+
+_CONVERTERS = {"ScalarType": _conv_dtype, "Scalar": _conv_scalar, "float": _conv_float,
+               "bool": _conv_bool, "str": _conv_str, "Device": _conv_device,
+               "Layout": _any, "MemoryFormat": _any, "Generator": _any, "Any": _any,
+               "Storage": _any, "Stream": _any}
+
+
+def _converter_for(t, numbers_ok):
+    """(expression template, needs helper) for one argument type."""
+    if t.is_list:
+        if t.base in ("int", "SymInt"):
+            return lambda v: _conv_int_list(v, t.size)
+        if t.base == "Tensor":
+            opt_elems = getattr(t, "elem", None) is not None and t.elem.optional
+            return lambda v: _conv_tensor_list(v, opt_elems)
+        if t.base == "bool":
+            return lambda v: [_conv_bool(x) for x in v]
+        if t.base == "float":
+            return lambda v: [_conv_float(x) for x in v]
+        return lambda v: list(v)
+    if t.base == "Tensor":
+        return lambda v: _check_tensor(v, numbers_ok)
+    if t.base in ("int", "SymInt"):
+        return _to_int
+    return _CONVERTERS.get(t.base, _any)
+
+
+# -- generated parsers -----------------------------------------------------------
+
+class PythonSignature:
+    """How one overload appears in Python: parameter names, defaults, out=."""
+
+    def __init__(self, op, out_op=None, method=False, name=None):
+        self.op = op
+        self.out_op = out_op
+        self.method = method
+        self.name = name or op.overloadpacket.__name__
+        self.schema = op._schema
+
+    def params(self):
+        """(python name, schema arg, kwarg_only) for each visible parameter."""
+        result = []
+        for arg in self.schema.arguments:
+            name = arg.name
+            if name == "self" and not self.method:
+                name = "input"
+            result.append((name, arg, arg.kwarg_only))
+        return result
+
+    def describe(self) -> str:
+        parts, star = [], False
+        for pyname, arg, kwonly in self.params():
+            if self.method and arg.name == "self":
+                continue
+            if kwonly and not star:
+                parts.append("*")
+                star = True
+            text = f"{python_type_name(arg.type)} {pyname}"
+            if arg.has_default_value():
+                text += f" = {_default_repr(arg.default_value)}"
+            parts.append(text)
+        if self.out_op is not None:
+            if not star:
+                parts.append("*")
+            parts.append("Tensor out = None")
+        return "(" + ", ".join(parts) + ")"
+
+
+def _default_repr(v):
+    return "None" if v is None else str(v)
+
+
+def make_parser(sig: PythonSignature):
+    """Generate the parser function for one Python signature."""
+    params = sig.params()
+    numbers_ok = sig.name in NUMBERS_AS_TENSORS
+    env = {"_NoMatch": _NoMatch, "op": sig.op, "out_op": sig.out_op}
+    header, body = [], []
+    star = False
+    positional, kwonly = [], []
+    first_list = None
+    for index, (pyname, arg, is_kwonly) in enumerate(params):
+        default = ""
+        if arg.has_default_value():
+            env[f"_d_{pyname}"] = arg.default_value
+            default = f"=_d_{pyname}"
+        elif arg.type.optional:
+            env[f"_d_{pyname}"] = None
+            default = f"=_d_{pyname}"
+        if is_kwonly and not star:
+            header.append("*")
+            star = True
+        header.append(f"{pyname}{default}")
+        t = arg.type
+        conv = _converter_for(t, numbers_ok and not (index == 0))
+        env[f"_c_{pyname}"] = conv
+        check = f"{pyname} = _c_{pyname}({pyname})"
+        if t.optional or (arg.has_default_value() and arg.default_value is None):
+            body.append(f"    if {pyname} is not None: {check}")
+        else:
+            body.append(f"    {check}")
+        (kwonly if is_kwonly else positional).append((pyname, arg))
+        if first_list is None and t.is_list and t.base in ("int", "SymInt") and t.size is None \
+                and not is_kwonly and not (sig.method and index == 0):
+            first_list = (len(positional) - 1, pyname)
+    if sig.out_op is not None:
+        if not star:
+            header.append("*")
+        header.append("out=None")
+    lines = [f"def parse({', '.join(header)}):"]
+    lines += body
+    # positional args, dropping trailing ones still at their default object
+    pos_names = [p for p, _ in positional]
+    lines.append(f"    args = [{', '.join(pos_names)}]")
+    for i in range(len(positional) - 1, -1, -1):  # trailing defaults are left out
+        pyname, arg = positional[i]
+        if not (arg.has_default_value() or arg.type.optional):
+            break
+        lines.append(f"    if len(args) == {i + 1} and args[-1] is _d_{pyname}: args.pop()")
+    lines.append("    kwargs = {}")
+    for pyname, arg in kwonly:
+        if arg.has_default_value() or arg.type.optional:
+            lines.append(f"    if {pyname} is not _d_{pyname}: kwargs[{arg.name!r}] = {pyname}")
+        else:
+            lines.append(f"    kwargs[{arg.name!r}] = {pyname}")
+    if sig.out_op is not None:
+        out_names = [a.name for a in sig.out_op._schema.arguments if a.is_out]
+        lines.append("    if out is not None:")
+        if len(out_names) == 1:
+            lines.append(f"        kwargs[{out_names[0]!r}] = out")
+        else:
+            lines.append(f"        kwargs.update(zip({out_names!r}, out))")
+        lines.append("        return out_op, args, kwargs")
+    lines.append("    return op, args, kwargs")
+    source = "\n".join(lines)
+    exec(compile(source, f"<parser {sig.op.__name__}>", "exec"), env)
+    parser = env["parse"]
+    parser.source = source
+    if first_list is not None:
+        parser = _with_varargs_list(parser, first_list[0] + (1 if sig.method else 0), source)
+    return parser
+
+
+def _with_varargs_list(parser, position, source):
+    """``x.view(2, 3)`` / ``torch.zeros(2, 3)``: a leading int-list parameter may
+    be given as separate ints, as PyTorch allows."""
+    def parse(*args, **kwargs):
+        if len(args) > position + 1 or (len(args) == position + 1 and
+                                         isinstance(args[position], INT) and
+                                         not isinstance(args[position], bool)):
+            if all(isinstance(a, INT) or (isinstance(a, Tensor) and not a._shape)
+                   for a in args[position:]):
+                args = args[:position] + (tuple(args[position:]),)
+        return parser(*args, **kwargs)
+    parse.source = source
+    return parse
+
+
+def parser_source(sig_or_op) -> str:
+    return getattr(sig_or_op, "source", "")
+
+
+def invalid_arguments_message(name, signatures, args, kwargs) -> str:
+    got = ", ".join([_describe_value(a) for a in args] +
+                    [f"{k}={_describe_value(v)}" for k, v in kwargs.items()])
+    expected = "\n".join(f" * {sig.describe()}" for sig in signatures)
+    return (f"{name}() received an invalid combination of arguments - got ({got}), "
+            f"but expected one of:\n{expected}\n")
+
+
+def single_signature_message(name, sig, args, kwargs) -> str:
+    """PyTorch's wording when there is only one signature and one argument is wrong."""
+    params = [(p, a) for p, a, _ in sig.params() if not (sig.method and a.name == "self")]
+    bound = dict(zip([p for p, _ in params], args))
+    bound.update(kwargs)
+    for position, (pyname, arg) in enumerate(params, start=1):
+        if pyname not in bound:
+            continue
+        value = bound[pyname]
+        try:
+            if value is not None or not arg.type.optional:
+                _converter_for(arg.type, name in NUMBERS_AS_TENSORS and position > 1)(value)
+        except _NoMatch:
+            kind = "argument" if position <= len(args) else "argument"
+            return (f"{name}(): {kind} '{pyname}' (position {position}) must be "
+                    f"{python_type_name(arg.type)}, not {type(value).__name__}")
+    return invalid_arguments_message(name, [sig], args, kwargs)
+
+
+def _describe_value(v) -> str:
+    if isinstance(v, Tensor):
+        return "Tensor"
+    if isinstance(v, (list, tuple)):
+        return f"{type(v).__name__} of [{', '.join(_describe_value(x) for x in v)}]"
+    return type(v).__name__
+
+
+def resolve_overload(overloads, args, kwargs, qualified_name):
+    """``torch.ops.aten.add(x, y)``: the first overload whose schema accepts the call."""
+    for op in overloads:
+        sig = PythonSignature(op, method=True)
+        parser = getattr(op, "_packet_parser", None)
+        if parser is None:
+            parser = op._packet_parser = make_parser(sig)
+        try:
+            parser(*args, **kwargs)
+        except (_NoMatch, TypeError):
+            continue
+        return op
+    raise RuntimeError(f"{qualified_name}() Expected a value of type ... No overload of "
+                       f"{qualified_name} matched the given arguments")

@@ -1,0 +1,535 @@
+"""The dispatcher (c10/core/dispatch: Dispatcher, OperatorEntry, KernelFunction).
+
+Every operator has an ``OperatorEntry``: its schema, the kernels registered per
+dispatch key (runtime or alias key), and a computed *table* with one slot per
+runtime key.  A call goes:
+
+    OpOverload.__call__(*args, **kwargs)
+        ks     = (union of tensor-argument key sets | tls.included) - tls.excluded
+        ks    &= entry.fallthrough_mask[highest backend of ks]   # skip fallthrough keys
+        key    = highest_priority_key(ks)                       # two bit_length()s
+        kernel = entry.table[key]                               # a list index
+        kernel(*args, **kwargs)          (or kernel(ks, *args, ...) if it redispatches)
+
+A kernel that handles a cross-cutting key (autograd, autocast, Python) takes
+the key set it was called with and continues below its own key with
+``op.redispatch(ks & full_after(its_key), ...)``; redispatch does not look at
+thread-local state again, exactly as in PyTorch.
+
+How a registration on an alias key fills the table is ``_compute_slot`` below,
+which follows OperatorEntry::computeDispatchTableEntry step by step.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from .._core import dispatch_key as dk
+from .._core.dispatch_key import DispatchKey
+from .._core.tls import state as _tls
+from .._tensor import Tensor
+from .schema import parse_schema
+
+__all__ = ["KernelFunction", "OperatorEntry", "OpOverload", "OpOverloadPacket", "dispatcher",
+           "dispatch_trace", "fallthrough_kernel"]
+
+# Calling conventions of a kernel.
+UNBOXED = 0   # kernel(*args, **kwargs): backend kernels, composites
+KEYSET = 1    # kernel(keyset, *args, **kwargs): kernels that redispatch
+BOXED = 2     # kernel(op, keyset, args, kwargs): fallbacks that serve every operator
+
+
+class KernelFunction:
+    """A registered kernel: the function, how to call it, and where it came from."""
+
+    __slots__ = ("fn", "convention", "debug")
+
+    def __init__(self, fn, convention=UNBOXED, debug=""):
+        self.fn = fn
+        self.convention = convention
+        self.debug = debug
+
+    @property
+    def is_fallthrough(self) -> bool:
+        return self.fn is fallthrough_kernel
+
+
+def fallthrough_kernel(*args, **kwargs):
+    """``torch.library.fallthrough_kernel``: registered on a key, it makes
+    dispatch skip that key (the key's bit is masked out; nothing is called)."""
+    raise AssertionError("fallthrough_kernel is never called")
+
+
+def _caller_site(depth=3) -> str:
+    frame = sys._getframe(depth)
+    return f"registered at {frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+class OperatorEntry:
+    """One operator overload's registrations and its computed dispatch table."""
+
+    def __init__(self, schema):
+        self.schema = schema
+        self.name = schema.name if not schema.overload_name else f"{schema.name}.{schema.overload_name}"
+        self.kernels: dict[DispatchKey, list[KernelFunction]] = {}
+        self.table: list = [None] * dk.NUM_RUNTIME_KEYS
+        self.fallthrough_mask = [-1] * (dk.NUM_BACKENDS + 1)  # last: no backend bit
+        self.debug = ""
+
+    # -- registration ------------------------------------------------------------
+
+    def register(self, key: DispatchKey, kernel: KernelFunction, update=True) -> None:
+        stack = self.kernels.setdefault(key, [])
+        if stack and not kernel.is_fallthrough:
+            warnings.warn(
+                "Warning only once for all operators,  other operators may also be overridden.\n"
+                f"  Overriding a previously registered kernel for the same operator and the same "
+                f"dispatch key\n  operator: {self.schema}\n  dispatch key: {key.name}\n"
+                f"  previous kernel: {stack[0].debug}\n       new kernel: {kernel.debug}",
+                UserWarning, stacklevel=4)
+        stack.insert(0, kernel)
+        if update:
+            self.update_table()
+
+    def deregister(self, key: DispatchKey, kernel: KernelFunction) -> None:
+        stack = self.kernels.get(key, [])
+        if kernel in stack:
+            stack.remove(kernel)
+            if not stack:
+                del self.kernels[key]
+            self.update_table()
+
+    def has_kernel(self, key: DispatchKey) -> bool:
+        return key in self.kernels
+
+    # -- the table ------------------------------------------------------------
+
+    def update_table(self) -> None:
+        """Recompute every slot and the per-backend fallthrough masks."""
+        table = [None] * dk.NUM_RUNTIME_KEYS
+        sources = [None] * dk.NUM_RUNTIME_KEYS
+        masks = [-1] * (dk.NUM_BACKENDS + 1)
+        for key in _RUNTIME_KEYS:
+            slot = self._compute_slot(key)
+            if slot is None:
+                continue
+            table[key], sources[key] = slot
+            if slot[0].is_fallthrough:
+                func, key_backend = dk._PARTS_OF[key]
+                bit = ~dk.functionality_bit(func)
+                if key_backend is None:
+                    masks = [m & bit for m in masks]
+                else:
+                    masks[key_backend] &= bit
+        self.table, self.sources, self.fallthrough_mask = table, sources, masks
+
+    def _compute_slot(self, key: DispatchKey):
+        """OperatorEntry::computeDispatchTableEntry: (kernel, label) for one runtime key.
+        The first rule that matches wins."""
+        kernels = self.kernels
+        if key in kernels:                                               # 1. direct
+            return kernels[key][0], "kernel"
+        for alias in (DispatchKey.CompositeExplicitAutogradNonFunctional,  # 2.1, 2.2
+                      DispatchKey.CompositeExplicitAutograd):
+            if alias in kernels and _covers(alias, key):
+                return kernels[alias][0], "default backend kernel"
+        cia = DispatchKey.CompositeImplicitAutograd                      # 2.3
+        if cia in kernels and _covers(cia, key):
+            backend = dk.backend_key_for_autograd_key(key)
+            has_backend_kernel = (backend is not None and backend in kernels) or \
+                DispatchKey.CompositeExplicitAutograd in kernels
+            if not has_backend_kernel:
+                return kernels[cia][0], "math kernel"
+        if DispatchKey.Autograd in kernels and _covers(DispatchKey.Autograd, key):  # 2.4
+            return kernels[DispatchKey.Autograd][0], "autograd kernel"
+        fallback = dispatcher.fallbacks.get(key)                         # 3.
+        if fallback is not None:
+            return fallback, "backend fallback"
+        return None                                                      # 4. missing
+
+    def available_keys(self):
+        return [k for k in dk.DispatchKey if k.value < dk.NUM_RUNTIME_KEYS and self.table[k]
+                and not self.table[k].is_fallthrough and k != DispatchKey.Undefined]
+
+    def missing_kernel_error(self, key: DispatchKey) -> NotImplementedError:
+        backend = key.name
+        avail = ", ".join(k.name for k in self.available_keys())
+        return NotImplementedError(
+            f"Could not run '{self.name}' with arguments from the '{backend}' backend. This could "
+            "be because the operator doesn't exist for this backend, or was omitted during the "
+            "selective/custom build process (if using custom build). If you are a Facebook "
+            "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for "
+            f"possible resolutions. '{self.name}' is only available for these backends: [{avail}].")
+
+
+_RUNTIME_KEYS = [k for k in dk.DispatchKey if not dk.is_alias(k)]
+_ALIAS_COVERAGE = {alias: set(dk.runtime_keys_of_alias(alias))
+                   for alias in dk.DispatchKey if dk.is_alias(alias)}
+
+
+def _covers(alias: DispatchKey, key: DispatchKey) -> bool:
+    return key in _ALIAS_COVERAGE[alias]
+
+
+class Dispatcher:
+    """The singleton: every operator by name, and the per-key boxed fallbacks."""
+
+    def __init__(self):
+        self.operators: dict[str, OperatorEntry] = {}
+        self.fallbacks: dict[DispatchKey, KernelFunction] = {}
+        self.libraries: dict[str, str] = {}  # namespace -> where it was defined
+
+    def define(self, schema_text: str, debug: str = "") -> OperatorEntry:
+        schema = parse_schema(schema_text) if isinstance(schema_text, str) else schema_text
+        entry = OperatorEntry(schema)
+        if entry.name in self.operators:
+            raise RuntimeError(f"Tried to register an operator ({schema}) with the same name and "
+                               f"overload name multiple times. Each overload's schema should only "
+                               f"be registered with a single call to def(). Duplicate "
+                               f"registration: {debug}. Original registration: "
+                               f"{self.operators[entry.name].debug}")
+        entry.debug = debug
+        entry.update_table()
+        self.operators[entry.name] = entry
+        namespace, _, base = schema.name.partition("::")
+        _namespace(namespace)._add(base, schema.overload_name, entry)
+        return entry
+
+    def undefine(self, entry: OperatorEntry) -> None:
+        del self.operators[entry.name]
+        namespace, _, base = entry.schema.name.partition("::")
+        _namespace(namespace)._remove(base, entry.schema.overload_name)
+
+    def find(self, name: str) -> OperatorEntry | None:
+        """``aten::add.Tensor`` or ``aten::mm`` (the default overload)."""
+        return self.operators.get(name)
+
+    def register_fallback(self, key: DispatchKey, kernel: KernelFunction) -> None:
+        keys = dk.runtime_keys_of_alias(key) if dk.is_alias(key) else [key]
+        for k in keys:
+            self.fallbacks[k] = kernel
+        for entry in self.operators.values():
+            entry.update_table()
+
+    def deregister_fallback(self, key: DispatchKey) -> None:
+        keys = dk.runtime_keys_of_alias(key) if dk.is_alias(key) else [key]
+        for k in keys:
+            self.fallbacks.pop(k, None)
+        for entry in self.operators.values():
+            entry.update_table()
+
+
+dispatcher = Dispatcher()
+
+
+# -- the dispatch trace ----------------------------------------------------------
+
+class DispatchTrace:
+    """Records each op's path through the keys; ``print(trace)`` shows it.
+
+    The lines read like PyTorch's ``TORCH_SHOW_DISPATCH_TRACE=1`` output::
+
+        [call] op=[aten::add.Tensor], key=[AutogradCPU]
+         [redispatch] op=[aten::add.Tensor], key=[CPU]
+    """
+
+    def __init__(self, echo=False):
+        self.lines: list[str] = []
+        self.echo = echo
+        self.depth = 0
+
+    def record(self, kind: str, op_name: str, key: DispatchKey) -> None:
+        line = f"{' ' * self.depth}[{kind}] op=[{op_name}], key=[{key.name}]"
+        self.lines.append(line)
+        if self.echo:
+            print(line, file=sys.stderr)
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+    def __enter__(self):
+        _traces.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _traces.remove(self)
+
+
+_traces: list[DispatchTrace] = []
+if os.environ.get("TORCH_SHOW_DISPATCH_TRACE") or os.environ.get("GLASSTORCH_SHOW_DISPATCH_TRACE"):
+    _traces.append(DispatchTrace(echo=True))
+
+
+def dispatch_trace(echo=False) -> DispatchTrace:
+    """``with dispatch_trace() as t: ...`` then ``print(t)``: every call and
+    redispatch with the key that handled it."""
+    return DispatchTrace(echo=echo)
+
+
+# Observers see every dispatched call (the profiler's RecordFunction hook).
+_observers: list = []
+
+
+def _traced_call(op, kind, ks, key, kernel, args, kwargs):
+    for trace in _traces:
+        trace.record(kind, op._name, key)
+        trace.depth += 1
+    try:
+        for observer in _observers:
+            observer.enter(op, key)
+        return _invoke(op, ks, kernel, args, kwargs)
+    finally:
+        for observer in _observers:
+            observer.exit(op, key)
+        for trace in _traces:
+            trace.depth -= 1
+
+
+def _invoke(op, ks, kernel, args, kwargs):
+    convention = kernel.convention
+    if convention == UNBOXED:
+        return kernel.fn(*args, **kwargs)
+    if convention == KEYSET:
+        return kernel.fn(ks, *args, **kwargs)
+    return kernel.fn(op, ks, args, kwargs)
+
+
+# -- ops.aten.add.Tensor ------------------------------------------------------------
+
+def _keyset_function(schema):
+    """Generate ``keyset(args, kwargs) -> int``: the union of the key sets of the
+    dispatch-relevant arguments (Tensor, Tensor?, Tensor[], Tensor?[])."""
+    lines = ["def keyset(args, kwargs):", "    ks = 0", "    n = len(args)"]
+    for i, arg in enumerate(schema.arguments):
+        t = arg.type
+        if not t.is_tensor_like:
+            continue
+        get = f"args[{i}] if n > {i} else kwargs.get({arg.name!r})" if not arg.kwarg_only \
+            else f"kwargs.get({arg.name!r})"
+        lines.append(f"    a = {get}")
+        if t.is_list:
+            lines.append("    if a is not None:")
+            lines.append("        for x in a:")
+            lines.append("            if isinstance(x, Tensor): ks |= x._keys")
+        else:
+            lines.append("    if isinstance(a, Tensor): ks |= a._keys")
+    lines.append("    return ks")
+    namespace = {"Tensor": Tensor}
+    exec("\n".join(lines), namespace)
+    return namespace["keyset"]
+
+
+class OpOverload:
+    """``torch.ops.aten.add.Tensor``: one overload, callable, and the unit the
+    dispatcher, ``__torch_dispatch__`` and the profiler talk about."""
+
+    def __init__(self, packet, overload_name, entry):
+        self._entry = entry
+        self._schema = entry.schema
+        self.overloadpacket = packet
+        self._overloadname = overload_name or "default"
+        self._name = entry.name
+        self.__name__ = f"{packet.__name__}.{self._overloadname}"
+        self.__qualname__ = self.__name__
+        self.__module__ = packet.__module__
+        self._keyset = _keyset_function(entry.schema)
+        self.tags = []
+        self.py_kernels = {}
+
+    def __call__(self, /, *args, **kwargs):
+        entry = self._entry
+        tls = _tls
+        ks = self._keyset(args, kwargs) | tls.included
+        ks &= ~(tls.excluded & ~dk.BACKEND_MASK)
+        ks &= entry.fallthrough_mask[(ks & 0xFFFF).bit_length() - 1]
+        key = dk.highest_priority_key(ks)
+        kernel = entry.table[key]
+        if kernel is None:
+            raise entry.missing_kernel_error(key)
+        if _traces or _observers:
+            return _traced_call(self, "call", ks, key, kernel, args, kwargs)
+        convention = kernel.convention
+        if convention == UNBOXED:
+            return kernel.fn(*args, **kwargs)
+        if convention == KEYSET:
+            return kernel.fn(ks, *args, **kwargs)
+        return kernel.fn(self, ks, args, kwargs)
+
+    def redispatch(self, keyset, /, *args, **kwargs):
+        """Call the kernel for the highest key of ``keyset`` (no TLS, no argument
+        union: the caller already decided which keys remain)."""
+        ks = keyset.repr if isinstance(keyset, dk.DispatchKeySet) else keyset
+        entry = self._entry
+        ks &= entry.fallthrough_mask[(ks & 0xFFFF).bit_length() - 1]
+        key = dk.highest_priority_key(ks)
+        kernel = entry.table[key]
+        if kernel is None:
+            raise entry.missing_kernel_error(key)
+        if _traces or _observers:
+            return _traced_call(self, "redispatch", ks, key, kernel, args, kwargs)
+        return _invoke(self, ks, kernel, args, kwargs)
+
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def namespace(self) -> str:
+        return self._schema.name.partition("::")[0]
+
+    def has_kernel_for_dispatch_key(self, key) -> bool:
+        key = DispatchKey[key] if isinstance(key, str) else key
+        return self._entry.table[key] is not None
+
+    def __repr__(self):
+        return f"<OpOverload(op='{self.overloadpacket._qualified_name}', overload='{self._overloadname}')>"
+
+    def __str__(self):
+        return f"{self.overloadpacket._qualified_name}.{self._overloadname}"
+
+    def __hash__(self):
+        return id(self)
+
+    def __reduce__(self):
+        return (_lookup_overload, (self._name,))
+
+
+def _lookup_overload(name):
+    ns, _, rest = name.partition("::")
+    base, _, overload = rest.partition(".")
+    return getattr(getattr(_namespace(ns), base), overload or "default")
+
+
+class OpOverloadPacket:
+    """``torch.ops.aten.add``: all overloads of one name; calling it picks the
+    overload whose schema accepts the arguments."""
+
+    def __init__(self, namespace, name):
+        self._namespace = namespace
+        self.__name__ = name
+        self._qualified_name = f"{namespace}.{name}"
+        self.__module__ = f"torch._ops.{namespace}"
+        self._overloads: dict[str, OpOverload] = {}
+
+    def _add(self, overload_name, entry):
+        op = OpOverload(self, overload_name, entry)
+        self._overloads[overload_name or "default"] = op
+        return op
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["_overloads"][name]
+        except KeyError:
+            raise AttributeError(f"The underlying op of '{self._qualified_name}' has no overload "
+                                 f"name '{name}'") from None
+
+    def overloads(self):
+        return list(self._overloads)
+
+    @property
+    def _schemas(self):
+        return {k: v._schema for k, v in self._overloads.items()}
+
+    def __call__(self, /, *args, **kwargs):
+        from .binding import resolve_overload
+        op = resolve_overload(list(self._overloads.values()), args, kwargs, self._qualified_name)
+        return op(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<OpOverloadPacket(op='{self._qualified_name}')>"
+
+    def __str__(self):
+        return self._qualified_name
+
+
+class _OpNamespace:
+    """``torch.ops.aten``: packets by name, created as operators are defined."""
+
+    def __init__(self, name):
+        self.name = name
+        self._packets: dict[str, OpOverloadPacket] = {}
+
+    def _add(self, base, overload, entry):
+        packet = self._packets.get(base)
+        if packet is None:
+            packet = self._packets[base] = OpOverloadPacket(self.name, base)
+        return packet._add(overload, entry)
+
+    def _remove(self, base, overload):
+        packet = self._packets.get(base)
+        if packet is not None:
+            packet._overloads.pop(overload or "default", None)
+            if not packet._overloads:
+                del self._packets[base]
+
+    def __getattr__(self, name):
+        packets = self.__dict__["_packets"]
+        if name in packets:
+            return packets[name]
+        raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        return list(self._packets)
+
+    def __iter__(self):
+        return iter(self._packets)
+
+
+_namespaces: dict[str, _OpNamespace] = {}
+
+
+def _namespace(name) -> _OpNamespace:
+    ns = _namespaces.get(name)
+    if ns is None:
+        ns = _namespaces[name] = _OpNamespace(name)
+    return ns
+
+
+class _Ops:
+    """``torch.ops``: ``ops.aten.add.Tensor``, ``ops.mylib.foo.default``."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _namespace(name)
+
+
+ops = _Ops()
+
+
+def dump(name: str) -> str:
+    """``torch._C._dispatch_dump``: the registrations of one operator."""
+    entry = dispatcher.find(name) or dispatcher.find(name.split(".")[0])
+    if entry is None:
+        raise RuntimeError(f"Could not find schema for {name}")
+    lines = [f"name: {entry.name}", f"schema: {entry.schema}", f"debug: {entry.debug}",
+             "alias analysis kind: FROM_SCHEMA"]
+    for key in sorted(entry.kernels, key=lambda k: k.value):
+        for i, kernel in enumerate(entry.kernels[key]):
+            label = key.name + ("[alias]" if dk.is_alias(key) else "") + (" (inactive)" if i else "")
+            kind = "fallthrough boxed" if kernel.is_fallthrough else \
+                ("boxed" if kernel.convention == BOXED else "boxed unboxed")
+            lines.append(f"{label}: {kernel.debug} :: {_kernel_signature(kernel)} [ {kind} ]")
+    return "\n".join(lines) + "\n"
+
+
+def dump_table(name: str) -> str:
+    """``torch._C._dispatch_dump_table``: the computed runtime table."""
+    entry = dispatcher.find(name) or dispatcher.find(name.split(".")[0])
+    if entry is None:
+        raise RuntimeError(f"Could not find schema for {name}")
+    lines = []
+    for key in dk.DispatchKey:
+        if key.value >= dk.NUM_RUNTIME_KEYS or key == DispatchKey.Undefined:
+            continue
+        kernel = entry.table[key]
+        if kernel is None:
+            continue
+        prefix = "fallthrough " if kernel.is_fallthrough else ""
+        lines.append(f"{key.name}: {prefix}{kernel.debug} [{entry.sources[key]}]")
+    return "\n".join(lines) + "\n"
+
+
+def _kernel_signature(kernel) -> str:
+    fn = kernel.fn
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"

@@ -1,0 +1,1 @@
+"""The op library (ATen): declarations, registry, structured kernels, backends."""

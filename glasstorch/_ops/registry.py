@@ -1,0 +1,412 @@
+"""The op registry: ``native_functions.yaml`` in, a working op library out.
+
+torchgen's job, done at import.  For every entry of the yaml:
+
+    1. parse the schema and define the operator (``ops.aten.<name>.<overload>``)
+    2. derive the ``autogen`` overloads: ``add_.Tensor`` (in-place) and
+       ``add.out`` from ``add.Tensor``, unless the entry spells a schema out
+    3. register kernels: a ``structured`` op gets functional / in-place / out=
+       kernels for CPU and Meta built from one meta rule and one impl
+       (``make_structured_kernels``); ``dispatch`` entries register named kernels
+       on runtime or alias keys
+    4. record Python bindings: functions (``torch.add``, ``F.relu``), Tensor
+       methods (``x.add``, ``x.add_``) and operators (``x + y``)
+
+Then it checks the rule that keeps Meta honest: every op has a meta rule or a
+kernel that serves the Meta device.
+"""
+from __future__ import annotations
+
+import os
+import re
+import warnings
+
+import yaml
+
+from .._core.dispatch_key import DispatchKey
+from .._dispatcher import binding
+from .._dispatcher.dispatcher import (KEYSET, UNBOXED, KernelFunction, dispatcher,
+                                      fallthrough_kernel, ops)
+from .._dispatcher.schema import parse_schema
+from .._tensor import Tensor
+from . import kernels as kernel_modules
+from .fallbacks import register_builtin_fallbacks
+from .structured import allocate_outputs, check_out_cast, TensorMeta
+
+YAML_PATH = os.path.join(os.path.dirname(__file__), "native_functions.yaml")
+DERIVATIVES_PATH = os.path.join(os.path.dirname(__file__), "derivatives.yaml")
+
+# python_module -> {name: function}; "torch" is the top-level namespace.
+FUNCTIONS: dict[str, dict] = {"torch": {}, "nn": {}, "linalg": {}, "special": {}, "fft": {}}
+DECLARATIONS: dict[str, dict] = {}   # "aten::add.Tensor" -> its yaml entry (after autogen)
+_SIGNATURES: dict[tuple, list] = {}  # (python_module | "method", name) -> [PythonSignature]
+
+
+# -- 1/2. schemas and autogen ----------------------------------------------------------
+
+def _inplace_schema(schema, name) -> str:
+    """``add.Tensor(Tensor self, ...) -> Tensor``  =>  ``add_.Tensor(Tensor(a!) self, ...) -> Tensor(a!)``."""
+    base, _, overload = name.partition(".")
+    overload = f".{overload}" if overload else ""
+    args = [_arg_text(a) for a in schema.arguments]
+    args[0] = args[0].replace("Tensor self", "Tensor(a!) self", 1)
+    return f"{base}{overload}({_join_args(schema, args)}) -> Tensor(a!)"
+
+
+def _out_schema(schema, name) -> str:
+    """``add.Tensor(...) -> Tensor``  =>  ``add.out(..., *, Tensor(a!) out) -> Tensor(a!)``;
+    several returns give ``out0, out1`` unless they are named."""
+    base, _, overload = name.partition(".")
+    args = [_arg_text(a) for a in schema.arguments]
+    letters = "abcdefgh"
+    if len(schema.returns) == 1:
+        outs = ["Tensor(a!) out"]
+        rets = "Tensor(a!)"
+    else:
+        names = [r.name or f"out{i}" for i, r in enumerate(schema.returns)]
+        outs = [f"Tensor({letters[i]}!) {n}" for i, n in enumerate(names)]
+        rets = "(" + ", ".join(f"Tensor({letters[i]}!) {n}" for i, n in enumerate(names)) + ")"
+    star = "" if any(a.kwarg_only for a in schema.arguments) else "*"
+    all_args = args + ([star] if star else []) + outs
+    return f"{base}.{overload}({_join_args(schema, all_args, has_star_already=True)}) -> {rets}"
+
+
+def _arg_text(arg) -> str:
+    text = f"{arg.type}" if arg.alias_info is None else _aliased_type(arg)
+    text = text.replace("number", "Scalar")
+    text = f"{text} {arg.name}"
+    if arg.has_default_value():
+        text += "=" + _default_text(arg.default_value, arg.type)
+    return text
+
+
+def _aliased_type(arg) -> str:
+    return str(arg.type).replace("Tensor", f"Tensor({arg.alias_info})", 1)
+
+
+def _default_text(value, t) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return repr(value)
+
+
+def _join_args(schema, args, has_star_already=False) -> str:
+    out, starred = [], False
+    kwonly = [a.kwarg_only for a in schema.arguments]
+    for i, text in enumerate(args):
+        if i < len(kwonly) and kwonly[i] and not starred:
+            out.append("*")
+            starred = True
+        if text == "*":
+            if starred:
+                continue
+            starred = True
+        out.append(text)
+    return ", ".join(out)
+
+
+# -- 3. structured kernels ------------------------------------------------------------
+
+def _first_tensor_device(args, kwargs):
+    for a in args:
+        if isinstance(a, Tensor):
+            return a.device
+        if isinstance(a, (list, tuple)):
+            for x in a:
+                if isinstance(x, Tensor):
+                    return x.device
+    for a in kwargs.values():
+        if isinstance(a, Tensor):
+            return a.device
+    from .structured import CPU
+    return CPU
+
+
+def make_structured_kernels(name, meta_rule, impl_fn):
+    """Functional, in-place and out= kernels from one meta rule and one impl.
+
+        functional(*a)      spec = meta(*a); out = allocate(spec); impl(out, *a); return out
+        inplace(self, *a)   spec = meta(self, *a); check shape/cast; impl(self, self, *a)
+        out(*a, out=o)      spec = meta(*a); check cast; resize o; impl(o, *a); return o
+
+    With ``impl_fn=None`` (the Meta device) nothing is computed: the kernels
+    only allocate and check, which is exactly what the meta device means.
+    """
+    def functional(*args, **kwargs):
+        spec = meta_rule(*args, **kwargs)
+        out = allocate_outputs(spec, _first_tensor_device(args, kwargs))
+        if impl_fn is not None:
+            impl_fn(out, *args, **kwargs)
+        return out
+
+    def inplace(self, *args, **kwargs):
+        spec = meta_rule(self, *args, **kwargs)
+        if spec.shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
+                               f"broadcast shape {list(spec.shape)}")
+        check_out_cast(spec.dtype, self.dtype)
+        if impl_fn is not None:
+            impl_fn(self, self, *args, **kwargs)
+        return self
+
+    def out_variant(*args, **kwargs):
+        outs = tuple(kwargs.pop(n) for n in out_names)
+        spec = meta_rule(*args, **kwargs)
+        specs = (spec,) if isinstance(spec, TensorMeta) else spec
+        for o, s in zip(outs, specs):
+            check_out_cast(s.dtype, o.dtype)
+            if o._shape != s.shape:
+                _resize_out(o, s.shape)
+        if impl_fn is not None:
+            impl_fn(outs[0] if len(outs) == 1 else outs, *args, **kwargs)
+        return outs[0] if len(outs) == 1 else outs
+
+    out_names: list = []
+    for fn, suffix in ((functional, ""), (inplace, "_inplace"), (out_variant, "_out")):
+        fn.__name__ = fn.__qualname__ = f"{name}{suffix}"
+    return functional, inplace, out_variant, out_names
+
+
+def _resize_out(out, shape):
+    """``out=`` tensors of the wrong shape are resized (PyTorch warns if they held data)."""
+    if out.numel() != 0:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape "
+            f"{list(out._shape)}, which does not match the required output shape "
+            f"{list(shape)}. This behavior is deprecated, and in a future PyTorch release "
+            "outputs will not be resized unless they have zero elements. You can explicitly "
+            "reuse an out tensor t by resizing it, inplace, to zero elements with "
+            "t.resize_(0).", UserWarning, stacklevel=5)
+    ops.aten.resize_.default(out, list(shape))
+
+
+# -- the loader --------------------------------------------------------------------
+
+_DEBUG = "registered at native_functions.yaml:{}"
+
+
+def _parse_keys(spec: str):
+    return [DispatchKey[k.strip()] for k in spec.split(",")]
+
+
+def _line_numbers(text):
+    return [i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("- func:")]
+
+
+def load(path=YAML_PATH) -> None:
+    """Read the declarations and build everything listed in the module docstring."""
+    register_builtin_fallbacks()
+    kernel_modules.load_all()
+    parts_dir = os.path.join(os.path.dirname(path), "_parts")
+    parts = sorted(os.path.join(parts_dir, f) for f in os.listdir(parts_dir)
+                   if f.endswith(".yaml")) if os.path.isdir(parts_dir) else []
+    for file in [path] + parts:
+        with open(file) as f:
+            text = f.read()
+        entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []
+        debug = _DEBUG.replace("native_functions.yaml", os.path.basename(file))
+        for entry, line in zip(entries, _line_numbers(text)):
+            _load_entry(entry, debug.format(line))
+    _install_bindings()
+    _check_meta_coverage()
+
+
+def _load_entry(entry, debug):
+    schema = parse_schema("aten::" + entry["func"])
+    op_entry = dispatcher.define(schema, debug)
+    qualified = op_entry.name
+    DECLARATIONS[qualified] = entry
+    op = _overload(schema)
+    op.tags = list(entry.get("tags", []) or [])
+    variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
+    module = entry.get("python_module", "torch")
+
+    structured = entry.get("structured")
+    derived = {}
+    for spec in _autogen_list(entry):
+        kind, derived_schema = _derive(schema, spec)
+        derived_entry = dispatcher.define(parse_schema("aten::" + derived_schema), debug)
+        derived[kind] = _overload(derived_entry.schema)
+        derived[kind].tags = list(op.tags)
+
+    if structured:
+        _register_structured(structured, op, derived, debug)
+    for keys, kernel_name in (entry.get("dispatch") or {}).items():
+        fn = _kernel(kernel_name, qualified)
+        convention = KEYSET if getattr(fn, "_takes_keyset", False) else UNBOXED
+        for key in _parse_keys(keys):
+            op_entry.register(key, KernelFunction(fn, convention, debug), update=False)
+    op_entry.update_table()
+
+    out_op = derived.get("out")
+    python_name = schema.name.split("::")[1]
+    if "function" in variants:
+        _SIGNATURES.setdefault((module, python_name), []).append(
+            binding.PythonSignature(op, out_op, method=False, name=python_name))
+    if "method" in variants:
+        _SIGNATURES.setdefault(("method", python_name), []).append(
+            binding.PythonSignature(op, None, method=True, name=python_name))
+    if "inplace" in derived:
+        inplace_op = derived["inplace"]
+        _SIGNATURES.setdefault(("method", python_name + "_"), []).append(
+            binding.PythonSignature(inplace_op, None, method=True, name=python_name + "_"))
+
+
+def _autogen_list(entry):
+    spec = entry.get("autogen")
+    if not spec:
+        return []
+    if isinstance(spec, str):
+        return [s.strip() for s in re.split(r",\s*(?![^()]*\))", spec)]
+    return list(spec)
+
+
+def _derive(schema, spec):
+    """(kind, schema text) for one autogen item: a bare overload name or a full schema."""
+    if "(" in spec:
+        kind = "out" if "!" in spec and not spec.split("(")[0].split(".")[0].endswith("_") else "inplace"
+        return kind, spec
+    if spec.split(".")[0].endswith("_"):
+        return "inplace", _inplace_schema(schema, spec)
+    return "out", _out_schema(schema, spec)
+
+
+def _overload(schema):
+    base = schema.name.split("::")[1]
+    return getattr(getattr(ops.aten, base), schema.overload_name or "default")
+
+
+def _kernel(name, qualified):
+    try:
+        return kernel_modules.KERNELS[name]
+    except KeyError:
+        raise RuntimeError(f"{qualified}: kernel '{name}' is declared in native_functions.yaml "
+                           "but no @kernel with that name exists") from None
+
+
+def _register_structured(name, op, derived, debug):
+    meta_rule = kernel_modules.META_RULES.get(name)
+    if meta_rule is None:
+        raise RuntimeError(f"{op._name}: structured op '{name}' has no meta rule (@meta)")
+    impl_fn = kernel_modules.IMPLS.get(name)
+    if impl_fn is None:
+        raise RuntimeError(f"{op._name}: structured op '{name}' has no CPU impl (@impl)")
+    for key, body in ((DispatchKey.CPU, impl_fn), (DispatchKey.Meta, None)):
+        functional, inplace, out_variant, out_names = make_structured_kernels(name, meta_rule, body)
+        op._entry.register(key, KernelFunction(functional, UNBOXED, debug), update=False)
+        if "inplace" in derived:
+            derived["inplace"]._entry.register(key, KernelFunction(inplace, UNBOXED, debug))
+        if "out" in derived:
+            out_names.extend(a.name for a in derived["out"]._schema.arguments if a.is_out)
+            derived["out"]._entry.register(key, KernelFunction(out_variant, UNBOXED, debug))
+
+
+def _check_meta_coverage():
+    missing = []
+    for name, entry in dispatcher.operators.items():
+        if not name.startswith("aten::"):
+            continue
+        if entry.table[DispatchKey.Meta] is None:
+            missing.append(name)
+    if missing:
+        raise RuntimeError("every op needs a meta rule or a kernel that serves Meta; missing: "
+                           + ", ".join(sorted(missing)))
+
+
+# -- 4. Python bindings ------------------------------------------------------------
+
+def _make_public(name, signatures):
+    """One Python callable for all overloads sharing ``name``."""
+    parsers = [binding.make_parser(sig) for sig in signatures]
+    NoMatch = binding._NoMatch
+
+    if len(parsers) == 1:
+        parse = parsers[0]
+
+        def public(*args, **kwargs):
+            try:
+                op, a, k = parse(*args, **kwargs)
+            except (NoMatch, TypeError):
+                raise TypeError(binding.single_signature_message(
+                    name, signatures[0], args, kwargs)) from None
+            return op(*a, **k)
+    else:
+        def public(*args, **kwargs):
+            for parse in parsers:
+                try:
+                    op, a, k = parse(*args, **kwargs)
+                except (NoMatch, TypeError):
+                    continue
+                return op(*a, **k)
+            raise TypeError(binding.invalid_arguments_message(name, signatures, args, kwargs))
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = "\n".join(f"{name}{sig.describe()}  ->  aten::{sig.op.__name__}"
+                               for sig in signatures)
+    public._signatures = signatures
+    return public
+
+
+# Python operators and the functions they call.  (name, reflected)
+DUNDERS = {
+    "__add__": ("add", False), "__radd__": ("add", True), "__iadd__": ("add_", False),
+    "__sub__": ("sub", False), "__rsub__": ("rsub", False), "__isub__": ("sub_", False),
+    "__mul__": ("mul", False), "__rmul__": ("mul", True), "__imul__": ("mul_", False),
+    "__truediv__": ("div", False), "__itruediv__": ("div_", False),
+    "__floordiv__": ("floor_divide", False), "__ifloordiv__": ("floor_divide_", False),
+    "__mod__": ("remainder", False), "__imod__": ("remainder_", False),
+    "__pow__": ("pow", False), "__ipow__": ("pow_", False),
+    "__matmul__": ("matmul", False),
+    "__and__": ("bitwise_and", False), "__or__": ("bitwise_or", False),
+    "__xor__": ("bitwise_xor", False), "__rand__": ("bitwise_and", True),
+    "__ror__": ("bitwise_or", True), "__rxor__": ("bitwise_xor", True),
+    "__iand__": ("bitwise_and_", False), "__ior__": ("bitwise_or_", False),
+    "__ixor__": ("bitwise_xor_", False),
+    "__lshift__": ("bitwise_left_shift", False), "__rshift__": ("bitwise_right_shift", False),
+    "__eq__": ("eq", False), "__ne__": ("ne", False), "__lt__": ("lt", False),
+    "__le__": ("le", False), "__gt__": ("gt", False), "__ge__": ("ge", False),
+    "__neg__": ("neg", False), "__abs__": ("abs", False), "__invert__": ("bitwise_not", False),
+    "__pos__": ("positive", False),
+}
+
+
+def _make_dunder(dunder, method, reflected):
+    """Operators return NotImplemented on foreign types, so Python can try the other side."""
+    if reflected:
+        def op(self, other):
+            try:
+                return method(self, other)
+            except TypeError:
+                return NotImplemented
+    elif dunder in ("__neg__", "__abs__", "__invert__", "__pos__"):
+        def op(self):
+            return method(self)
+    else:
+        def op(self, other):
+            if not isinstance(other, (Tensor, *binding.NUMBER)):
+                return NotImplemented
+            return method(self, other)
+    op.__name__ = op.__qualname__ = dunder
+    return op
+
+
+def _install_bindings():
+    for (module, name), signatures in _SIGNATURES.items():
+        fn = _make_public(name, signatures)
+        if module == "method":
+            setattr(Tensor, name, fn)
+        else:
+            FUNCTIONS[module][name] = fn
+    for dunder, (name, reflected) in DUNDERS.items():
+        method = getattr(Tensor, name, None)
+        if method is not None:
+            setattr(Tensor, dunder, _make_dunder(dunder, method, reflected))
+
+
+def function(name, module="torch"):
+    return FUNCTIONS[module][name]

@@ -1,0 +1,243 @@
+"""Structured kernels (ATen's structured kernels and TensorIterator, in small).
+
+An op written the structured way is two functions:
+
+    meta rule   meta(*args, **kwargs) -> TensorMeta | tuple[TensorMeta, ...]
+                decides the output's shape, dtype and strides; raises PyTorch's
+                errors for bad input.  Alone, it serves the Meta device.
+    impl        impl(out, *args, **kwargs) -> None
+                fills a preallocated output (a tuple of outputs for multi-output
+                ops) through zero-copy numpy views of storage.
+
+The registry derives the functional, in-place and ``out=`` kernels from that
+pair (see ``make_structured_kernels``), so they cannot disagree.
+
+This module also holds the shared rules meta functions use: broadcasting,
+dtype promotion for operands that may be Python scalars, dim wrapping, and
+TensorIterator's choice of output strides (outputs follow the inputs' memory
+layout, e.g. a channels_last input gives a channels_last output).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._core import dtype as dt
+from .._core.allocator import cpu_allocator
+from .._core.device import device as Device
+from .._core.storage import UntypedStorage
+from .._core.tls import state as _tls
+from .._tensor import Tensor, Size, contiguous_strides, keys_for_device, _wrap_dim, _is_contiguous
+
+__all__ = ["TensorMeta", "empty_tensor", "broadcast_shapes", "wrap_dim", "result_type",
+           "elementwise_strides", "NUMBER_TYPES"]
+
+CPU = Device("cpu")
+META = Device("meta")
+NUMBER_TYPES = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.complexfloating)
+wrap_dim = _wrap_dim
+
+
+class TensorMeta:
+    """What a meta rule decides about one output: shape, dtype, strides, device.
+
+    ``stride=None`` means contiguous; ``device=None`` means "the device of the
+    op's first tensor argument".
+    """
+
+    __slots__ = ("shape", "dtype", "stride", "device")
+
+    def __init__(self, shape, dtype, stride=None, device=None):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+        self.stride = stride
+        self.device = device
+
+    def __repr__(self):
+        return f"TensorMeta(shape={self.shape}, dtype={self.dtype}, stride={self.stride})"
+
+
+# -- allocation -------------------------------------------------------------------
+
+def empty_tensor(shape, dtype, device=CPU, stride=None) -> Tensor:
+    """A fresh tensor whose bytes come from the device's allocator.
+
+    Contiguous CPU outputs are one ``np.empty``; strided ones get a buffer that
+    spans their extent and a strided description of it.
+    """
+    shape = tuple(shape)
+    if stride is None or stride == contiguous_strides(shape):
+        stride = None
+    dev_type = device.type
+    if dev_type == "cpu":
+        if stride is None:
+            return Tensor._from_array(cpu_allocator.allocate(shape, dtype.numpy), dtype, device)
+        extent = _extent(shape, stride)
+        storage = UntypedStorage._wrap(cpu_allocator.allocate(extent, dtype.numpy), device,
+                                       cpu_allocator)
+        return Tensor._make(storage, shape, tuple(stride), 0, dtype, device,
+                            keys_for_device("cpu", _tls.inference_mode))
+    if dev_type == "meta":
+        stride = tuple(stride) if stride is not None else contiguous_strides(shape)
+        storage = UntypedStorage._meta(_extent(shape, stride) * dtype.itemsize)
+        return Tensor._make(storage, shape, stride, 0, dtype, device,
+                            keys_for_device("meta", _tls.inference_mode))
+    if dev_type == "cuda":
+        from .. import cuda
+        cuda._lazy_init()
+    raise RuntimeError(f"no allocator for device {device}")
+
+
+def _extent(shape, stride) -> int:
+    """Elements a buffer must hold for (shape, stride) starting at offset 0."""
+    if 0 in shape:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+
+
+def allocate_outputs(spec, default_device):
+    """Tensors for a meta rule's result (one TensorMeta or a tuple of them)."""
+    if isinstance(spec, TensorMeta):
+        return empty_tensor(spec.shape, spec.dtype, spec.device or default_device, spec.stride)
+    return tuple(empty_tensor(s.shape, s.dtype, s.device or default_device, s.stride) for s in spec)
+
+
+# -- broadcasting and promotion ------------------------------------------------------
+
+def broadcast_shapes(*shapes) -> tuple:
+    """Align from the right; sizes must match or be 1.  PyTorch's error on mismatch."""
+    if len(shapes) == 2 and shapes[0] == shapes[1]:
+        return tuple(shapes[0])
+    ndim = max(len(s) for s in shapes)
+    result = [1] * ndim
+    for shape in shapes:
+        offset = ndim - len(shape)
+        for i, n in enumerate(shape):
+            cur = result[offset + i]
+            if n != cur:
+                if cur == 1:
+                    result[offset + i] = n
+                elif n != 1:
+                    raise RuntimeError(_mismatch_message(shapes, offset + i - ndim))
+    return tuple(result)
+
+
+def _mismatch_message(shapes, dim_from_right) -> str:
+    a, b = shapes[0], shapes[1]
+    da = a[dim_from_right] if len(a) >= -dim_from_right else 1
+    db = b[dim_from_right] if len(b) >= -dim_from_right else 1
+    if len(shapes) > 2:
+        da, db = [s[dim_from_right] for s in shapes if len(s) >= -dim_from_right and
+                  s[dim_from_right] != 1][:2]
+    ndim = max(len(s) for s in shapes)
+    return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at "
+            f"non-singleton dimension {ndim + dim_from_right}")
+
+
+def result_type(*operands) -> dt.dtype:
+    """``torch.result_type`` over tensors and Python scalars (three tiers)."""
+    if len(operands) == 2:
+        a, b = operands
+        if type(a) is Tensor and type(b) is Tensor and a._shape and b._shape:
+            return dt._PROMOTE[a.dtype, b.dtype]
+    dims, zeros, scalars = [], [], []
+    for x in operands:
+        if isinstance(x, Tensor):
+            (dims if x._shape else zeros).append(x.dtype)
+        elif x is not None:
+            scalars.append(_python_number(x))
+    return dt.result_type_of(dims, zeros, scalars)
+
+
+def _python_number(x):
+    if isinstance(x, (bool, int, float, complex)):
+        return x
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"expected a number, got {type(x).__name__}")
+
+
+def check_same_device(*operands):
+    """TensorIterator's device check: a CPU 0-dim tensor may join any device."""
+    device = None
+    for t in operands:
+        if not isinstance(t, Tensor) or (t.device.type == "cpu" and not t._shape):
+            continue
+        if device is None:
+            device = t.device
+        elif t.device != device:
+            if "meta" in (device.type, t.device.type):
+                raise RuntimeError(f"Tensor on device {t.device} is not on the expected device "
+                                   f"{device}!")
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {device} and {t.device}!")
+    if device is None:
+        device = next(t.device for t in operands if isinstance(t, Tensor))
+    return device
+
+
+# -- output strides (TensorIterator::reorder_dimensions / compute_strides) -----------
+
+def elementwise_strides(shape, inputs) -> tuple | None:
+    """Strides for an elementwise output: it follows the inputs' memory layout.
+
+    None means contiguous (the common case, answered without sorting).  Else,
+    as TensorIterator does: start from the innermost-first order and insertion-
+    sort dims; for a pair of dims the first input with unequal, non-zero
+    strides decides (equal strides: the larger dim goes outward); broadcast
+    dims have stride 0 and don't vote.
+    """
+    ndim = len(shape)
+    operands = [t for t in inputs if isinstance(t, Tensor) and t._shape]
+    if ndim < 2 or not operands or all(_is_contiguous(t._shape, t._stride) for t in operands):
+        return None
+    strides_list = []
+    for t in operands:
+        offset = ndim - len(t._shape)
+        strides_list.append([0] * offset + [0 if n == 1 and shape[offset + i] != 1 else s
+                                            for i, (n, s) in enumerate(zip(t._shape, t._stride))])
+
+    def should_swap(dim0, dim1):
+        for st in strides_list:
+            s0, s1 = st[dim0], st[dim1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[dim0] > shape[dim1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            c = should_swap(perm[dim0], perm[dim1])
+            if c > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif c < 0:
+                break
+    strides = [0] * ndim
+    acc = 1
+    for d in perm:
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    strides = tuple(strides)
+    return None if strides == contiguous_strides(shape) else strides
+
+
+def check_out_cast(result_dtype, out_dtype):
+    """Writing into an existing tensor may not lower the category."""
+    if not dt.can_cast(result_dtype, out_dtype):
+        raise RuntimeError(f"result type {result_dtype._short} can't be cast to the desired "
+                           f"output type {out_dtype._short}")
+
+
+def numel(shape) -> int:
+    return math.prod(shape)
+
+
+def as_size(shape) -> Size:
+    return Size(shape)

@@ -1,0 +1,400 @@
+"""The Tensor class (c10::TensorImpl plus torch.Tensor's Python surface).
+
+A tensor is (storage, sizes, strides, storage_offset, dtype, device, key set)
+plus autograd metadata.  This module knows no operator: the op registry
+(``glasstorch._ops.registry``) installs methods such as ``add``, ``view`` and
+``__add__`` when it loads the declarations, so imports run one way, downward.
+
+What lives here is what PyTorch answers from the TensorImpl without calling an
+operator: sizes, strides, contiguity, data pointers, numpy interop.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._core import dispatch_key as dk
+from ._core import dtype as dt
+from ._core.device import device as Device
+from ._core.layout import channels_last, channels_last_3d, strided
+from ._core.storage import UntypedStorage
+from ._core.tls import state as _tls
+
+__all__ = ["Tensor", "Size", "contiguous_strides", "channels_last_strides", "keys_for_device"]
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size([{', '.join(map(str, self))}])"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __getitem__(self, item):
+        result = tuple.__getitem__(self, item)
+        return Size(result) if isinstance(item, slice) else result
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+def contiguous_strides(shape) -> tuple:
+    """Row-major strides: ``stride[i] = prod(shape[i+1:])`` (size-0/1 dims use 1 as factor)."""
+    strides = [1] * len(shape)
+    acc = 1
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = acc
+        acc *= max(shape[i], 1)
+    return tuple(strides)
+
+
+def channels_last_strides(shape) -> tuple:
+    """NHWC order for a 4-d (N, C, H, W) shape: strides (C*H*W, 1, W*C, C)."""
+    if len(shape) == 4:
+        n, c, h, w = (max(s, 1) for s in shape)
+        return (h * w * c, 1, w * c, c)
+    if len(shape) == 5:  # channels_last_3d
+        n, c, d, h, w = (max(s, 1) for s in shape)
+        return (d * h * w * c, 1, h * w * c, w * c, c)
+    raise RuntimeError("required rank 4 tensor to use channels_last format")
+
+
+def _keys_for(backend: str, autograd: bool) -> int:
+    bits = dk.key_bits(dk.DispatchKey[backend])
+    if autograd:
+        bits |= dk.ADINPLACEORVIEW | dk.key_bits(dk.DispatchKey["Autograd" + backend])
+    bits |= dk.AUTOCAST_FOR_BACKEND.get(backend.lower(), 0)
+    return bits
+
+
+_KEYS = {(t, g): _keys_for(b, g) for t, b in (("cpu", "CPU"), ("cuda", "CUDA"), ("meta", "Meta"))
+         for g in (True, False)}
+
+
+def keys_for_device(device_type: str, inference: bool = False) -> int:
+    """The key set PyTorch gives a fresh tensor (pytorch-facts §1.2): backend,
+    ADInplaceOrView, Autograd<B>, Autocast<B>; inference tensors lack the two
+    autograd keys."""
+    return _KEYS[device_type, not inference]
+
+
+class Tensor:
+    """``torch.Tensor``.  Internals are slots; subclasses may add a ``__dict__``."""
+
+    __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "device", "_keys",
+                 "_array", "requires_grad", "grad", "grad_fn", "_version_counter",
+                 "_base", "_output_nr", "_backward_hooks", "_retains_grad", "__weakref__")
+
+    # Set by glasstorch._tensor_str (printing is a frontend concern).
+    _repr_impl = None
+
+    def __new__(cls, *args, **kwargs):
+        # ``torch.Tensor(data)`` / ``torch.Tensor(2, 3)``: the legacy constructor,
+        # installed by the factories module.
+        return cls._legacy_new(cls, *args, **kwargs)
+
+    # -- construction (no operator: these only describe memory) -------------------
+
+    @classmethod
+    def _make(cls, storage, shape, stride, offset, dtype, device, keys):
+        """Build a tensor over ``storage``; every op result is made here."""
+        self = object.__new__(cls)
+        self._storage = storage
+        self._shape = shape if type(shape) is Size else Size(shape)
+        self._stride = stride
+        self._offset = offset
+        self.dtype = dtype
+        self.device = device
+        self._keys = keys
+        self._array = None
+        self.requires_grad = False
+        self.grad = None
+        self.grad_fn = None
+        self._version_counter = None
+        self._base = None
+        self._output_nr = 0
+        self._backward_hooks = None
+        self._retains_grad = False
+        return self
+
+    @classmethod
+    def _from_array(cls, array: np.ndarray, dtype, device):
+        """A tensor whose storage is ``array`` (already counted by the allocator).
+
+        The array must be C-contiguous; it becomes both the storage's bytes and
+        this tensor's cached view.
+        """
+        itemsize = dtype.itemsize
+        storage = UntypedStorage._wrap(array, device, _cpu_allocator)
+        self = cls._make(storage, array.shape, tuple(s // itemsize for s in array.strides)
+                         if array.ndim else (), 0, dtype, device,
+                         _KEYS["cpu", not _tls.inference_mode])
+        self._array = array
+        return self
+
+    def as_subclass(self, cls):
+        """Same data and metadata, another Python class (no copy, no new storage)."""
+        out = cls._make(self._storage, self._shape, self._stride, self._offset, self.dtype,
+                        self.device, self._keys)
+        out._array = self._array
+        out._version_counter = self._version_counter
+        out.requires_grad = self.requires_grad
+        return out
+
+    # -- the numpy view the kernels compute on ------------------------------------
+
+    def _np(self) -> np.ndarray:
+        """Zero-copy array over this tensor's bytes, built from (sizes, strides,
+        offset, dtype) and cached: the CPU kernels' view of the tensor."""
+        array = self._array
+        if array is None:
+            array = self._array = _strided_view(self)
+        return array
+
+    # -- metadata ---------------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        return self._shape
+
+    def size(self, dim=None):
+        if dim is None:
+            return self._shape
+        return self._shape[_wrap_dim(dim, len(self._shape))]
+
+    def stride(self, dim=None):
+        if dim is None:
+            return self._stride
+        return self._stride[_wrap_dim(dim, len(self._shape))]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        return math.prod(self._shape)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    @property
+    def layout(self):
+        return strided
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    @property
+    def is_meta(self) -> bool:
+        return self.device.type == "meta"
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.category == dt.FLOATING
+
+    def is_complex(self) -> bool:
+        return self.dtype.category == dt.COMPLEX
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def get_device(self) -> int:
+        return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """True iff strides are the canonical ones for ``memory_format``
+        (size-1 dims may have any stride, as in PyTorch)."""
+        if memory_format is channels_last or memory_format is channels_last_3d:
+            want_dim = 4 if memory_format is channels_last else 5
+            if len(self._shape) != want_dim:
+                return False
+            return _strides_match(self._shape, self._stride, channels_last_strides(self._shape))
+        return _is_contiguous(self._shape, self._stride)
+
+    def is_non_overlapping_and_dense(self) -> bool:
+        return _non_overlapping_and_dense(self._shape, self._stride)
+
+    def untyped_storage(self) -> UntypedStorage:
+        return self._storage
+
+    def storage(self):
+        return self._storage
+
+    def data_ptr(self) -> int:
+        base = self._storage.data_ptr()
+        return base + self._offset * self.dtype.itemsize if base else 0
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def _dispatch_key_set(self):
+        """The spelling the seeds use; real PyTorch only has
+        ``torch._C._dispatch_key_set(t)``, which we also provide."""
+        return dk.DispatchKeySet(self._keys)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    # -- leaving the tensor world -------------------------------------------------
+
+    def numpy(self, *, force=False) -> np.ndarray:
+        """Zero-copy on CPU: writes through the array are seen by the tensor."""
+        if self.device.type != "cpu":
+            raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. "
+                            "Use Tensor.cpu() to copy the tensor to host memory first.")
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._np()
+
+    def __array__(self, dtype=None, copy=None):
+        array = self._cpu_array()
+        return array.astype(dtype) if dtype is not None else array
+
+    def _cpu_array(self) -> np.ndarray:
+        """Host values for printing/tolist, whatever the device (meta has none)."""
+        if self.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        if self.device.type != "cpu":
+            return self.cpu()._np()
+        return self._np()
+
+    def tolist(self):
+        """Nested Python lists of Python numbers (bfloat16/float16 become floats)."""
+        array = self._cpu_array()
+        if self.dtype in (dt.bfloat16, dt.float16):
+            array = array.astype(np.float32)
+        return array.tolist()
+
+    def __repr__(self, *, tensor_contents=None):
+        return Tensor._repr_impl(self, tensor_contents=tensor_contents)
+
+    def __format__(self, spec):
+        if self.dim() == 0 and self.device.type != "meta":
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    __hash__ = object.__hash__
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __reduce_ex__(self, protocol):
+        from .serialization import _rebuild_tensor_args
+        return _rebuild_tensor_args(self)
+
+
+from ._core.allocator import cpu_allocator as _cpu_allocator  # noqa: E402
+
+
+def _wrap_dim(dim, ndim):
+    """Negative dims count from the end; out-of-range raises PyTorch's IndexError."""
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        if hasattr(dim, "__index__"):
+            dim = dim.__index__()
+        else:
+            raise TypeError(f"dim must be int, not {type(dim).__name__}")
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if dim < lo or dim > hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
+                         f"but got {dim})")
+    return dim + ndim if dim < 0 else dim
+
+
+def _strides_match(shape, stride, expected) -> bool:
+    return all(s == e or n == 1 for n, s, e in zip(shape, stride, expected))
+
+
+def _is_contiguous(shape, stride) -> bool:
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(stride)):
+        if n == 0:
+            return True
+        if n != 1:
+            if s != expected:
+                return False
+            expected *= n
+    return True
+
+
+def _non_overlapping_and_dense(shape, stride) -> bool:
+    """Some permutation of the dims is contiguous (PyTorch's
+    ``is_non_overlapping_and_dense``)."""
+    if len(shape) == 1:
+        return shape[0] < 2 or stride[0] == 1
+    order = sorted(range(len(shape)), key=lambda i: (stride[i], shape[i]))
+    expected = 1
+    for i in order:
+        if shape[i] == 1:
+            continue
+        if stride[i] != expected:
+            return False
+        expected *= shape[i]
+    return True
+
+
+def _strided_view(t: Tensor) -> np.ndarray:
+    storage = t._storage
+    data = storage._data
+    if data is None:
+        raise RuntimeError("Cannot access data of a tensor on the meta device")
+    itemsize = t.dtype.itemsize
+    nbytes = storage._nbytes
+    needed = 0
+    if all(t._shape):
+        needed = (t._offset + sum((n - 1) * s for n, s in zip(t._shape, t._stride)) + 1) * itemsize
+        if needed > nbytes:
+            raise RuntimeError(
+                f"setStorage: sizes {list(t._shape)}, strides {list(t._stride)}, storage offset "
+                f"{t._offset}, and itemsize {itemsize} requiring a storage size of {needed} are "
+                f"out of bounds for storage of size {nbytes}")
+    flat = data if data.ndim == 1 else data.reshape(-1)
+    return np.ndarray(t._shape, t.dtype.numpy, buffer=flat,
+                      offset=t._offset * itemsize if needed else 0,
+                      strides=tuple(s * itemsize for s in t._stride))

@@ -1,0 +1,70 @@
+"""Sample inputs for every op, run against glasstorch (CPU and Meta) and real
+PyTorch (the oracle) by ``tests/test_op_registry.py``.
+
+A sample is a function ``(make, lib) -> (args, kwargs)`` registered for one
+overload name::
+
+    @sample("aten::add.Tensor")
+    def _(make, lib):
+        return (make(3, 4), make(4)), {"alpha": 2}
+
+``make(*shape, dtype="float32", low=-3, high=3, noncontiguous=False)`` builds a
+tensor of ``lib`` (glasstorch or torch) from the *same* numpy values for both
+libraries, so results can be compared exactly.  ``lib`` gives access to dtypes
+(``lib.int64``) and functions when a sample needs them.
+
+Options on ``@sample``: ``random=True`` (compare shape/dtype/strides only),
+``atol``/``rtol``, ``inplace=True`` (compare the first argument after the call).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SAMPLES: dict[str, list] = {}
+# Ops that legitimately have no sample, with the reason.
+EXEMPT: dict[str, str] = {}
+
+
+class Sample:
+    def __init__(self, fn, random=False, atol=1e-5, rtol=1.3e-6, inplace=False, name=""):
+        self.fn, self.random, self.atol, self.rtol, self.inplace = fn, random, atol, rtol, inplace
+        self.name = name
+
+
+def sample(op_name, *, random=False, atol=1e-5, rtol=1.3e-6, inplace=False):
+    def register(fn):
+        SAMPLES.setdefault(op_name, []).append(
+            Sample(fn, random, atol, rtol, inplace, f"{op_name}:{fn.__name__}"))
+        return fn
+    return register
+
+
+class Maker:
+    """Builds tensors of one library from a deterministic numpy stream."""
+
+    def __init__(self, lib, seed=0, device="cpu"):
+        self.lib = lib
+        self.rng = np.random.default_rng(seed)
+        self.device = device
+
+    def __call__(self, *shape, dtype="float32", low=-3, high=3, noncontiguous=False):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        np_dtype = {"bool": np.bool_, "bfloat16": np.float32}.get(dtype, dtype)
+        full_shape = tuple(shape[:-1]) + (shape[-1] * 2,) if (noncontiguous and shape) else shape
+        if dtype == "bool":
+            values = self.rng.integers(0, 2, size=full_shape).astype(np.bool_)
+        elif np.dtype(np_dtype).kind in "iu":
+            values = self.rng.integers(low, high, size=full_shape, endpoint=False).astype(np_dtype)
+        elif np.dtype(np_dtype).kind == "c":
+            values = (self.rng.uniform(low, high, size=full_shape)
+                      + 1j * self.rng.uniform(low, high, size=full_shape)).astype(np_dtype)
+        else:
+            values = self.rng.uniform(low, high, size=full_shape).astype(np_dtype)
+        t = self.lib.tensor(values.tolist() if values.ndim == 0 else values,
+                            dtype=getattr(self.lib, dtype))
+        if noncontiguous and shape:
+            t = t[..., ::2]
+        if self.device != "cpu":
+            t = t.to(self.device)
+        return t
