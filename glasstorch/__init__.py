@@ -36,8 +36,11 @@ cdouble = complex128
 _registry.load()
 globals().update(_registry.FUNCTIONS["torch"])
 
-from ._creation import tensor, from_numpy  # noqa: E402
-from . import _C  # noqa: E402
+from ._creation import *  # noqa: E402,F401,F403  (tensor, from_numpy, ...)
+from .random import *  # noqa: E402,F401,F403  (manual_seed, Generator, ...)
+from ._indexing import *  # noqa: E402,F401,F403  (installs Tensor.__getitem__ / __setitem__)
+from . import return_types  # noqa: E402,F401
+from . import _C, cuda, nn  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402
 
 __version__ = "0.1.0"

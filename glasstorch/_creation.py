@@ -16,6 +16,8 @@ from ._tensor import Tensor, keys_for_device
 from ._core.storage import UntypedStorage
 from ._ops.structured import empty_tensor
 
+__all__ = ["tensor", "from_numpy"]
+
 _CPU = Device("cpu")
 
 
