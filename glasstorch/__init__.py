@@ -40,7 +40,7 @@ from ._creation import *  # noqa: E402,F401,F403  (tensor, from_numpy, ...)
 from .random import *  # noqa: E402,F401,F403  (manual_seed, Generator, ...)
 from ._indexing import *  # noqa: E402,F401,F403  (installs Tensor.__getitem__ / __setitem__)
 from . import return_types  # noqa: E402,F401
-from . import _C, cuda, nn  # noqa: E402,F401
+from . import _C, cuda, library, nn  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402
 
 __version__ = "0.1.0"

@@ -185,19 +185,28 @@ AUTOGRAD_FUNCTIONALITY = functionality_bit(FUNC["AutogradFunctionality"])
 AUTOCAST_FOR_BACKEND = {"cpu": functionality_bit(FUNC["AutocastCPU"]),
                         "cuda": functionality_bit(FUNC["AutocastCUDA"])}
 
-# What an alias key covers (pytorch-facts §1.6), as runtime-key bit sets.
-_BACKEND_FUNCS = ("Dense", "Quantized", "Sparse", "SparseCsr", "NestedTensor", "FPGA",
-                  "Vulkan", "Metal", "CustomRNGKeyId", "MkldnnCPU")
-_BACKEND_COMPONENT_BITS = 0
-for _f in _BACKEND_FUNCS:
-    _BACKEND_COMPONENT_BITS |= _all_backends_of(_f) if FUNC[_f] in _PER_BACKEND_VALUES \
-        else functionality_bit(FUNC[_f])
+# What an alias key covers (pytorch-facts §1.6, checked against _dispatch_dump_table),
+# as runtime-key bit sets.
+def _funcs_bits(funcs) -> int:
+    bits = 0
+    for f in funcs:
+        bits |= _all_backends_of(f) if FUNC[f] in _PER_BACKEND_VALUES else functionality_bit(FUNC[f])
+    return bits
+
+
+_BACKEND_COMPONENT_BITS = _funcs_bits(("Dense", "Quantized", "Sparse", "SparseCsr", "FPGA",
+                                       "Vulkan", "Metal", "CustomRNGKeyId", "MkldnnCPU"))
+# NonFunctional: no Sparse keys, and not the XLA/Lazy backends (functionalized backends).
+_NON_FUNCTIONAL_BITS = (_funcs_bits(("Dense", "Quantized", "SparseCsr", "FPGA", "Vulkan",
+                                     "Metal", "CustomRNGKeyId", "MkldnnCPU"))
+                        & ~(1 << BACKENDS.index("XLA")) & ~(1 << BACKENDS.index("Lazy")))
 _AUTOGRAD_ALIAS_BITS = _all_backends_of("AutogradFunctionality") | AUTOGRAD_KEYS
 _ALIAS_BITS = {
     DispatchKey.Autograd: _AUTOGRAD_ALIAS_BITS,
     DispatchKey.CompositeExplicitAutograd: _BACKEND_COMPONENT_BITS,
-    DispatchKey.CompositeExplicitAutogradNonFunctional: _BACKEND_COMPONENT_BITS,
-    DispatchKey.CompositeImplicitAutograd: _BACKEND_COMPONENT_BITS | _AUTOGRAD_ALIAS_BITS,
+    DispatchKey.CompositeExplicitAutogradNonFunctional: _NON_FUNCTIONAL_BITS,
+    DispatchKey.CompositeImplicitAutograd: _BACKEND_COMPONENT_BITS | _funcs_bits(("NestedTensor",))
+    | _AUTOGRAD_ALIAS_BITS,
     DispatchKey.CompositeImplicitAutogradNestedTensor: _all_backends_of("NestedTensor")
     | functionality_bit(FUNC["AutogradNestedTensor"]),
     DispatchKey.FuncTorchBatchedDecomposition: functionality_bit(FUNC["FuncTorchBatched"]),
@@ -207,7 +216,8 @@ _ALIAS_BITS = {
 def runtime_keys_of_alias(alias: DispatchKey):
     """The runtime keys (table slots) an alias registration fills, plus Undefined
     for the composite aliases (PyTorch reserves that slot for them)."""
-    keys = keys_of(_ALIAS_BITS[alias])
+    bits = _ALIAS_BITS[alias]
+    keys = [k for k in keys_of(bits) if key_bits(k) & bits == key_bits(k)]
     if alias.name.startswith("Composite"):
         keys.append(DispatchKey.Undefined)
     return keys

@@ -520,7 +520,7 @@ def dump_table(name: str) -> str:
         raise RuntimeError(f"Could not find schema for {name}")
     lines = []
     for key in dk.DispatchKey:
-        if key.value >= dk.NUM_RUNTIME_KEYS or key == DispatchKey.Undefined:
+        if dk.is_alias(key):
             continue
         kernel = entry.table[key]
         if kernel is None:
