@@ -23,6 +23,7 @@ from ._core.layout import (layout, strided, memory_format, contiguous_format, ch
 from ._tensor import Tensor, Size
 from ._dispatcher.dispatcher import ops
 from ._ops import registry as _registry
+from ._ops.structured import result_type, broadcast_shapes
 
 float = float32
 double = float64

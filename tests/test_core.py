@@ -1,0 +1,200 @@
+"""c10 pieces against PyTorch: dtypes and promotion, devices, key sets, storage."""
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, strategies as st
+
+import glasstorch
+from glasstorch._core import dtype as dt
+from glasstorch._core.allocator import cpu_allocator
+
+DTYPES = [d.name for d in dt.ALL_DTYPES]
+
+
+def _pair(torch, name):
+    return getattr(glasstorch, name), getattr(torch, name)
+
+
+@pytest.mark.parametrize("a", DTYPES)
+def test_promote_types_and_can_cast_match(torch, a):
+    for b in DTYPES:
+        ga, ta = _pair(torch, a)
+        gb, tb = _pair(torch, b)
+        assert str(glasstorch.promote_types(ga, gb)) == str(torch.promote_types(ta, tb)), (a, b)
+        assert glasstorch.can_cast(ga, gb) == torch.can_cast(ta, tb), (a, b)
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_dtype_attributes(torch, name):
+    ours, theirs = _pair(torch, name)
+    assert repr(ours) == repr(theirs)
+    assert ours.is_floating_point == theirs.is_floating_point
+    assert ours.is_complex == theirs.is_complex
+    assert ours.is_signed == theirs.is_signed
+    assert ours.itemsize == theirs.itemsize
+
+
+def test_dtype_aliases(torch):
+    for alias in ["float", "double", "half", "long", "int", "short", "cfloat", "cdouble", "bool"]:
+        assert repr(getattr(glasstorch, alias)) == repr(getattr(torch, alias))
+
+
+_operand = st.one_of(
+    st.tuples(st.just("tensor"), st.sampled_from(DTYPES), st.integers(0, 2)),
+    st.tuples(st.just("scalar"), st.sampled_from(["bool", "int", "float", "complex"]), st.just(0)),
+)
+
+
+def _build(lib, spec):
+    kind, name, ndim = spec
+    if kind == "scalar":
+        return {"bool": True, "int": 3, "float": 1.5, "complex": 1j}[name]
+    data = [1, 0, 1, 1][: [1, 2, 4][ndim]]
+    data = data[0] if ndim == 0 else (data if ndim == 1 else [data[:2], data[2:]])
+    return lib.tensor(data, dtype=getattr(lib, name))
+
+
+@given(_operand, _operand)
+def test_result_type_tiers_match(torch, a, b):
+    """Dimensioned tensors > zero-dim tensors > Python scalars, by category."""
+    if a[0] == "scalar":
+        a, b = b, a
+    if a[0] == "scalar":
+        a = ("tensor", "int16", 1)
+    ours = glasstorch.result_type(_build(glasstorch, a), _build(glasstorch, b))
+    theirs = torch.result_type(_build(torch, a), _build(torch, b))
+    assert str(ours) == str(theirs), (a, b)
+
+
+@pytest.mark.parametrize("expr,expected", [
+    (lambda m: m.tensor([1, 2]) + 1.5, "float32"),
+    (lambda m: m.tensor([1, 2], dtype=m.int32) + 5, "int32"),
+    (lambda m: m.tensor([1, 2], dtype=m.int32) + m.tensor(1, dtype=m.int64), "int32"),
+    (lambda m: m.tensor([1, 2], dtype=m.int32) + m.tensor(1.0, dtype=m.float64), "float64"),
+    (lambda m: m.tensor([1, 2], dtype=m.float16) + m.tensor(1.0, dtype=m.float64), "float16"),
+    (lambda m: m.tensor([1, 2], dtype=m.uint8) + m.tensor([1, 2], dtype=m.int8), "int16"),
+    (lambda m: m.tensor([True]) + True, "bool"),
+    (lambda m: m.tensor([True]) + 1, "int64"),
+    (lambda m: m.tensor([True]) + 1.0, "float32"),
+    (lambda m: m.tensor([1.0]) + 1j, "complex64"),
+    (lambda m: m.tensor([1.0], dtype=m.float64) + 1j, "complex128"),
+    (lambda m: m.tensor([1.0], dtype=m.bfloat16) + m.tensor([1.0], dtype=m.float16), "float32"),
+])
+def test_promotion_table_from_facts(torch, expr, expected):
+    assert str(expr(glasstorch).dtype) == str(expr(torch).dtype) == "torch." + expected
+
+
+def test_uint8_wraps(torch):
+    ours = glasstorch.tensor([1], dtype=glasstorch.uint8) + 1000
+    theirs = torch.tensor([1], dtype=torch.uint8) + 1000
+    assert ours.tolist() == theirs.tolist() == [233]
+
+
+def test_default_dtype(torch):
+    assert glasstorch.get_default_dtype() is glasstorch.float32
+    glasstorch.set_default_dtype(glasstorch.float64)
+    try:
+        assert glasstorch.tensor(1.5).dtype is glasstorch.float64
+        assert glasstorch.tensor(1j).dtype is glasstorch.complex128
+    finally:
+        glasstorch.set_default_dtype(glasstorch.float32)
+    with pytest.raises(TypeError, match="only floating-point types are supported as the default type"):
+        glasstorch.set_default_dtype(glasstorch.int64)
+
+
+@pytest.mark.parametrize("text", ["cpu", "cuda", "cuda:0", "cuda:1", "meta", "cpu:0"])
+def test_device_parsing(torch, text):
+    ours, theirs = glasstorch.device(text), torch.device(text)
+    assert (str(ours), repr(ours), ours.type, ours.index) == \
+        (str(theirs), repr(theirs), theirs.type, theirs.index)
+
+
+@pytest.mark.parametrize("text", ["foo", "cuda:x", "cuda:-1", "cuda:01"])
+def test_device_errors(torch, text):
+    with pytest.raises(RuntimeError) as theirs:
+        torch.device(text)
+    with pytest.raises(RuntimeError) as ours:
+        glasstorch.device(text)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_device_equality_and_hash():
+    assert glasstorch.device("cuda", 0) == glasstorch.device("cuda:0")
+    assert len({glasstorch.device("cpu"), glasstorch.device("cpu")}) == 1
+
+
+def test_size_repr(torch):
+    assert repr(glasstorch.Size([2, 3])) == repr(torch.Size([2, 3]))
+    assert glasstorch.Size([2, 3]).numel() == 6
+    assert isinstance(glasstorch.Size([2, 3])[0:1], glasstorch.Size)
+
+
+def test_allocator_counts_every_output():
+    stats = cpu_allocator.stats
+    before_allocs, before_bytes = stats.allocations, stats.current
+    x = glasstorch.tensor([[1.0, 2.0], [3.0, 4.0]])   # 16 bytes
+    y = x + x                                         # 16 more
+    assert stats.allocations - before_allocs == 2
+    assert stats.current - before_bytes == 32
+    assert stats.peak >= stats.current
+    del x, y
+    assert stats.current == before_bytes
+
+
+def test_storage_is_untyped_bytes(torch):
+    x = glasstorch.tensor([1.0, 2.0])
+    s = x.untyped_storage()
+    assert s.nbytes() == 8 and s.element_size() == 1
+    assert s.data_ptr() == x.data_ptr()
+    assert s.tolist() == list(torch.tensor([1.0, 2.0]).untyped_storage().tolist())
+
+
+def test_metadata_matches(torch):
+    ours, theirs = glasstorch.tensor([[1, 2, 3], [4, 5, 6]]), torch.tensor([[1, 2, 3], [4, 5, 6]])
+    for attr in ["shape", "ndim", "dtype", "device", "is_leaf", "requires_grad", "layout",
+                 "is_cuda", "is_meta", "itemsize", "nbytes"]:
+        assert str(getattr(ours, attr)) == str(getattr(theirs, attr)), attr
+    for method in ["size", "stride", "dim", "numel", "storage_offset", "element_size",
+                   "is_contiguous", "is_floating_point", "is_complex", "get_device"]:
+        assert getattr(ours, method)() == getattr(theirs, method)(), method
+    assert ours.size(-1) == theirs.size(-1) and ours.stride(0) == theirs.stride(0)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
+                                         r"\[-2, 1\], but got 2\)"):
+        ours.size(2)
+
+
+def test_numpy_is_zero_copy():
+    x = glasstorch.tensor([1.0, 2.0, 3.0])
+    x.numpy()[1] = 20.0
+    assert x.tolist() == [1.0, 20.0, 3.0]
+    import numpy as np
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = glasstorch.from_numpy(a)
+    a[0, 0] = 7
+    assert t.tolist()[0][0] == 7.0
+    assert t.data_ptr() == a.__array_interface__["data"][0]
+
+
+def test_glasstorch_never_imports_torch():
+    """Import glasstorch and run a training step (linear regression, gradient
+    written out by hand until autograd exists): torch must not be loaded."""
+    code = """
+import sys, numpy as np
+import glasstorch as gt
+x = gt.from_numpy(np.random.default_rng(0).normal(size=(16, 3)).astype(np.float32))
+w_true = gt.tensor([[1.0], [-2.0], [0.5]])
+y = x @ w_true if hasattr(gt.Tensor, "__matmul__") else None
+w = gt.tensor([[0.0], [0.0], [0.0]])
+for _ in range(3):
+    if y is None:
+        break
+    err = x @ w - y
+    grad = x.t() @ err * (2.0 / 16)
+    w = w - grad * 0.1
+assert "torch" not in sys.modules, [m for m in sys.modules if m.startswith("torch")]
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
