@@ -1,0 +1,72 @@
+"""Loader for ``derivatives.yaml`` (PyTorch's tools/autograd/load_derivatives.py).
+
+Each entry becomes a ``Derivative``: the forward op it belongs to, one compiled
+formula per input (or group of inputs), and the backward node's name.  The
+loader validates what it can without running anything: the op is declared, the
+schema matches the declaration, formula keys are argument names, and every
+formula is a well-formed Python expression.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import yaml
+
+from .._dispatcher.dispatcher import dispatcher
+from .._dispatcher.schema import parse_schema
+
+PATH = os.path.join(os.path.dirname(__file__), "derivatives.yaml")
+_RESERVED = {"name", "output_differentiability", "result", "dispatch"}
+
+
+@dataclass
+class Derivative:
+    """The gradient rule of one forward overload."""
+
+    op_name: str                      # "aten::add.Tensor"
+    node_name: str                    # "AddBackward0"
+    formulas: dict = field(default_factory=dict)   # ("self",) -> code object
+    sources: dict = field(default_factory=dict)    # ("self",) -> formula text
+    output_differentiability: list | None = None
+
+
+def _camel(base: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in base.strip("_").split("_"))
+
+
+def load(path: str = PATH) -> dict[str, Derivative]:
+    """Read and validate every entry; returns them by qualified op name."""
+    with open(path) as f:
+        entries = yaml.safe_load(f) or []
+    by_op: dict[str, Derivative] = {}
+    index_of_base: dict[str, int] = {}
+    for entry in entries:
+        schema = parse_schema("aten::" + entry["name"])
+        op_name = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+        declared = dispatcher.find(op_name)
+        if declared is None:
+            raise RuntimeError(f"derivatives.yaml: {op_name} is not declared in native_functions.yaml")
+        if str(declared.schema) != str(schema):
+            raise RuntimeError(f"derivatives.yaml: schema of {op_name} differs from its "
+                               f"declaration:\n  {schema}\n  {declared.schema}")
+        base = schema.name.split("::")[1].rstrip("_")
+        index = index_of_base.get(base, 0)
+        index_of_base[base] = index + 1
+        info = Derivative(op_name, f"{_camel(base)}Backward{index}",
+                          output_differentiability=entry.get("output_differentiability"))
+        arg_names = {a.name for a in schema.arguments}
+        for key, text in entry.items():
+            if key in _RESERVED:
+                continue
+            inputs = tuple(k.strip() for k in key.split(","))
+            unknown = [k for k in inputs if k not in arg_names]
+            if unknown:
+                raise RuntimeError(f"derivatives.yaml: {op_name} has no argument(s) {unknown}")
+            try:
+                info.formulas[inputs] = compile(str(text), f"<{info.node_name}.{key}>", "eval")
+            except SyntaxError as e:
+                raise RuntimeError(f"derivatives.yaml: bad formula for {op_name} {key}: {e}") from None
+            info.sources[inputs] = str(text)
+        by_op[op_name] = info
+    return by_op
