@@ -29,6 +29,7 @@ from .._dispatcher.dispatcher import (KEYSET, UNBOXED, KernelFunction, dispatche
                                       fallthrough_kernel, ops)
 from .._dispatcher.schema import parse_schema
 from .._tensor import Tensor
+from .. import return_types
 from . import kernels as kernel_modules
 from .fallbacks import register_builtin_fallbacks
 from .structured import allocate_outputs, check_out_cast, TensorMeta
@@ -113,21 +114,6 @@ def _join_args(schema, args, has_star_already=False) -> str:
 
 # -- 3. structured kernels ------------------------------------------------------------
 
-def _first_tensor_device(args, kwargs):
-    for a in args:
-        if isinstance(a, Tensor):
-            return a.device
-        if isinstance(a, (list, tuple)):
-            for x in a:
-                if isinstance(x, Tensor):
-                    return x.device
-    for a in kwargs.values():
-        if isinstance(a, Tensor):
-            return a.device
-    from .structured import CPU
-    return CPU
-
-
 def make_structured_kernels(name, meta_rule, impl_fn):
     """Functional, in-place and out= kernels from one meta rule and one impl.
 
@@ -140,7 +126,7 @@ def make_structured_kernels(name, meta_rule, impl_fn):
     """
     def functional(*args, **kwargs):
         spec = meta_rule(*args, **kwargs)
-        out = allocate_outputs(spec, _first_tensor_device(args, kwargs))
+        out = allocate_outputs(spec, args, kwargs)
         if impl_fn is not None:
             impl_fn(out, *args, **kwargs)
         return out
@@ -253,9 +239,12 @@ def _load_entry(entry, debug):
         _SIGNATURES.setdefault(("method", python_name), []).append(
             binding.PythonSignature(op, None, method=True, name=python_name))
     if "inplace" in derived:
+        # x.add_() by default; `inplace_variants: function, method` also gives torch.relu_
         inplace_op = derived["inplace"]
-        _SIGNATURES.setdefault(("method", python_name + "_"), []).append(
-            binding.PythonSignature(inplace_op, None, method=True, name=python_name + "_"))
+        for variant in str(entry.get("inplace_variants", "method")).split(","):
+            is_method = variant.strip() == "method"
+            _SIGNATURES.setdefault(("method" if is_method else module, python_name + "_"), []).append(
+                binding.PythonSignature(inplace_op, None, method=is_method, name=python_name + "_"))
 
 
 def _autogen_list(entry):
@@ -263,8 +252,21 @@ def _autogen_list(entry):
     if not spec:
         return []
     if isinstance(spec, str):
-        return [s.strip() for s in re.split(r",\s*(?![^()]*\))", spec)]
+        return _split_top_level(spec)
     return list(spec)
+
+
+def _split_top_level(text):
+    """Split on commas outside parentheses (autogen may list full schemas)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
 
 
 def _derive(schema, spec):
@@ -324,6 +326,8 @@ def _check_meta_coverage():
 def _make_public(name, signatures):
     """One Python callable for all overloads sharing ``name``."""
     parsers = [binding.make_parser(sig) for sig in signatures]
+    # Ops with named returns answer torch.return_types.<name> (max, sort, ...).
+    parsers = return_types.returning_structseq(parsers, signatures)
     NoMatch = binding._NoMatch
 
     if len(parsers) == 1:
@@ -355,7 +359,7 @@ def _make_public(name, signatures):
 # Python operators and the functions they call.  (name, reflected)
 DUNDERS = {
     "__add__": ("add", False), "__radd__": ("add", True), "__iadd__": ("add_", False),
-    "__sub__": ("sub", False), "__rsub__": ("rsub", False), "__isub__": ("sub_", False),
+    "__sub__": ("sub", False), "__rsub__": ("rsub", "function"), "__isub__": ("sub_", False),
     "__mul__": ("mul", False), "__rmul__": ("mul", True), "__imul__": ("mul_", False),
     "__truediv__": ("div", False), "__itruediv__": ("div_", False),
     "__floordiv__": ("floor_divide", False), "__ifloordiv__": ("floor_divide_", False),
@@ -372,12 +376,54 @@ DUNDERS = {
     "__le__": ("le", False), "__gt__": ("gt", False), "__ge__": ("ge", False),
     "__neg__": ("neg", False), "__abs__": ("abs", False), "__invert__": ("bitwise_not", False),
     "__pos__": ("positive", False),
+    # reflected, non-commutative: torch.<name>(other, self) ("swapped"), as torch/_tensor.py
+    # does; "function": torch.<name>(self, other)
+    "__rfloordiv__": ("floor_divide", "swapped"), "__rmod__": ("remainder", "swapped"),
+    "__rpow__": ("pow", "swapped"), "__rlshift__": ("bitwise_left_shift", "swapped"),
+    "__rrshift__": ("bitwise_right_shift", "swapped"),
+    "__rtruediv__": ("reciprocal", "reciprocal_mul"),   # other / x is x.reciprocal() * other
+    "__ilshift__": ("bitwise_left_shift_", False), "__irshift__": ("bitwise_right_shift_", False),
 }
 
 
 def _make_dunder(dunder, method, reflected):
-    """Operators return NotImplemented on foreign types, so Python can try the other side."""
-    if reflected:
+    """Operators return NotImplemented on foreign types, so Python can try the other side.
+
+    ``x + y`` with two tensors skips argument parsing: when the method's first
+    signature is ``(Tensor self, Tensor other, <defaults only>)`` that overload is
+    what the parser would pick, so the dunder calls it directly.
+    """
+    direct = _direct_binary_overload(method)
+    if direct is not None and not reflected:
+        def op(self, other):
+            if isinstance(other, Tensor):
+                return direct(self, other)
+            if not isinstance(other, binding.NUMBER):
+                return NotImplemented
+            return method(self, other)
+        op.__name__ = op.__qualname__ = dunder
+        return op
+    if reflected in ("swapped", "function"):
+        function, swapped = method, reflected == "swapped"
+
+        def op(self, other):
+            try:
+                return function(other, self) if swapped else function(self, other)
+            except TypeError:
+                return NotImplemented
+    elif reflected == "reciprocal_mul":
+        def op(self, other):
+            try:
+                return method(self).mul(other)
+            except TypeError:
+                return NotImplemented
+    elif dunder == "__invert__":
+        def op(self):
+            if self.dtype.is_floating_point or self.dtype.is_complex:
+                raise TypeError("~ (operator.invert) is only implemented on integer and "
+                                "Boolean-type tensors")
+            return method(self)
+    elif reflected:
         def op(self, other):
             try:
                 return method(self, other)
@@ -395,6 +441,18 @@ def _make_dunder(dunder, method, reflected):
     return op
 
 
+def _direct_binary_overload(method):
+    signatures = getattr(method, "_signatures", None)
+    if not signatures:
+        return None
+    args = signatures[0].schema.arguments
+    if len(args) < 2 or str(args[0].type) != "Tensor" or str(args[1].type) != "Tensor":
+        return None
+    if any(not (a.has_default_value() or a.type.optional) for a in args[2:]):
+        return None
+    return signatures[0].op
+
+
 def _install_bindings():
     for (module, name), signatures in _SIGNATURES.items():
         fn = _make_public(name, signatures)
@@ -404,6 +462,8 @@ def _install_bindings():
             FUNCTIONS[module][name] = fn
     for dunder, (name, reflected) in DUNDERS.items():
         method = getattr(Tensor, name, None)
+        if reflected in ("swapped", "function"):
+            method = FUNCTIONS["torch"].get(name)
         if method is not None:
             setattr(Tensor, dunder, _make_dunder(dunder, method, reflected))
 

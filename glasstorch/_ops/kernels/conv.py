@@ -1,0 +1,549 @@
+"""Convolution and pooling (ATen's Convolution.cpp, Pooling.cpp, AdaptiveAveragePooling.cpp).
+
+    convolution   out[n, o, y, x] = bias[o] + sum_{c, i, j} in[n, c, y*s + i*d - p, x*s + j*d - p]
+                                                         * weight[o, c, i, j]
+                  (per group; transposed=True is the adjoint of that map)
+
+The CPU body is im2col + one matrix product per group, done with numpy:
+``sliding_window_view`` gives every receptive field as a strided view (no copy),
+``tensordot`` gathers them into columns and hands the product to BLAS.
+
+``conv1d`` / ``conv2d`` (and their ``padding=`` string overloads) are
+CompositeImplicitAutograd: they add/remove the batch dim and call
+``convolution``, as PyTorch does; ``max_pool2d`` calls
+``max_pool2d_with_indices``; ``adaptive_avg_pool2d`` is ``mean`` for a 1x1
+output and ``_adaptive_avg_pool2d`` otherwise.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ..._core import dtype as dt
+from ..._dispatcher.dispatcher import ops
+from ..._tensor import channels_last_strides, _is_contiguous
+from ..structured import TensorMeta
+from . import impl, kernel, meta
+
+aten = ops.aten
+
+_LEGACY = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _list(v) -> list:
+    return [int(x) for x in v] if isinstance(v, (list, tuple)) else [int(v)]
+
+
+def _expand_param(name, value, k):
+    """expand_param_if_needed: one value is repeated; else there must be k of them."""
+    value = _list(value)
+    if len(value) == 1:
+        return value * k
+    if len(value) != k:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {k} values "
+                           f"to match the convolution dimensions, but got {name}={value}")
+    return value
+
+
+def _is_channels_last(t) -> bool:
+    return (len(t._shape) == 4 and not _is_contiguous(t._shape, t._stride)
+            and t._stride == channels_last_strides(t._shape))
+
+
+def _sizes(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+# -- convolution ------------------------------------------------------------------------
+
+def _conv_params(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups):
+    k = len(weight._shape) - 2
+    if k < 1:
+        raise RuntimeError("weight should have at least three dimensions")
+    stride = _expand_param("stride", stride, k)
+    padding = _expand_param("padding", padding, k)
+    dilation = _expand_param("dilation", dilation, k)
+    output_padding = _expand_param("output_padding", output_padding, k)
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("dilation should be greater than zero")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    return k, stride, padding, dilation, output_padding
+
+
+@meta("convolution")
+def convolution_meta(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                     groups):
+    k, stride, padding, dilation, output_padding = _conv_params(
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    ishape, wshape = tuple(input._shape), tuple(weight._shape)
+    if len(ishape) != k + 2:
+        raise RuntimeError(f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to "
+                           f"conv{k}d, but got input of size: {_sizes(ishape)}"
+                           if k <= 3 else
+                           f"Expected {k + 2}-dimensional input for {k + 2}-dimensional weight "
+                           f"{_sizes(wshape)}, but got {len(ishape)}-dimensional input of size "
+                           f"{_sizes(ishape)} instead")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"Input type (torch.{_LEGACY[input.dtype.name]}Tensor) and weight type "
+                           f"(torch.{_LEGACY[weight.dtype.name]}Tensor) should be the same or "
+                           "input should be a MKLDNN tensor and weight is a dense tensor")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type (torch.{_LEGACY[input.dtype.name]}Tensor) and bias type "
+                           f"(torch.{_LEGACY[bias.dtype.name]}Tensor) should be the same")
+    n, c = ishape[0], ishape[1]
+    spatial = ishape[2:]
+    kernel_size = wshape[2:]
+    if not transposed:
+        if wshape[0] % groups != 0:
+            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
+                               f"{groups} at dimension 0, but got weight of size "
+                               f"[{_sizes(wshape)}] instead")
+        if c != wshape[1] * groups:
+            raise RuntimeError(f"Given groups={groups}, weight of size {_sizes(wshape)}, expected "
+                               f"input{_sizes(ishape)} to have {wshape[1] * groups} channels, but "
+                               f"got {c} channels instead")
+        out_channels = wshape[0]
+        padded = [s + 2 * p for s, p in zip(spatial, padding)]
+        eff = [d * (kk - 1) + 1 for d, kk in zip(dilation, kernel_size)]
+        if any(e > ps for e, ps in zip(eff, padded)):
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than "
+                "actual input size")
+        out_spatial = [(ps - e) // s + 1 for ps, e, s in zip(padded, eff, stride)]
+    else:
+        if c != wshape[0]:
+            raise RuntimeError(f"Given transposed=1, weight of size {_sizes(wshape)}, expected "
+                               f"input{_sizes(ishape)} to have {wshape[0]} channels, but got {c} "
+                               "channels instead")
+        out_channels = wshape[1] * groups
+        out_spatial = [(i - 1) * s - 2 * p + d * (kk - 1) + op + 1 for i, s, p, d, kk, op in
+                       zip(spatial, stride, padding, dilation, kernel_size, output_padding)]
+    if bias is not None and (len(bias._shape) != 1 or bias._shape[0] != out_channels):
+        raise RuntimeError(f"Given weight of size {_sizes(wshape)}, expected bias to be "
+                           f"1-dimensional with {out_channels} elements, but got bias of size "
+                           f"{_sizes(bias._shape)} instead")
+    shape = (n, out_channels, *out_spatial)
+    stride_out = channels_last_strides(shape) if (
+        len(shape) == 4 and (_is_channels_last(input) or _is_channels_last(weight))) else None
+    return TensorMeta(shape, input.dtype, stride_out)
+
+
+def _conv_forward(x, w, stride, padding, dilation, groups, compute):
+    """x (N, C, *S), w (O, C/g, *K) -> (N, O, *out) in ``compute``."""
+    k = w.ndim - 2
+    if any(padding):
+        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    eff = [d * (kk - 1) + 1 for d, kk in zip(dilation, w.shape[2:])]
+    axes = tuple(range(2, 2 + k))
+    win = sliding_window_view(x, eff, axis=axes)             # (N, C, *out_full, *eff)
+    win = win[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
+              + tuple(slice(None, None, d) for d in dilation)]
+    n = x.shape[0]
+    out_c = w.shape[0]
+    cg, og = w.shape[1], out_c // groups
+    out_spatial = win.shape[2:2 + k]
+    out = np.empty((n, out_c) + tuple(out_spatial), dtype=compute)
+    contract_win = [1] + list(range(2 + k, 2 + 2 * k))
+    contract_w = list(range(1, 2 + k))
+    for g in range(groups):
+        wg = win[:, g * cg:(g + 1) * cg]
+        res = np.tensordot(wg, w[g * og:(g + 1) * og], axes=(contract_win, contract_w))
+        out[:, g * og:(g + 1) * og] = np.moveaxis(res, -1, 1)
+    return out
+
+
+def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups, compute):
+    """The adjoint: dilate the input by the stride, pad by d*(k-1)-p, and correlate with
+    the spatially flipped kernel whose in/out channels are swapped per group."""
+    k = w.ndim - 2
+    n, c = x.shape[:2]
+    spatial = x.shape[2:]
+    kernel_size = w.shape[2:]
+    dil_shape = [(s - 1) * st + 1 for s, st in zip(spatial, stride)]
+    xd = np.zeros((n, c, *dil_shape), dtype=compute)
+    xd[(slice(None), slice(None)) + tuple(slice(None, None, st) for st in stride)] = x
+    pads = []
+    for kk, d, p, op in zip(kernel_size, dilation, padding, output_padding):
+        lo = d * (kk - 1) - p
+        pads.append((lo, lo + op))
+    # negative padding crops
+    crop = tuple(slice(max(-lo, 0), (xd.shape[2 + i] - max(-hi, 0))) for i, (lo, hi) in
+                 enumerate(pads))
+    xd = xd[(slice(None), slice(None)) + crop]
+    xd = np.pad(xd, [(0, 0), (0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in pads])
+    cin_g = c // groups
+    og = w.shape[1]
+    # (C_in, O/g, *K) -> per group (O/g, C_in/g, *K), flipped
+    wf = np.flip(w, axis=tuple(range(2, 2 + k)))
+    wt = wf.reshape(groups, cin_g, og, *kernel_size).swapaxes(1, 2).reshape(
+        groups * og, cin_g, *kernel_size)
+    return _conv_forward(xd, wt, [1] * k, [0] * k, dilation, groups, compute)
+
+
+@impl("convolution")
+def convolution_impl(out, input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups):
+    if out.numel() == 0:
+        return
+    d = out.dtype
+    if d is dt.bool_:
+        raise NotImplementedError(f'"slow_conv2d_cpu" not implemented for \'Bool\'')
+    compute = d.opmath
+    k = len(weight._shape) - 2
+    stride = _expand_param("stride", stride, k)
+    padding = _expand_param("padding", padding, k)
+    dilation = _expand_param("dilation", dilation, k)
+    output_padding = _expand_param("output_padding", output_padding, k)
+    x = input._np().astype(compute, copy=False)
+    w = weight._np().astype(compute, copy=False)
+    if input.numel() == 0 or weight.numel() == 0:
+        res = np.zeros(out._shape, dtype=compute)
+    elif transposed:
+        res = _conv_transposed(x, w, stride, padding, dilation, output_padding, groups, compute)
+    else:
+        res = _conv_forward(x, w, stride, padding, dilation, groups, compute)
+    if bias is not None:
+        res += bias._np().astype(compute, copy=False).reshape((-1,) + (1,) * k)
+    np.copyto(out._np(), res, casting="unsafe")
+
+
+# -- conv1d / conv2d -------------------------------------------------------------------------
+
+def _expand1(value, k) -> list:
+    value = _list(value)
+    return value * k if len(value) == 1 else value
+
+
+def _batchify(input, k):
+    batched = len(input._shape) == k + 2
+    if not batched and len(input._shape) != k + 1:
+        raise RuntimeError(f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to "
+                           f"conv{k}d, but got input of size: {_sizes(input._shape)}")
+    return (input if batched else aten.unsqueeze.default(input, 0)), batched
+
+
+def _conv_nd(input, weight, bias, stride, padding, dilation, groups, k):
+    input, batched = _batchify(input, k)
+    out = aten.convolution.default(input, weight, bias, _expand1(stride, k),
+                                   _expand1(padding, k), _expand1(dilation, k), False, [0] * k,
+                                   groups)
+    return out if batched else aten.squeeze.dim(out, 0)
+
+
+def _conv_padding_nd(input, weight, bias, stride, padding, dilation, groups, k):
+    input, batched = _batchify(input, k)
+    stride = _expand1(stride, k)
+    dilation = _expand1(dilation, k)
+    if padding == "valid":
+        pad_l = [0] * k
+    elif padding == "same":
+        pad_l = [0] * k
+        pad_nd = [0] * (2 * k)
+        symmetric = True
+        for i in range(k):
+            s = stride[0] if len(stride) == 1 else stride[i]
+            if s != 1:
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            d = dilation[0] if len(dilation) == 1 else dilation[i]
+            total = d * (weight._shape[i + 2] - 1)
+            pad_l[i] = total // 2
+            if total % 2:
+                symmetric = False
+                pad_nd[2 * (k - 1 - i) + 1] = 1
+        if not symmetric:
+            warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
+                          "require a zero-padded copy of the input be created", UserWarning,
+                          stacklevel=5)
+            input = aten.constant_pad_nd.default(input, pad_nd)
+    else:
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    out = aten.convolution.default(input, weight, bias, stride, pad_l, dilation, False, [0] * k,
+                                   groups)
+    return out if batched else aten.squeeze.dim(out, 0)
+
+
+@kernel("conv1d")
+def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+    return _conv_nd(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+@kernel("conv2d")
+def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    return _conv_nd(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+@kernel("conv1d_padding")
+def conv1d_padding(input, weight, bias=None, stride=(1,), padding="valid", dilation=(1,),
+                   groups=1):
+    return _conv_padding_nd(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+@kernel("conv2d_padding")
+def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding="valid", dilation=(1, 1),
+                   groups=1):
+    return _conv_padding_nd(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+# -- pooling -------------------------------------------------------------------------------
+
+def _pair(name, value, default=None, allow_empty=False):
+    v = _list(value) if value is not None else []
+    if allow_empty and not v:
+        return list(default)
+    if len(v) == 1:
+        return v * 2
+    if len(v) != 2:
+        raise RuntimeError(f"{name} must either be a single int, or a tuple of two ints")
+    return v
+
+
+def pooling_output_shape(size, k, pad, stride, dilation, ceil_mode):
+    if stride == 0:
+        raise RuntimeError("stride should not be zero")
+    numerator = size + 2 * pad - dilation * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = numerator // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _pool_params(op, self, kernel_size, stride, padding, dilation, ceil_mode):
+    kh, kw = _pair(f"{op}: kernel_size", kernel_size)
+    sh, sw = _pair(f"{op}: stride", stride, default=(kh, kw), allow_empty=True)
+    ph, pw = _pair(f"{op}: padding", padding)
+    dh, dw = _pair(f"{op}: dilation", dilation)
+    if len(self._shape) not in (3, 4) or any(n == 0 for n in self._shape[-3:]):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}")
+    if sh <= 0 or sw <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {sh} dW: {sw}")
+    if dh <= 0 or dw <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dh} "
+                           f"dilationW: {dw}")
+    if ph > (dh * (kh - 1) + 1) // 2 or pw > (dw * (kw - 1) + 1) // 2:
+        p, kk, d = (ph, kh, dh) if ph > (dh * (kh - 1) + 1) // 2 else (pw, kw, dw)
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={p}, kernel_size={kk} and dilation={d}")
+    c, h, w = self._shape[-3:]
+    oh = pooling_output_shape(h, kh, ph, sh, dh, ceil_mode)
+    ow = pooling_output_shape(w, kw, pw, sw, dw, ceil_mode)
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+                           f"({c}x{oh}x{ow}). Output size is too small")
+    return (kh, kw), (sh, sw), (ph, pw), (dh, dw), (oh, ow)
+
+
+def _pool_out_meta(self, oh, ow, dtype):
+    shape = tuple(self._shape[:-2]) + (oh, ow)
+    stride = channels_last_strides(shape) if _is_channels_last(self) else None
+    return TensorMeta(shape, dtype, stride)
+
+
+def _pool_windows(x, k, s, p, d, out_hw, fill):
+    """(..., H, W) -> (..., OH, OW, kh, kw) windows over the input padded with ``fill``
+    (and extra on the bottom/right when ceil_mode makes the last window overhang)."""
+    h, w = x.shape[-2:]
+    need_h = (out_hw[0] - 1) * s[0] + d[0] * (k[0] - 1) + 1
+    need_w = (out_hw[1] - 1) * s[1] + d[1] * (k[1] - 1) + 1
+    extra_h = max(0, need_h - h - 2 * p[0])
+    extra_w = max(0, need_w - w - 2 * p[1])
+    if p[0] or p[1] or extra_h or extra_w:
+        pad = [(0, 0)] * (x.ndim - 2) + [(p[0], p[0] + extra_h), (p[1], p[1] + extra_w)]
+        x = np.pad(x, pad, constant_values=fill)
+    eff = (d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1)
+    win = sliding_window_view(x, eff, axis=(-2, -1))
+    return win[..., :out_hw[0] * s[0]:s[0], :out_hw[1] * s[1]:s[1], ::d[0], ::d[1]]
+
+
+@meta("max_pool2d_with_indices")
+def max_pool2d_with_indices_meta(self, kernel_size, stride=(), padding=0, dilation=1,
+                                 ceil_mode=False):
+    *_, (oh, ow) = _pool_params("max_pool2d", self, kernel_size, stride, padding, dilation,
+                                ceil_mode)
+    return (_pool_out_meta(self, oh, ow, self.dtype), _pool_out_meta(self, oh, ow, dt.int64))
+
+
+@impl("max_pool2d_with_indices")
+def max_pool2d_with_indices_impl(outs, self, kernel_size, stride=(), padding=0, dilation=1,
+                                 ceil_mode=False):
+    out, indices = outs
+    k, s, p, d, (oh, ow) = _pool_params("max_pool2d", self, kernel_size, stride, padding,
+                                        dilation, ceil_mode)
+    if self.dtype is dt.bool_:
+        raise NotImplementedError('"max_pool2d" not implemented for \'Bool\'')
+    compute = self.dtype.opmath
+    x = self._np().astype(compute, copy=False)
+    fill = -np.inf if compute.kind in "fc" else np.iinfo(compute).min
+    win = _pool_windows(x, k, s, p, d, (oh, ow), fill)
+    flat = win.reshape(win.shape[:-2] + (k[0] * k[1],))
+    arg = np.argmax(flat, axis=-1)
+    np.copyto(out._np(), np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0],
+              casting="unsafe")
+    ki, kj = np.divmod(arg, k[1])
+    rows = np.arange(oh)[:, None] * s[0] - p[0] + ki * d[0]
+    cols = np.arange(ow)[None, :] * s[1] - p[1] + kj * d[1]
+    np.copyto(indices._np(), rows * self._shape[-1] + cols, casting="unsafe")
+
+
+@kernel("max_pool2d")
+def max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return aten.max_pool2d_with_indices.default(self, kernel_size, stride, padding, dilation,
+                                                ceil_mode)[0]
+
+
+def _avg_params(self, kernel_size, stride, padding, ceil_mode, divisor_override):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return _pool_params("avg_pool2d", self, kernel_size, stride, padding, 1, ceil_mode)
+
+
+@meta("avg_pool2d")
+def avg_pool2d_meta(self, kernel_size, stride=(), padding=0, ceil_mode=False,
+                    count_include_pad=True, divisor_override=None):
+    *_, (oh, ow) = _avg_params(self, kernel_size, stride, padding, ceil_mode, divisor_override)
+    return _pool_out_meta(self, oh, ow, self.dtype)
+
+
+@impl("avg_pool2d")
+def avg_pool2d_impl(out, self, kernel_size, stride=(), padding=0, ceil_mode=False,
+                    count_include_pad=True, divisor_override=None):
+    k, s, p, _, (oh, ow) = _avg_params(self, kernel_size, stride, padding, ceil_mode,
+                                       divisor_override)
+    if self.dtype is dt.bool_:
+        raise NotImplementedError('"avg_pool2d_out_frame" not implemented for \'Bool\'')
+    integral = self.dtype.category <= dt.INTEGRAL
+    compute = np.dtype(np.float64) if integral else self.dtype.opmath
+    x = self._np().astype(compute, copy=False)
+    win = _pool_windows(x, k, s, p, (1, 1), (oh, ow), 0)
+    total = win.sum(axis=(-2, -1), dtype=compute)
+    h, w = self._shape[-2:]
+    if divisor_override is not None:
+        divisor = compute.type(divisor_override)
+    else:
+        def spans(n_out, stride_, pad, ksize, size):
+            start = np.arange(n_out) * stride_ - pad
+            end = np.minimum(start + ksize, size + pad)
+            pool = end - start
+            valid = np.minimum(end, size) - np.maximum(start, 0)
+            return pool, valid
+        pool_h, valid_h = spans(oh, s[0], p[0], k[0], h)
+        pool_w, valid_w = spans(ow, s[1], p[1], k[1], w)
+        if count_include_pad:
+            divisor = (pool_h[:, None] * pool_w[None, :]).astype(compute)
+        else:
+            divisor = (valid_h[:, None] * valid_w[None, :]).astype(compute)
+    result = total / divisor
+    if integral:
+        result = np.trunc(result)
+    np.copyto(out._np(), result, casting="unsafe")
+
+
+@kernel("adaptive_avg_pool2d")
+def adaptive_avg_pool2d(self, output_size):
+    output_size = _expand1(output_size, 2)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if output_size[0] < 0 or output_size[1] < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or "
+                           f"equal to 0 but received {{{output_size[0]}, {output_size[1]}}}")
+    if output_size == [1, 1]:
+        if self.dtype.category <= dt.INTEGRAL:
+            raise NotImplementedError(
+                f'"adaptive_avg_pool2d" not implemented for \'{self.dtype._short}\'')
+        return aten.mean.dim(self, [-1, -2], True)
+    return aten._adaptive_avg_pool2d.default(self, output_size)
+
+
+@meta("_adaptive_avg_pool2d")
+def adaptive_avg_pool2d_meta(self, output_size):
+    output_size = _expand1(output_size, 2)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    ndim = len(self._shape)
+    if ndim not in (3, 4) or any(n == 0 for n in self._shape[-2:]):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{_sizes(self._shape)}")
+    if self.dtype.category <= dt.INTEGRAL:
+        raise NotImplementedError(
+            f'"adaptive_avg_pool2d" not implemented for \'{self.dtype._short}\'')
+    return _pool_out_meta(self, output_size[0], output_size[1], self.dtype)
+
+
+def _adaptive_ranges(size_in, size_out):
+    return [((o * size_in) // size_out, -((-(o + 1) * size_in) // size_out))
+            for o in range(size_out)]
+
+
+@impl("_adaptive_avg_pool2d")
+def adaptive_avg_pool2d_impl(out, self, output_size):
+    oh, ow = _expand1(output_size, 2)
+    if out.numel() == 0:
+        return
+    compute = self.dtype.opmath
+    x = self._np().astype(compute, copy=False)
+    h, w = x.shape[-2:]
+    rows = np.stack([x[..., a:b, :].mean(axis=-2, dtype=compute)
+                     for a, b in _adaptive_ranges(h, oh)], axis=-2)       # (..., OH, W)
+    res = np.stack([rows[..., a:b].mean(axis=-1, dtype=compute)
+                    for a, b in _adaptive_ranges(w, ow)], axis=-1)        # (..., OH, OW)
+    np.copyto(out._np(), res, casting="unsafe")
+
+
+
+# -- padding ------------------------------------------------------------------------------
+
+@meta("constant_pad_nd")
+def constant_pad_nd_meta(self, pad, value=0):
+    pad = _list(pad)
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    ndim = len(self._shape)
+    if len(pad) // 2 > ndim:
+        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions "
+                           f"of the input. Pad length is {len(pad)} while the input has {ndim} "
+                           "dimensions.")
+    shape = list(self._shape)
+    for i in range(len(pad) // 2):
+        dim = ndim - 1 - i
+        new = shape[dim] + pad[2 * i] + pad[2 * i + 1]
+        if new < 0:
+            raise RuntimeError(f"The input size {shape[dim]}, plus negative padding "
+                               f"{pad[2 * i]} and {pad[2 * i + 1]} resulted in a negative output "
+                               f"size, which is invalid. Check dimension {dim} of your input.")
+        shape[dim] = new
+    shape = tuple(shape)
+    stride = channels_last_strides(shape) if _is_channels_last(self) else None
+    return TensorMeta(shape, self.dtype, stride)
+
+
+@impl("constant_pad_nd")
+def constant_pad_nd_impl(out, self, pad, value=0):
+    pad = _list(pad)
+    o = out._np()
+    if o.size == 0:
+        return
+    ndim = len(self._shape)
+    src = [slice(None)] * ndim
+    dst = [slice(None)] * ndim
+    for i in range(len(pad) // 2):
+        dim = ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        n = self._shape[dim]
+        src[dim] = slice(max(-lo, 0), n - max(-hi, 0))
+        dst[dim] = slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
+    o[...] = value
+    np.copyto(o[tuple(dst)], self._np()[tuple(src)], casting="unsafe")

@@ -1,0 +1,396 @@
+"""Losses (ATen's Loss.cpp, LossNLL.cpp, LossNLL2d.cpp, BinaryOps for the pointwise parts).
+
+``reduction`` is an int, as in ATen: 0 = none, 1 = mean, 2 = sum
+(``torch.nn._reduction.get_enum``).
+
+    nll_loss_forward(x, t, w)   x: (N, C) or (C,), t: (N,) or ()
+        loss[i] = -w[t[i]] * x[i, t[i]]          (0 where t[i] == ignore_index)
+        mean = sum(loss) / sum(w[t[i]]),  total_weight = sum(w[t[i]])
+    nll_loss2d_forward          the same over (N, C, H, W) / (N, H, W)
+    mse_loss        (a - b)^2
+    smooth_l1_loss  |d| < beta ? 0.5 d^2 / beta : |d| - 0.5 beta
+    huber_loss      |d| < delta ? 0.5 d^2 : delta (|d| - 0.5 delta)
+    binary_cross_entropy          -w (t log x + (1 - t) log(1 - x)),  logs clamped at -100
+    binary_cross_entropy_with_logits  (1 - t) x - (1 + (pw - 1) t) log_sigmoid(x), times w
+
+``nll_loss_nd``, ``nll_loss``, ``nll_loss2d``, ``cross_entropy_loss`` and ``l1_loss``
+are CompositeImplicitAutograd, written as PyTorch writes them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._core import dtype as dt
+from ..._dispatcher.dispatcher import ops
+from ..structured import TensorMeta, broadcast_shapes, result_type
+from . import impl, kernel, meta
+
+aten = ops.aten
+
+NONE, MEAN, SUM = 0, 1, 2
+
+
+def _sizes(shape) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _reduce(values, reduction, compute):
+    if reduction == NONE:
+        return values
+    if reduction == SUM:
+        return values.sum(dtype=compute)
+    if values.size == 0:
+        return compute.type(np.nan)
+    return values.mean(dtype=compute)
+
+
+def _acc(compute):
+    """Accumulate float32 sums in float64: closer to PyTorch's cascaded sum."""
+    return np.dtype(np.float64) if compute == np.float32 else compute
+
+
+# -- nll_loss ---------------------------------------------------------------------------
+
+def _check_target_dtype(target):
+    if target.dtype not in (dt.int64, dt.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{target.dtype._short}")
+
+
+def _check_weight(weight, n_classes):
+    if weight is not None and (weight.numel() != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes "
+                           f"or no classes but got weight tensor of shape: "
+                           f"{_sizes(weight._shape)}")
+
+
+@meta("nll_loss_forward")
+def nll_loss_forward_meta(self, target, weight, reduction, ignore_index):
+    ndim = len(self._shape)
+    if ndim not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if len(target._shape) > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    no_batch = ndim == 1 and len(target._shape) == 0
+    if not (no_batch or self._shape[0] == (target._shape[0] if target._shape else 1)):
+        raise RuntimeError(f"size mismatch (got input: {_sizes(self._shape)}, target: "
+                           f"{_sizes(target._shape)})")
+    _check_target_dtype(target)
+    _check_weight(weight, self._shape[-1])
+    if reduction == NONE and ndim == 2:
+        out_shape = (self._shape[0],)
+    else:
+        out_shape = ()
+    return (TensorMeta(out_shape, self.dtype), TensorMeta((), self.dtype))
+
+
+def _nll_compute(out, total_out, x, t, weight, reduction, ignore_index, class_axis, compute):
+    """x: (N, C, *) log-probabilities, t: (N, *) class indices."""
+    n_classes = x.shape[class_axis]
+    t = t.astype(np.int64, copy=False)
+    ignored = t == ignore_index
+    bad = (~ignored) & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+    safe_t = np.where(ignored, 0, t)
+    picked = np.take_along_axis(x, np.expand_dims(safe_t, class_axis), axis=class_axis)
+    picked = np.squeeze(picked, axis=class_axis).astype(compute, copy=False)
+    if weight is not None:
+        w = weight._np().astype(compute, copy=False)[safe_t]
+    else:
+        w = np.ones(safe_t.shape, dtype=compute)
+    w = np.where(ignored, compute.type(0), w)
+    losses = -(picked * w)
+    if reduction == NONE:
+        np.copyto(out._np(), losses, casting="unsafe")
+        total_out._np()[()] = 0
+        return
+    acc = _acc(compute)
+    total = w.sum(dtype=acc)
+    s = losses.sum(dtype=acc)
+    total_out._np()[()] = total
+    if reduction == SUM:
+        out._np()[()] = s
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out._np()[()] = s / total if total != 0 else (np.nan if s == 0 else s / total)
+
+
+@impl("nll_loss_forward")
+def nll_loss_forward_impl(outs, self, target, weight, reduction, ignore_index):
+    out, total = outs
+    compute = self.dtype.opmath
+    x = self._np()
+    t = target._np()
+    if x.ndim == 1:
+        x = x[None]
+        t = t.reshape(1)
+    _nll_compute(out, total, x, t, weight, reduction, ignore_index, 1, compute)
+
+
+@meta("nll_loss2d_forward")
+def nll_loss2d_forward_meta(self, target, weight, reduction, ignore_index):
+    if len(self._shape) != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input "
+                           f"of dimension: {len(self._shape)}")
+    if len(target._shape) != 3:
+        raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
+                           f"targets of dimension: {len(target._shape)}")
+    n, c, h, w = self._shape
+    if target._shape[0] != n or target._shape[1] != h or target._shape[2] != w:
+        raise RuntimeError(f"input and target batch or spatial sizes don't match: target "
+                           f"{_sizes(target._shape)}, input {_sizes(self._shape)}")
+    _check_target_dtype(target)
+    _check_weight(weight, c)
+    out_shape = (n, h, w) if reduction == NONE else ()
+    return (TensorMeta(out_shape, self.dtype), TensorMeta((), self.dtype))
+
+
+@impl("nll_loss2d_forward")
+def nll_loss2d_forward_impl(outs, self, target, weight, reduction, ignore_index):
+    out, total = outs
+    _nll_compute(out, total, self._np(), target._np(), weight, reduction, ignore_index, 1,
+                 self.dtype.opmath)
+
+
+@kernel("nll_loss")
+def nll_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    return aten.nll_loss_forward.default(self, target, weight, reduction, ignore_index)[0]
+
+
+@kernel("nll_loss2d")
+def nll_loss2d(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    return aten.nll_loss2d_forward.default(self, target, weight, reduction, ignore_index)[0]
+
+
+@kernel("nll_loss_nd")
+def nll_loss_nd(self, target, weight=None, reduction=MEAN, ignore_index=-100):
+    ndim = len(self._shape)
+    if ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {ndim})")
+    if ndim != 1 and self._shape[0] != (target._shape[0] if target._shape else 1):
+        raise ValueError(f"Expected input batch_size ({self._shape[0]}) to match target "
+                         f"batch_size ({target._shape[0] if target._shape else 1}).")
+    if ndim in (1, 2):
+        return aten.nll_loss.default(self, target, weight, reduction, ignore_index)
+    if ndim == 4:
+        return aten.nll_loss2d.default(self, target, weight, reduction, ignore_index)
+    n, c = self._shape[0], self._shape[1]
+    out_size = [n] + list(self._shape[2:])
+    if list(target._shape[1:]) != list(self._shape[2:]):
+        raise RuntimeError(f"Expected target size {_sizes(out_size)}, got {_sizes(target._shape)}")
+    input_ = aten.contiguous.default(self)
+    target_ = aten.contiguous.default(target)
+    input_ = aten.view.default(input_, [n, c, 1, -1] if input_.numel() > 0 else [n, c, 0, 0])
+    target_ = aten.view.default(target_, [n, 1, -1] if target_.numel() > 0 else [n, 0, 0])
+    out = aten.nll_loss2d.default(input_, target_, weight, reduction, ignore_index)
+    return out if reduction != NONE else aten.view.default(out, out_size)
+
+
+# -- cross entropy ------------------------------------------------------------------------
+
+def _weight_view(weight, ndim, class_dim):
+    shape = [1] * ndim
+    shape[class_dim] = weight._shape[0]
+    return aten.view.default(weight, shape)
+
+
+def _cross_entropy_prob_target(self, target, weight, reduction, label_smoothing):
+    class_dim = 0 if len(self._shape) == 1 else 1
+    n_classes = self._shape[class_dim]
+    if weight is not None and not (len(weight._shape) == 1 and weight.numel() == n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"{_sizes(weight._shape)}")
+    input = aten.log_softmax.int(self, class_dim, self.dtype)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                               f"{label_smoothing}")
+        target = aten.add.Scalar(aten.mul.Scalar(target, 1 - label_smoothing),
+                                 label_smoothing / n_classes)
+    prod = aten.mul.Tensor(input, target)
+    if weight is not None:
+        w = _weight_view(weight, len(input._shape), 1) if len(input._shape) > 1 else weight
+        prod = aten.mul.Tensor(prod, w)
+    if reduction == MEAN:
+        total = aten.sum.default(prod)
+        if input.numel() == 0:
+            return aten.neg.default(aten.fill_.Scalar(total, float("nan")))
+        return aten.div.Scalar(aten.neg.default(total), input.numel() // n_classes)
+    if reduction == SUM:
+        return aten.neg.default(aten.sum.default(prod))
+    if reduction == NONE:
+        return aten.neg.default(aten.sum.dim_IntList(prod, [class_dim]))
+    raise RuntimeError(f"Invalid reduction type encountered in cross_entropy: {reduction}")
+
+
+def _cross_entropy_label_smoothing(self, target, weight, reduction, ignore_index,
+                                   label_smoothing):
+    class_dim = 0 if len(self._shape) == 1 else 1
+    input = aten.log_softmax.int(self, class_dim, self.dtype)
+    nllloss = aten.nll_loss_nd.default(input, target, weight, reduction, ignore_index)
+    n_classes = input._shape[class_dim]
+    if weight is not None:
+        w = _weight_view(weight, len(input._shape), class_dim)
+        smooth_loss = aten.neg.default(aten.sum.dim_IntList(aten.mul.Tensor(input, w),
+                                                            [class_dim]))
+    else:
+        smooth_loss = aten.neg.default(aten.sum.dim_IntList(input, [class_dim]))
+    ignore_mask = aten.eq.Scalar(target, ignore_index)
+    aten.masked_fill_.Scalar(smooth_loss, ignore_mask, 0.0)
+    if reduction == MEAN:
+        if weight is not None:
+            kept = aten.masked_select.default(target, aten.bitwise_not.default(ignore_mask))
+            gathered = aten.gather.default(weight, 0, aten.flatten.using_ints(kept))
+            ret = aten.div.Tensor(aten.sum.default(smooth_loss), aten.sum.default(gathered))
+        else:
+            true_mask = aten.bitwise_not.default(ignore_mask)
+            ret = aten.div.Tensor(aten.sum.default(smooth_loss), aten.sum.default(true_mask))
+    elif reduction == SUM:
+        ret = aten.sum.default(smooth_loss)
+    elif reduction == NONE:
+        ret = smooth_loss
+    else:
+        raise RuntimeError(f"Invalid reduction type encountered in cross_entropy: {reduction}")
+    smooth = aten.mul.Scalar(ret, label_smoothing / n_classes)   # PyTorch evaluates this first
+    return aten.add.Tensor(aten.mul.Scalar(nllloss, 1 - label_smoothing), smooth)
+
+
+@kernel("cross_entropy_loss")
+def cross_entropy_loss(self, target, weight=None, reduction=MEAN, ignore_index=-100,
+                       label_smoothing=0.0):
+    if tuple(self._shape) == tuple(target._shape):
+        if not target.dtype.is_floating_point:
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {target.dtype._short}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        return _cross_entropy_prob_target(self, target, weight, reduction, label_smoothing)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                               f"{label_smoothing}")
+        return _cross_entropy_label_smoothing(self, target, weight, reduction, ignore_index,
+                                              label_smoothing)
+    class_dim = 0 if len(self._shape) == 1 else 1
+    return aten.nll_loss_nd.default(aten.log_softmax.int(self, class_dim, self.dtype), target,
+                                    weight, reduction, ignore_index)
+
+
+# -- pointwise losses ---------------------------------------------------------------------
+
+def _pointwise_loss_meta(self, target, reduction, *extra):
+    dtype = result_type(self, target)
+    shape = broadcast_shapes(self._shape, target._shape, *[t._shape for t in extra
+                                                          if t is not None])
+    if reduction == NONE:
+        return TensorMeta(shape, dtype)
+    return TensorMeta((), dtype)
+
+
+def _finish(out, values, reduction, compute):
+    if reduction == NONE:
+        np.copyto(out._np(), values, casting="unsafe")
+    else:
+        out._np()[()] = _reduce(values, reduction, _acc(compute))
+
+
+@meta("mse_loss")
+def mse_loss_meta(self, target, reduction=MEAN):
+    return _pointwise_loss_meta(self, target, reduction)
+
+
+@impl("mse_loss")
+def mse_loss_impl(out, self, target, reduction=MEAN):
+    compute = out.dtype.opmath
+    d = np.subtract(self._np(), target._np(), dtype=compute)
+    _finish(out, np.square(d), reduction, compute)
+
+
+@meta("smooth_l1_loss")
+def smooth_l1_loss_meta(self, target, reduction=MEAN, beta=1.0):
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return _pointwise_loss_meta(self, target, reduction)
+
+
+@impl("smooth_l1_loss")
+def smooth_l1_loss_impl(out, self, target, reduction=MEAN, beta=1.0):
+    compute = out.dtype.opmath
+    z = np.abs(np.subtract(self._np(), target._np(), dtype=compute))
+    if beta == 0:
+        values = z
+    else:
+        b = compute.type(beta)
+        values = np.where(z < b, compute.type(0.5) * z * z / b, z - compute.type(0.5) * b)
+    _finish(out, values, reduction, compute)
+
+
+@meta("huber_loss")
+def huber_loss_meta(self, target, reduction=MEAN, delta=1.0):
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    return _pointwise_loss_meta(self, target, reduction)
+
+
+@impl("huber_loss")
+def huber_loss_impl(out, self, target, reduction=MEAN, delta=1.0):
+    compute = out.dtype.opmath
+    z = np.abs(np.subtract(self._np(), target._np(), dtype=compute))
+    dl = compute.type(delta)
+    values = np.where(z < dl, compute.type(0.5) * z * z, dl * (z - compute.type(0.5) * dl))
+    _finish(out, values, reduction, compute)
+
+
+@meta("binary_cross_entropy")
+def binary_cross_entropy_meta(self, target, weight=None, reduction=MEAN):
+    return _pointwise_loss_meta(self, target, reduction, weight)
+
+
+@impl("binary_cross_entropy")
+def binary_cross_entropy_impl(out, self, target, weight=None, reduction=MEAN):
+    compute = out.dtype.opmath
+    x = self._np().astype(compute, copy=False)
+    if x.size and ((x < 0).any() or (x > 1).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    t = target._np().astype(compute, copy=False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_x = np.maximum(np.log(x), compute.type(-100))
+        log_1mx = np.maximum(np.log(compute.type(1) - x), compute.type(-100))
+    values = (t - 1) * log_1mx - t * log_x
+    if weight is not None:
+        values = values * weight._np().astype(compute, copy=False)
+    _finish(out, values, reduction, compute)
+
+
+@meta("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits_meta(self, target, weight=None, pos_weight=None,
+                                          reduction=MEAN):
+    return _pointwise_loss_meta(self, target, reduction, weight, pos_weight)
+
+
+@impl("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits_impl(out, self, target, weight=None, pos_weight=None,
+                                          reduction=MEAN):
+    compute = out.dtype.opmath
+    x = self._np().astype(compute, copy=False)
+    t = target._np().astype(compute, copy=False)
+    # log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|))
+    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    if pos_weight is not None:
+        log_sig = log_sig * ((pos_weight._np().astype(compute, copy=False) - 1) * t + 1)
+    values = (1 - t) * x - log_sig
+    if weight is not None:
+        values = values * weight._np().astype(compute, copy=False)
+    _finish(out, values, reduction, compute)
+
+
+@kernel("l1_loss")
+def l1_loss(self, target, reduction=MEAN):
+    loss = aten.abs.default(aten.sub.Tensor(self, target))
+    if reduction == MEAN:
+        return aten.mean.default(loss)
+    if reduction == SUM:
+        return aten.sum.default(loss)
+    return loss
