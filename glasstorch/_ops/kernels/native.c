@@ -1,0 +1,120 @@
+/* glasstorch native CPU loops (the role of ATen's vectorized CPU kernels).
+ *
+ * numpy covers almost every CPU kernel.  A few loops matter for throughput
+ * and numpy is slow at them on machines without AVX-512 (its float32 exp is
+ * scalar there): exp, softmax / log_softmax, and float32 sums.  These are
+ * plain C loops that the compiler vectorizes (-O3 -march=native) and OpenMP
+ * spreads over the intra-op threads, as at::parallel_for does in PyTorch.
+ *
+ * No -ffast-math: NaN and inf must behave exactly as in PyTorch.  Only
+ * -fno-math-errno and -fno-trapping-math (nothing here reads errno or FP
+ * exception flags), which let the loops below vectorize.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <omp.h>
+
+/* exp(x) for float32, vectorizable.
+ *
+ *   x = n*ln2 + r,  |r| <= ln2/2      n = round(x / ln2)
+ *   exp(x) = 2^n * p(r)               p: degree-6 minimax-style polynomial
+ *
+ * 2^n is built in the exponent bits.  Out-of-range inputs are patched with
+ * selects (inf above ~88.72, 0 below ~-103.97, NaN passes through), which
+ * the vectorizer turns into blends.  Max error ~2 ulp.
+ */
+static inline float exp_f32(float x) {
+    const float log2e = 1.44269504088896341f;
+    const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    float xc = x < -104.0f ? -104.0f : (x > 88.8f ? 88.8f : x);   /* NaN: patched below */
+    const float round_magic = 12582912.0f;                      /* 1.5 * 2^23 */
+    float n = (xc * log2e + round_magic) - round_magic;         /* round to nearest */
+    float r = xc - n * ln2_hi;
+    r = r - n * ln2_lo;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    /* 2^n as two normal powers of two, so n in [-150, 128] needs no special case
+       (results in the subnormal range come out of the multiplication itself) */
+    int32_t ni = (int32_t)n;
+    int32_t n1 = ni / 2, n2 = ni - n1;
+    int32_t b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    float y = p * s1 * s2;
+    y = x > 88.72283905206835f ? INFINITY : y;
+    y = x < -103.972077083991796f ? 0.0f : y;
+    y = x != x ? x : y;
+    return y;
+}
+
+void gt_set_num_threads(int n) { omp_set_num_threads(n); }
+int gt_get_num_threads(void) { return omp_get_max_threads(); }
+
+void gt_exp_f32(const float *x, float *out, int64_t n) {
+    #pragma omp parallel for simd schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; i++) out[i] = exp_f32(x[i]);
+}
+
+/* Softmax over rows of a contiguous (rows, cols) matrix.
+ *   m = max(row)            (a NaN anywhere makes the whole row NaN, as in PyTorch)
+ *   s = sum(exp(row - m))
+ *   softmax:     out = exp(row - m) / s
+ *   log_softmax: out = row - m - log(s)
+ */
+void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int log_) {
+    #pragma omp parallel for schedule(static) if (rows * cols > 32768)
+    for (int64_t i = 0; i < rows; i++) {
+        const float *row = x + i * cols;
+        float *dst = out + i * cols;
+        float m = -INFINITY;
+        int nan = 0;
+        #pragma omp simd reduction(max:m) reduction(|:nan)
+        for (int64_t j = 0; j < cols; j++) {
+            m = row[j] > m ? row[j] : m;
+            nan |= row[j] != row[j];
+        }
+        if (nan) m = NAN;
+        if (m == -INFINITY) m = 0.0f;   /* an all -inf row: exp(-inf - 0) = 0, sum 0 -> nan, as torch */
+        float s = 0.0f;
+        if (log_) {
+            #pragma omp simd reduction(+:s)
+            for (int64_t j = 0; j < cols; j++) s += exp_f32(row[j] - m);
+            float shift = m + logf(s);
+            #pragma omp simd
+            for (int64_t j = 0; j < cols; j++) dst[j] = row[j] - shift;
+        } else {
+            #pragma omp simd reduction(+:s)
+            for (int64_t j = 0; j < cols; j++) {
+                float e = exp_f32(row[j] - m);
+                dst[j] = e;
+                s += e;
+            }
+            float inv = 1.0f / s;
+            #pragma omp simd
+            for (int64_t j = 0; j < cols; j++) dst[j] *= inv;
+        }
+    }
+}
+
+/* Sum of a contiguous float32 array, accumulated in float32 lanes per block
+ * and in double across blocks (at least as accurate as PyTorch's cascade). */
+double gt_sum_f32(const float *x, int64_t n) {
+    const int64_t block = 4096;
+    double total = 0.0;
+    #pragma omp parallel for reduction(+:total) schedule(static) if (n > 65536)
+    for (int64_t start = 0; start < n; start += block) {
+        int64_t end = start + block < n ? start + block : n;
+        float acc = 0.0f;
+        #pragma omp simd reduction(+:acc)
+        for (int64_t i = start; i < end; i++) acc += x[i];
+        total += acc;
+    }
+    return total;
+}

@@ -1,0 +1,131 @@
+"""Native CPU loops: ``native.c`` compiled on first use with the system compiler.
+
+Like Inductor's C++ backend, this compiles C source at run time (``cc -O3
+-march=native -fopenmp``), caches the shared library on disk keyed by the
+source, the flags and the CPU, and loads it with ctypes.  When no compiler is
+available, or ``GLASSTORCH_NATIVE=0``, ``available()`` is False and kernels
+keep their numpy path: the native loops are a fast path, never the only path.
+
+Intra-op threads follow ``torch.set_num_threads`` / ``get_num_threads``.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+_SOURCE = os.path.join(os.path.dirname(__file__), "native.c")
+_FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-shared", "-fPIC", "-std=c11"]
+_lib = None
+_tried = False
+_threads = None
+
+
+def _cpu_id() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line for line in f if line.startswith("flags")), "")
+    except OSError:
+        return platform.processor()
+
+
+def _cache_dir() -> str:
+    root = os.environ.get("GLASSTORCH_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "glasstorch")
+    return root
+
+
+def _build():
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None
+    with open(_SOURCE, "rb") as f:
+        source = f.read()
+    key = hashlib.sha256(source + " ".join(_FLAGS).encode() + _cpu_id().encode()).hexdigest()[:16]
+    directory = _cache_dir()
+    path = os.path.join(directory, f"native-{key}.so")
+    if not os.path.exists(path):
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=directory)
+        os.close(fd)
+        result = subprocess.run([compiler, *_FLAGS, _SOURCE, "-o", tmp, "-lm"],
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            os.unlink(tmp)
+            return None
+        os.replace(tmp, path)  # atomic: concurrent first uses are safe
+    lib = ctypes.CDLL(path)
+    f32p = ctypes.POINTER(ctypes.c_float)
+    i64 = ctypes.c_int64
+    lib.gt_exp_f32.argtypes = [f32p, f32p, i64]
+    lib.gt_softmax_f32.argtypes = [f32p, f32p, i64, i64, ctypes.c_int]
+    lib.gt_sum_f32.argtypes = [f32p, i64]
+    lib.gt_sum_f32.restype = ctypes.c_double
+    lib.gt_set_num_threads.argtypes = [ctypes.c_int]
+    lib.gt_get_num_threads.restype = ctypes.c_int
+    if _threads is not None:
+        lib.gt_set_num_threads(_threads)
+    return lib
+
+
+def library():
+    """The loaded library, or None (built once per process, on first use)."""
+    global _lib, _tried
+    if not _tried:
+        _tried = True
+        if os.environ.get("GLASSTORCH_NATIVE", "1") != "0":
+            try:
+                _lib = _build()
+            except OSError:
+                _lib = None
+    return _lib
+
+
+def _ptr(array: np.ndarray):
+    return array.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+
+
+def usable(*arrays) -> bool:
+    """The native loops take C-contiguous float32 arrays."""
+    return all(a.dtype == np.float32 and a.flags.c_contiguous for a in arrays) and \
+        library() is not None
+
+
+def exp(x: np.ndarray, out: np.ndarray) -> None:
+    library().gt_exp_f32(_ptr(x), _ptr(out), x.size)
+
+
+def softmax(x: np.ndarray, out: np.ndarray, log: bool) -> None:
+    """Softmax over the last axis of C-contiguous float32 arrays."""
+    cols = x.shape[-1] if x.ndim else 1
+    rows = x.size // cols if cols else 0
+    library().gt_softmax_f32(_ptr(x), _ptr(out), rows, cols, int(log))
+
+
+def sum_all(x: np.ndarray) -> float:
+    return library().gt_sum_f32(_ptr(x), x.size)
+
+
+def set_num_threads(n: int) -> None:
+    """``torch.set_num_threads``: intra-op threads for native loops."""
+    global _threads
+    if not isinstance(n, int) or n < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _threads = n
+    lib = library()
+    if lib is not None:
+        lib.gt_set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    """``torch.get_num_threads``."""
+    lib = library()
+    if lib is not None:
+        return lib.gt_get_num_threads()
+    return _threads or os.cpu_count() or 1
