@@ -1,83 +1,215 @@
-"""Tensors from Python data and numpy (torch/csrc/utils/tensor_new.cpp).
+"""Tensors from Python data and numpy, and the Tensor methods that convert
+(torch/csrc/utils/tensor_new.cpp, python_variable_methods.cpp).
 
-``torch.tensor`` infers a dtype the way PyTorch does (bool < int64 < default
-float < default complex over all leaves), copies the data into fresh storage
-from the allocator, and runs no operator, as in PyTorch.  ``from_numpy``
-shares the array's memory.
+``torch.tensor`` infers a dtype the way PyTorch does (``promote_types`` over
+every leaf: bool, int -> int64, float -> default dtype, complex -> default
+complex, numpy scalars/arrays and tensors keep theirs), copies the data into
+fresh storage from the allocator, and runs no operator, as in PyTorch.
+``from_numpy`` and ``as_tensor`` share the array's memory.
+
+This module also binds what PyTorch binds by hand rather than from the op
+declarations: ``Tensor.to``'s three signatures, ``type``, ``float()`` and the
+other dtype shortcuts, ``cpu``/``cuda``, ``item``-based Python conversions
+(``__bool__``, ``__float__``, ``__int__``, ``__index__``, ``__complex__``),
+the legacy constructor ``torch.Tensor(...)``, and the ``requires_grad=``
+keyword of factory functions.
 """
 from __future__ import annotations
+
+import threading
+import warnings
 
 import numpy as np
 
 from ._core import dtype as dt
 from ._core.device import device as Device
 from ._core import tls
-from ._tensor import Tensor, keys_for_device
+from ._core.layout import preserve_format
 from ._core.storage import UntypedStorage
+from ._dispatcher import binding as _binding
+from ._dispatcher.dispatcher import ops
+from ._ops import registry as _registry
+from ._ops.kernels.factory import convert_array
 from ._ops.structured import empty_tensor
+from ._tensor import Tensor, Size, keys_for_device
 
-__all__ = ["tensor", "from_numpy"]
+_FACTORIES = ["empty", "empty_strided", "empty_like", "zeros", "zeros_like", "ones", "ones_like",
+              "full", "full_like", "arange", "linspace", "logspace", "eye", "scalar_tensor",
+              "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
+              "normal"]
+
+__all__ = ["tensor", "from_numpy", "as_tensor", "is_tensor", "is_storage", "numel",
+           "is_floating_point", "is_complex", "is_nonzero", "get_default_device",
+           "set_default_device"] + _FACTORIES
 
 _CPU = Device("cpu")
 
 
+# -- torch.tensor --------------------------------------------------------------------
+
+def _is_sequence(x):
+    return isinstance(x, (list, tuple)) or (isinstance(x, Tensor) and x.dim() > 0) or \
+        (isinstance(x, np.ndarray) and x.ndim > 0)
+
+
+def _leaf_dtype(x):
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, (np.ndarray, np.generic)):
+        d = dt.FROM_NUMPY.get(x.dtype)
+        if d is None:
+            raise TypeError(f"can't convert np.ndarray of type {x.dtype}. The only supported "
+                            "types are: float64, float32, float16, complex64, complex128, int64, "
+                            "int32, int16, int8, uint8, and bool.")
+        return d
+    if isinstance(x, (bool, int, float, complex)):
+        return dt.scalar_dtype(x)
+    if isinstance(x, str):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
 def _infer_dtype(data):
-    """The dtype ``torch.tensor(data)`` picks: the highest category among leaves."""
-    best = None
-    stack = [data]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, Tensor):
-            d = x.dtype
-        elif isinstance(x, np.ndarray):
-            d = dt.FROM_NUMPY.get(x.dtype)
-            if d is None:
-                raise TypeError(f"can't convert np.ndarray of type {x.dtype}.")
-        elif isinstance(x, np.generic):
-            d = dt.FROM_NUMPY[x.dtype] if x.dtype in dt.FROM_NUMPY else dt.scalar_dtype(x.item())
-        elif isinstance(x, (bool, int, float, complex)):
-            d = dt.scalar_dtype(x)
-        elif isinstance(x, (list, tuple)):
-            stack.extend(x)
-            continue
-        else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
-        if best is None:
-            best = d
-        elif isinstance(x, (bool, int, float, complex)) or d.category != best.category:
-            best = best if best.category >= d.category else d
-            if best.category == dt.COMPLEX and d.category == dt.COMPLEX and d.itemsize > best.itemsize:
-                best = d
-        else:
-            best = dt.promote_types(best, d) if isinstance(x, (Tensor, np.ndarray, np.generic)) else best
-    return best if best is not None else dt.get_default_dtype()
+    """PyTorch's infer_scalar_type: promote_types over all leaves; an empty
+    sequence is the default dtype; complex128 ends the search."""
+    if isinstance(data, (list, tuple)):
+        if not data:
+            return dt.get_default_dtype()
+        best = None
+        for x in data:
+            d = _infer_dtype(x)
+            best = d if best is None else dt.promote_types(best, d)
+            if best is dt.complex128:
+                break
+        return best
+    return _leaf_dtype(data)
 
 
-def _to_numpy(data, np_dtype):
+def _compute_sizes(data):
+    sizes = []
+    x = data
+    while _is_sequence(x):
+        n = len(x)
+        sizes.append(n)
+        if n == 0:
+            break
+        if isinstance(x, (Tensor, np.ndarray)):
+            sizes.extend(x.shape[1:])
+            break
+        x = x[0]
+    return sizes
+
+
+def _fill(data, sizes, dim, out: list):
+    """Flatten ``data`` into ``out`` (numpy pieces and scalars), checking sizes."""
+    if isinstance(data, Tensor) and dim > 0 and data.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    if isinstance(data, (Tensor, np.ndarray)):
+        arr = data._cpu_array() if isinstance(data, Tensor) else data
+        if tuple(arr.shape) != tuple(sizes[dim:]):
+            got = arr.shape[0] if arr.ndim else 0
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {got})")
+        out.append(np.asarray(arr).reshape(-1))
+        return
+    if dim == len(sizes):
+        if isinstance(data, (list, tuple)):
+            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
+        out.append(data)
+        return
+    if not isinstance(data, (list, tuple)):
+        raise TypeError("not a sequence")
+    if len(data) != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                         f"(got {len(data)})")
+    for x in data:
+        _fill(x, sizes, dim + 1, out)
+
+
+def _python_leaf_array(values, dtype):
+    """A flat list of Python scalars -> numpy, converted as PyTorch stores them."""
+    if dtype.category == dt.COMPLEX:
+        return np.array([complex(v) for v in values], dtype=dtype.numpy)
+    if dtype is dt.bool_:
+        return np.array([bool(v) for v in values], dtype=np.bool_)
+    if dtype.category == dt.INTEGRAL:
+        ints = []
+        for v in values:
+            if isinstance(v, complex):
+                v = v.real
+            v = int(v)
+            if not -(1 << 63) <= v < (1 << 64):
+                raise RuntimeError("Overflow when unpacking long long")
+            ints.append(v if v < (1 << 63) else v - (1 << 64))
+        return convert_array(np.array(ints, dtype=np.int64), dt.int64, dtype)
+    floats = []
+    for v in values:
+        if isinstance(v, complex):
+            raise TypeError("must be real number, not complex")
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= (1 << 64):
+            raise RuntimeError("Overflow when unpacking long long")
+        floats.append(float(v))
+    return convert_array(np.array(floats, dtype=np.float64), dt.float64, dtype)
+
+
+def _data_to_array(data, dtype):
+    """``data`` as a numpy array of ``dtype`` (always a fresh copy)."""
     if isinstance(data, Tensor):
-        return data._cpu_array().astype(np_dtype)
-    if isinstance(data, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple)) for x in data):
-        parts = [_to_numpy(x, np_dtype) for x in data]
-        shapes = {p.shape for p in parts}
-        if len(shapes) > 1:
-            raise ValueError(f"expected sequence of length {parts[0].shape[0] if parts[0].ndim else 0} "
-                             f"at dim 1 (got {parts[-1].shape[0] if parts[-1].ndim else 0})")
-        return np.stack(parts) if parts else np.empty((0,), np_dtype)
-    try:
-        return np.array(data, dtype=np_dtype)
-    except OverflowError:
-        return np.array(data, dtype=object).astype(np_dtype)
+        return convert_array(data._cpu_array(), data.dtype, dtype).copy()
+    if isinstance(data, np.ndarray):
+        _leaf_dtype(data)
+        return convert_array(data, dt.FROM_NUMPY[data.dtype], dtype).copy()
+    if isinstance(data, np.generic):
+        return convert_array(np.asarray(data), _leaf_dtype(data), dtype).copy()
+    if not isinstance(data, (list, tuple)):
+        if isinstance(data, (bool, int, float, complex)):
+            return _python_leaf_array([data], dtype).reshape(())
+        _leaf_dtype(data)
+    sizes = _compute_sizes(data)
+    pieces: list = []
+    _fill(data, sizes, 0, pieces)
+    if all(not isinstance(p, np.ndarray) for p in pieces):
+        for p in pieces:
+            if not isinstance(p, (bool, int, float, complex, np.generic)):
+                _leaf_dtype(p)
+        flat = _python_leaf_array([p.item() if isinstance(p, np.generic) else p
+                                   for p in pieces], dtype)
+    else:
+        parts = []
+        for p in pieces:
+            if isinstance(p, np.ndarray):
+                parts.append(convert_array(p, dt.FROM_NUMPY[p.dtype], dtype).reshape(-1))
+            elif isinstance(p, np.generic):
+                parts.append(convert_array(np.asarray(p).reshape(1), dt.FROM_NUMPY[p.dtype],
+                                           dtype))
+            else:
+                parts.append(_python_leaf_array([p], dtype))
+        flat = np.concatenate(parts) if parts else np.empty((0,), dtype.numpy)
+    return flat.reshape(sizes)
+
+
+def _target_device(device):
+    return Device(device) if device is not None else (tls.default_device() or _CPU)
+
+
+def _on_device(out, device):
+    if device.type != "cpu":
+        out = ops.aten._to_copy.default(out, device=device)
+    return out
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """``torch.tensor``: always copies."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
     dtype = dtype if dtype is not None else _infer_dtype(data)
-    values = _to_numpy(data, dtype.numpy)
+    values = _data_to_array(data, dtype)
     out = empty_tensor(values.shape, dtype, _CPU)
-    out._np()[...] = values
-    target = Device(device) if device is not None else (tls.default_device() or _CPU)
-    if target.type != "cpu":
-        out = out.to(target)
+    if values.size:
+        out._np()[...] = values
+    out = _on_device(out, _target_device(device))
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -115,3 +247,370 @@ def from_numpy(array: np.ndarray) -> Tensor:
                      offset // itemsize, dtype, _CPU, keys_for_device("cpu", tls.state.inference_mode))
     t._array = array
     return t
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``torch.as_tensor``: no copy when ``data`` already is a tensor or a numpy
+    array with the requested dtype on the requested device."""
+    if isinstance(data, Tensor):
+        return data.to(dtype=dtype, device=device)
+    if isinstance(data, np.ndarray) and data.dtype in dt.FROM_NUMPY and \
+            all(s >= 0 for s in data.strides):
+        t = from_numpy(data)
+        target = Device(device) if device is not None else tls.default_device()
+        return t.to(dtype=dtype, device=target)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_storage(obj) -> bool:
+    return isinstance(obj, UntypedStorage)
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+def is_complex(input) -> bool:
+    return input.is_complex()
+
+
+def is_nonzero(input) -> bool:
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+# -- default device --------------------------------------------------------------------
+
+_global_default = threading.local()
+
+
+def set_default_device(device) -> None:
+    """``torch.set_default_device``: the bottom of this thread's default-device
+    stack (``with torch.device(...)`` blocks push above it)."""
+    devices = tls.state.default_devices
+    if getattr(_global_default, "set", False):
+        devices = devices[1:]
+    if device is None:
+        _global_default.set = False
+        tls.state.default_devices = devices
+        return
+    device = Device(device)
+    if device.type == "cuda" and device.index is None:
+        device = Device("cuda", 0)
+    tls.state.default_devices = (device,) + devices
+    _global_default.set = True
+
+
+def get_default_device() -> Device:
+    return tls.default_device() or _CPU
+
+
+# -- requires_grad= on factories -----------------------------------------------------
+
+def _check_requires_grad(t):
+    if t.dtype.category < dt.FLOATING:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+
+
+def _with_requires_grad(name):
+    fn = _registry.function(name)
+
+    def factory(*args, requires_grad=False, **kwargs):
+        out = fn(*args, **kwargs)
+        if requires_grad:
+            _check_requires_grad(out)
+            out.requires_grad_(True)
+        return out
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = fn.__doc__
+    factory._signatures = getattr(fn, "_signatures", None)
+    return factory
+
+
+for _name in _FACTORIES:
+    globals()[_name] = _with_requires_grad(_name)
+del _name
+
+
+def _method_with_requires_grad(name):
+    method = getattr(Tensor, name)
+
+    def new_factory(self, *args, requires_grad=False, **kwargs):
+        out = method(self, *args, **kwargs)
+        if requires_grad:
+            _check_requires_grad(out)
+            out.requires_grad_(True)
+        return out
+    new_factory.__name__ = new_factory.__qualname__ = name
+    new_factory.__doc__ = method.__doc__
+    return new_factory
+
+
+for _name in ("new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full"):
+    setattr(Tensor, _name, _method_with_requires_grad(_name))
+del _name
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                      "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+    dtype = dtype if dtype is not None else self.dtype
+    values = _data_to_array(data, dtype)
+    out = empty_tensor(values.shape, dtype, _CPU)
+    if values.size:
+        out._np()[...] = values
+    out = _on_device(out, Device(device) if device is not None else self.device)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+# -- Tensor.to and friends -----------------------------------------------------------
+
+def _as_dtype(x):
+    try:
+        return _binding._conv_dtype(x)
+    except _binding._NoMatch:
+        return None
+
+
+_TO_ERROR = ("to() received an invalid combination of arguments - got ({got}), but expected "
+             "one of:\n * (torch.device device = None, torch.dtype dtype = None, bool "
+             "non_blocking = False, bool copy = False, *, torch.memory_format memory_format = "
+             "None)\n * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+             "torch.memory_format memory_format = None)\n * (Tensor tensor, bool non_blocking = "
+             "False, bool copy = False, *, torch.memory_format memory_format = None)\n")
+
+
+def _to(self, *args, **kwargs):
+    """``Tensor.to``: ``to(device=None, dtype=None, non_blocking=False, copy=False)``,
+    ``to(dtype, non_blocking=False, copy=False)`` or ``to(tensor, non_blocking=False,
+    copy=False)``; ``memory_format=`` keyword in all three."""
+    memory_format = kwargs.pop("memory_format", None)
+    first = args[0] if args else kwargs.get("other", kwargs.get("tensor"))
+    if isinstance(first, Tensor):
+        rest = list(args[1:]) if args else []
+        kwargs.pop("other", None)
+        kwargs.pop("tensor", None)
+        non_blocking, copy = _flags(rest, kwargs, args)
+        return ops.aten.to.other(self, first, non_blocking, copy, memory_format)
+    dtype_first = _as_dtype(args[0]) if args and isinstance(args[0], (dt.dtype, type, np.dtype)) \
+        else None
+    if dtype_first is not None:
+        non_blocking, copy = _flags(list(args[1:]), kwargs, args)
+        return ops.aten.to.dtype(self, dtype_first, non_blocking, copy, memory_format)
+    rest = list(args)
+    device = rest.pop(0) if rest else kwargs.pop("device", None)
+    dtype = rest.pop(0) if rest else kwargs.pop("dtype", None)
+    non_blocking, copy = _flags(rest, kwargs, args)
+    if device is not None:
+        if not isinstance(device, (str, Device, int)) or isinstance(device, bool):
+            raise TypeError(_TO_ERROR.format(got=_got(args, kwargs)))
+        device = Device(device)
+    if dtype is not None:
+        converted = _as_dtype(dtype)
+        if converted is None:
+            raise TypeError(_TO_ERROR.format(got=_got(args, kwargs)))
+        dtype = converted
+    return ops.aten.to.dtype_layout(self, dtype=dtype, device=device, non_blocking=non_blocking,
+                                    copy=copy, memory_format=memory_format)
+
+
+def _flags(rest, kwargs, args):
+    non_blocking = rest.pop(0) if rest else kwargs.pop("non_blocking", False)
+    copy = rest.pop(0) if rest else kwargs.pop("copy", False)
+    if rest or kwargs:
+        raise TypeError(_TO_ERROR.format(got=_got(args, kwargs)))
+    return bool(non_blocking), bool(copy)
+
+
+def _got(args, kwargs):
+    return ", ".join([_binding._describe_value(a) for a in args] +
+                     [f"{k}={_binding._describe_value(v)}" for k, v in kwargs.items()])
+
+
+_TYPE_PREFIX = {"cpu": "torch.", "cuda": "torch.cuda.", "meta": "torch.meta."}
+_BY_TYPE_NAME = {f"{d._short}Tensor": d for d in dt.ALL_DTYPES}
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """``x.type()`` -> 'torch.FloatTensor'; ``x.type(torch.int32)`` / ``x.type('torch.DoubleTensor')``
+    convert (returning ``self`` when nothing changes)."""
+    if dtype is None:
+        return _TYPE_PREFIX.get(self.device.type, f"torch.{self.device.type}.") + \
+            f"{self.dtype._short}Tensor"
+    if isinstance(dtype, str):
+        name = dtype
+        device = None
+        if name.startswith("torch.cuda."):
+            device, name = Device("cuda"), name[len("torch.cuda."):]
+        elif name.startswith("torch."):
+            name = name[len("torch."):]
+        else:
+            name = None
+        target = _BY_TYPE_NAME.get(name) if name else None
+        if target is None:
+            raise ValueError(f"invalid type: '{dtype}'")
+        if device is not None:
+            from . import cuda
+            cuda._lazy_init()
+        return self.to(dtype=target, non_blocking=non_blocking)
+    target = _as_dtype(dtype)
+    if target is None:
+        raise TypeError(f"type() received an invalid combination of arguments - got "
+                        f"({type(dtype).__name__})")
+    return self.to(target, non_blocking)
+
+
+def _make_cast(dtype):
+    def cast(self, memory_format=preserve_format):
+        return ops.aten.to.dtype(self, dtype, False, False,
+                                 None if memory_format is preserve_format else memory_format)
+    cast.__name__ = cast.__qualname__ = dtype.name
+    cast.__doc__ = f"``self.to({dtype})``"
+    return cast
+
+
+_CASTS = {"float": dt.float32, "double": dt.float64, "half": dt.float16, "bfloat16": dt.bfloat16,
+          "int": dt.int32, "long": dt.int64, "short": dt.int16, "char": dt.int8, "byte": dt.uint8,
+          "bool": dt.bool_, "cfloat": dt.complex64, "cdouble": dt.complex128}
+
+
+def _cpu(self, memory_format=preserve_format):
+    return self.to("cpu", memory_format=None if memory_format is preserve_format
+                   else memory_format)
+
+
+def _cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
+    from . import cuda
+    cuda._lazy_init()
+    device = Device("cuda", device) if isinstance(device, int) else \
+        Device(device if device is not None else "cuda")
+    return self.to(device, non_blocking=non_blocking)
+
+
+def _requires_grad_(self, requires_grad=True):
+    """Minimal: flips the flag on leaves (the autograd layer extends this)."""
+    if requires_grad and self.dtype.category < dt.FLOATING:
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    if not requires_grad and not self.is_leaf:
+        raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                           "want to use a computed variable in a subgraph that doesn't require "
+                           "differentiation use var_no_grad = var.detach().")
+    self.requires_grad = bool(requires_grad)
+    return self
+
+
+# -- Python number conversions -----------------------------------------------------
+
+def _one_element(self):
+    if self.numel() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return self.item()
+
+
+def _bool(self):
+    n = self.numel()
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(self.item())
+
+
+def _float(self):
+    return float(_one_element(self))
+
+
+def _int(self):
+    return int(_one_element(self))
+
+
+def _complex(self):
+    return complex(_one_element(self))
+
+
+def _index(self):
+    if self.numel() != 1 or self.dtype.category > dt.INTEGRAL:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(self.item())
+
+
+# -- the legacy constructor --------------------------------------------------------
+
+def _legacy_new(cls, *args, **kwargs):
+    """``torch.Tensor()`` / ``torch.Tensor(2, 3)`` (uninitialized) /
+    ``torch.Tensor(torch.Size)`` / ``torch.Tensor([1, 2])`` (default dtype) /
+    ``torch.Tensor(tensor)`` (an alias); ``cls`` may be a subclass."""
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"new() received an invalid combination of arguments - got "
+                        f"({_got(args, kwargs)})")
+    if device is not None and Device(device).type != "cpu":
+        raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
+                           f"{Device(device).type} was passed")
+    dtype = dt.get_default_dtype()
+    if not args:
+        out = empty_tensor((0,), dtype, _CPU)
+    elif len(args) == 1 and isinstance(args[0], Tensor):
+        out = args[0]
+    elif len(args) == 1 and isinstance(args[0], UntypedStorage):
+        storage = args[0]
+        out = Tensor._make(storage, (storage.nbytes() // dtype.itemsize,), (1,), 0, dtype, _CPU,
+                           keys_for_device("cpu", tls.state.inference_mode))
+    elif isinstance(args[0], Size) or all(isinstance(a, (int, np.integer)) and
+                                          not isinstance(a, bool) for a in args):
+        shape = tuple(args[0]) if isinstance(args[0], Size) else tuple(int(a) for a in args)
+        for n in shape:
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
+                                   f"{list(shape)}")
+        out = empty_tensor(shape, dtype, _CPU)
+    elif len(args) == 1 and (isinstance(args[0], (list, tuple, np.ndarray))):
+        values = _data_to_array(args[0], dtype)
+        out = empty_tensor(values.shape, dtype, _CPU)
+        if values.size:
+            out._np()[...] = values
+    elif len(args) == 1 and isinstance(args[0], str):
+        raise TypeError(f"new(): invalid data type '{type(args[0]).__name__}'")
+    else:
+        bad = next((i for i, a in enumerate(args)
+                    if not isinstance(a, (int, np.integer)) or isinstance(a, bool)), 0)
+        raise TypeError(f"new(): argument 'size' failed to unpack the object at pos {bad + 1} "
+                        f"with error \"type must be tuple of ints,but got "
+                        f"{type(args[bad]).__name__}\"")
+    if (args and out is args[0]) or type(out) is not cls:
+        out = out.as_subclass(cls)
+    return out
+
+
+Tensor._legacy_new = staticmethod(_legacy_new)
+Tensor.to = _to
+Tensor.type = _type
+Tensor.cpu = _cpu
+Tensor.cuda = _cuda
+Tensor.requires_grad_ = _requires_grad_
+Tensor.new_tensor = _new_tensor
+Tensor.__bool__ = _bool
+Tensor.__float__ = _float
+Tensor.__int__ = _int
+Tensor.__complex__ = _complex
+Tensor.__index__ = _index
+for _name, _d in _CASTS.items():
+    setattr(Tensor, _name, _make_cast(_d))
+del _name, _d

@@ -15,6 +15,8 @@ parser's source with ``glasstorch._dispatcher.binding.parser_source(op)``.
 """
 from __future__ import annotations
 
+import keyword
+
 import numpy as np
 
 from .._core import dtype as dt
@@ -39,6 +41,10 @@ NUMBERS_AS_TENSORS = {
     "clamp", "clamp_", "clip", "lerp", "lerp_", "copy_", "__eq__", "__ne__", "__lt__", "__le__",
     "__gt__", "__ge__", "isclose", "allclose", "float_power", "nextafter", "heaviside",
 }
+
+# ... and of those, the ones whose first argument (``input``) may be a number too:
+# ``torch.add(2, x)``, ``torch.floor_divide(7, x)`` (python_arg_parser.cpp's list).
+NUMBERS_AS_INPUT = {"add", "sub", "mul", "div", "true_divide", "floor_divide"}
 
 
 class _NoMatch(Exception):
@@ -248,11 +254,17 @@ def make_parser(sig: PythonSignature):
     positional, kwonly = [], []
     first_list = None
     for index, (pyname, arg, is_kwonly) in enumerate(params):
+        if keyword.iskeyword(pyname):  # random_(from, to): ``from`` can't be a Python name
+            pyname += "_"
         default = ""
         if arg.has_default_value():
             env[f"_d_{pyname}"] = arg.default_value
             default = f"=_d_{pyname}"
-        elif arg.type.optional:
+        elif arg.type.optional and (is_kwonly or not any(
+                not (a.has_default_value() or a.type.optional or k)
+                for _, a, k in params[index + 1:])):
+            # ``Tensor? x`` defaults to None, unless a required positional follows
+            # (``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim)``).
             env[f"_d_{pyname}"] = None
             default = f"=_d_{pyname}"
         if is_kwonly and not star:
@@ -260,11 +272,16 @@ def make_parser(sig: PythonSignature):
             star = True
         header.append(f"{pyname}{default}")
         t = arg.type
-        conv = _converter_for(t, numbers_ok and not (index == 0))
+        conv = _converter_for(t, numbers_ok and (index != 0 or (
+            not sig.method and sig.name in NUMBERS_AS_INPUT)))
         env[f"_c_{pyname}"] = conv
         check = f"{pyname} = _c_{pyname}({pyname})"
         if t.optional or (arg.has_default_value() and arg.default_value is None):
-            body.append(f"    if {pyname} is not None: {check}")
+            # an optional argument left at its schema default (``dtype=long`` is stored
+            # as 4) is not converted: the kernel's own default applies
+            skip = f" and {pyname} is not _d_{pyname}" if arg.has_default_value() and \
+                arg.default_value is not None else ""
+            body.append(f"    if {pyname} is not None{skip}: {check}")
         else:
             body.append(f"    {check}")
         (kwonly if is_kwonly else positional).append((pyname, arg))
@@ -305,7 +322,8 @@ def make_parser(sig: PythonSignature):
     parser = env["parse"]
     parser.source = source
     if first_list is not None:
-        parser = _with_varargs_list(parser, first_list[0] + (1 if sig.method else 0), source)
+        # first_list[0] already counts ``self`` for methods (it is in ``positional``)
+        parser = _with_varargs_list(parser, first_list[0], source)
     return parser
 
 
