@@ -94,6 +94,13 @@ _PYTHON_TYPE_NAMES = {
     "SymBool": "bool", "Scalar": "number",
 }
 
+# Inside tuples, dicts, futures... torch stores the "real" type, so these
+# print as ``int`` there: ``Dict(SymInt, t)`` prints ``Dict(int, t)``.
+_INT_LIKE_BASES = frozenset({"SymInt", "ScalarType", "Layout", "MemoryFormat"})
+
+# Allowed ``Dict`` key types.
+_DICT_KEY_BASES = frozenset({"int", "float", "complex", "Tensor", "Device", "str", "bool"})
+
 # Parametrised types: name -> number of type parameters (None: 2 or more).
 _GENERIC_TYPES = {"Dict": 2, "Future": 1, "RRef": 1, "Await": 1, "Union": None}
 
@@ -129,8 +136,16 @@ _SCALAR_TYPE_DEFAULTS = {
 _LIST_DEFAULT_BASES = frozenset(
     {"int", "SymInt", "ScalarType", "Layout", "MemoryFormat", "float", "complex", "bool"}
 )
+# The Python type each entry of such a list default must have.
+_LIST_ITEM_KINDS = {"float": float, "complex": complex, "bool": bool}
 # Base types that take a single literal (number, string, bool, None, enum).
 _SCALAR_DEFAULT_BASES = _LIST_DEFAULT_BASES | {"str", "Scalar"}
+
+# A Device default such as "cpu" or "cuda:1" (c10::Device's string form).
+_DEVICE_RE = re.compile(
+    r"(?:cpu|cuda|ipu|xpu|mkldnn|opengl|opencl|ideep|hip|ve|fpga|maia|xla|lazy|vulkan|mps|"
+    r"meta|hpu|mtia|privateuseone)(?::(?:0|[1-9][0-9]*))?\Z"
+)
 
 # Words the TorchScript lexer reserves; they can't be used as names.
 _KEYWORDS = frozenset(
@@ -701,16 +716,22 @@ def _highlight(message: str, text: str, start: int, end: int) -> str:
 
 
 # Token kinds: 'ident', 'number', 'string', 'eof', a keyword ('True', 'None',
-# 'def', ...) or the punctuation itself ('(', '->', '...', ...).
+# 'def', ...) or the punctuation itself ('(', '->', '...', ...).  Each match
+# swallows the whitespace in front of its token; ``bad`` catches any other
+# character so that it can be reported.
 _TOKEN_RE = re.compile(
     r"""
-    (?P<ws>(?:\s+|\#[^\n]*)+)
-  | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?j?)
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
-  | (?P<op>::|->|\.\.\.|[()\[\],=?!|*.:\-])
+    \s*
+    (?:
+        (?P<comment>\#[^\n]*)
+      | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?j?)
+      | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+      | (?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
+      | (?P<op>->|\.\.\.|[()\[\],=?!|*.:\-])
+      | (?P<bad>\S)
+    )
     """,
-    re.VERBOSE,
+    re.VERBOSE | re.DOTALL,
 )
 
 # How an error message names a token kind (torch's wording).
@@ -721,27 +742,41 @@ def _tokenize(text: str) -> list:
     """Split ``text`` into ``(kind, text, start, end)`` tuples, ending with eof."""
     tokens = []
     append = tokens.append
-    match = _TOKEN_RE.match
-    pos, n = 0, len(text)
-    while pos < n:
-        m = match(text, pos)
-        if m is None:
+    for m in _TOKEN_RE.finditer(text):
+        group = m.lastgroup
+        value = m.group(group)
+        kind = group
+        if group == "ident":
+            if value in _KEYWORDS:
+                kind = value
+        elif group == "op":
+            kind = value
+        elif group == "comment":
+            continue
+        elif group == "bad":
+            start = m.start(group)
             raise SchemaParseError(
-                f"expected a valid token but found '{text[pos]}'", text, pos, pos + 1
-            )
-        kind = m.lastgroup
-        end = m.end()
-        if kind == "ident":
-            word = m.group()
-            append((word if word in _KEYWORDS else "ident", word, pos, end))
-        elif kind == "op":
-            op = m.group()
-            append((op, op, pos, end))
-        elif kind != "ws":
-            append((kind, m.group(), pos, end))
-        pos = end
-    append(("eof", "", n, n))
+                f"expected a valid token but found '{value}'", text, start, start + 1)
+        append((kind, value, m.start(group), m.end()))
+    append(("eof", "", len(text), len(text)))
+    if "\n" in text:
+        _check_line_breaks(tokens, text)
     return tokens
+
+
+def _check_line_breaks(tokens: list, text: str) -> None:
+    """Like the TorchScript lexer, allow line breaks only inside ``()`` / ``[]``
+    (and before the first or after the last token)."""
+    depth = 0
+    for prev, tok in zip(tokens, tokens[1:-1]):
+        if prev[0] in ("(", "["):
+            depth += 1
+        elif prev[0] in (")", "]"):
+            depth -= 1
+        if depth <= 0 and "\n" in text[prev[3]:tok[2]]:
+            raise SchemaParseError(
+                "unexpected line break (a schema may only span lines inside parentheses)",
+                text, tok[2], tok[3])
 
 
 _SIMPLE_ESCAPES = {
@@ -795,18 +830,24 @@ class _Parser:
         returns   := '(' [ret {',' ret}] ')' | ret | '...'
         ret       := type [ident] | '...'
         type      := base [alias] { '[' [number] ']' [alias] | '?' }
-        base      := ident | '(' [type {',' type}] ')'
+        base      := builtin | typevar {'.' ident} | '(' [type {',' type}] ')'
                    | ('Dict'|'Future'|'RRef'|'Await'|'Union') '(' type {',' type} ')'
-                   | '__torch__' {'.' ident}
-        alias     := '(' set ['!'] ['->' set] ')'      set := (ident|'*') {'|' (ident|'*')}
+                   | '__torch__' '.' 'torch' '.' 'classes' '.' ident '.' ident
+        alias     := '(' set ['!'] ['->' set] ')' | '!'
+        set       := ident {'|' ident} ['|' '*'] | '*'
+
+    Keywords (``def``, ``in``, ``True``...) are not identifiers, as in the
+    TorchScript lexer torch uses, and a line break is only allowed inside
+    brackets.
     """
 
-    __slots__ = ("text", "tokens", "pos")
+    __slots__ = ("text", "tokens", "pos", "fresh_alias_sets")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.tokens = _tokenize(text)
         self.pos = 0
+        self.fresh_alias_sets = 0  # numbering for the ``Tensor!`` shorthand
 
     # -- token helpers ------------------------------------------------------
     def peek(self) -> str:
@@ -827,10 +868,13 @@ class _Parser:
     def expect(self, kind: str) -> tuple:
         tok = self.tokens[self.pos]
         if tok[0] != kind:
-            self.fail(f"expected {_KIND_NAMES.get(kind, kind)} but found "
-                      f"'{_KIND_NAMES.get(tok[0], tok[0])}'", tok)
+            self.fail_expected(kind, tok)
         self.pos += 1
         return tok
+
+    def fail_expected(self, kind: str, tok: tuple) -> None:
+        self.fail(f"expected {_KIND_NAMES.get(kind, kind)} but found "
+                  f"'{_KIND_NAMES.get(tok[0], tok[0])}'", tok)
 
     def fail(self, message: str, tok: tuple) -> None:
         raise SchemaParseError(message, self.text, tok[2], tok[3])
@@ -850,7 +894,8 @@ class _Parser:
 
     def parse_name(self) -> tuple:
         name = self.expect("ident")[1]
-        if self.accept("::"):
+        if self.accept(":"):
+            self.expect(":")
             name = f"{name}::{self.expect('ident')[1]}"
         overload = self.expect("ident")[1] if self.accept(".") else ""
         return name, overload
@@ -867,14 +912,18 @@ class _Parser:
                 kwarg_only = True
             elif self.accept("..."):
                 is_vararg = True
-                if self.peek() != ")":
+                if self.accept(","):
                     self.fail("... must be the last element of the argument list",
                               self.tokens[self.pos])
             else:
                 arguments.append(self.parse_argument(kwarg_only))
-            if self.accept(")"):
-                return arguments, is_vararg
-            self.expect(",")
+            if not self.accept(","):
+                break
+        self.expect(")")
+        if is_vararg and any(a.has_default_value() for a in arguments):
+            self.fail("schemas with vararg (...) can't have default value args",
+                      self.tokens[self.pos])
+        return arguments, is_vararg
 
     def parse_argument(self, kwarg_only: bool) -> Argument:
         type_, alias = self.parse_type()
@@ -898,9 +947,10 @@ class _Parser:
                 self.expect(")")
                 return returns, True
             returns.append(self.parse_return())
-            if self.accept(")"):
-                return returns, False
-            self.expect(",")
+            if not self.accept(","):
+                break
+        self.expect(")")
+        return returns, False
 
     def parse_return(self) -> Return:
         type_, alias = self.parse_type()
@@ -911,7 +961,10 @@ class _Parser:
     def parse_type(self) -> tuple:
         """Parse a type and its alias annotation; returns ``(SchemaType, AliasInfo|None)``."""
         type_ = self.parse_base_type()
-        alias = self.parse_alias() if self.peek() == "(" else None
+        # torch takes an annotation straight after a plain type, a type
+        # variable or a Dict, but not after a tuple, Future(...) or a class.
+        plain = type_.base == "Dict" or not (type_.contained or type_.base == "Tuple" or type_.is_class)
+        alias = self.parse_alias_opt() if plain else None
         while True:
             kind = self.peek()
             if kind == "[":
@@ -919,16 +972,18 @@ class _Parser:
                 size = None
                 size_tok = self.accept("number")
                 if size_tok is not None:
-                    if not size_tok[1].isdigit():
+                    # Like torch (std::stoll), read the leading digits: int[2.5] is int[2].
+                    digits = re.match(r"\d*", size_tok[1]).group()
+                    if not digits:
                         self.fail("expected an integer list size", size_tok)
-                    size = int(size_tok[1])
+                    size = int(digits)
                 self.expect("]")
                 type_ = SchemaType.list_of(type_, size)
                 if alias is not None:
                     # The annotation so far describes the elements.
                     alias = AliasInfo((), (), alias.is_write, (alias,))
-                if self.peek() == "(":
-                    own = self.parse_alias()
+                own = self.parse_alias_opt()
+                if own is not None:
                     contained = alias.contained if alias is not None else ()
                     alias = AliasInfo(own.before, own.after, own.is_write, contained)
                 if size is not None:
@@ -949,17 +1004,15 @@ class _Parser:
         if kind == "(":
             members = []
             if not self.accept(")"):
-                while True:
-                    members.append(self.parse_type()[0])
-                    if self.accept(")"):
-                        break
-                    self.expect(",")
+                members.append(_real_type(self.parse_type()[0]))
+                while self.accept(","):
+                    members.append(_real_type(self.parse_type()[0]))
+                self.expect(")")
             return SchemaType("Tuple", contained=tuple(members))
         if kind == "None":
             return SchemaType("NoneType")
         if kind != "ident":
-            self.pos -= 1
-            self.expect("ident")
+            self.fail_expected("ident", tok)
         if word in _GENERIC_TYPES:
             return self.parse_generic(word)
         if word == "__torch__":
@@ -968,16 +1021,20 @@ class _Parser:
         if builtin is not None:
             return SchemaType(builtin)
         if word[0].islower():
-            return SchemaType(word)  # a type variable such as ``t`` or ``tVal``
+            # A type variable such as ``t`` or ``tVal`` (torch also takes dots).
+            while self.accept("."):
+                word += "." + self.expect("ident")[1]
+            return SchemaType(word)
         self.fail(
             f"unknown type specifier '{word}'. Common valid schema types include "
             "Tensor, SymInt, int, float, bool, Scalar", tok)
 
     def parse_generic(self, word: str) -> SchemaType:
         open_tok = self.expect("(")
-        params = [self.parse_type()[0]]
+        key_tok = self.tokens[self.pos]
+        params = [_real_type(self.parse_type()[0])]
         while self.accept(","):
-            params.append(self.parse_type()[0])
+            params.append(_real_type(self.parse_type()[0]))
         close_tok = self.expect(")")
         arity = _GENERIC_TYPES[word]
         if (arity is None and len(params) < 2) or (arity is not None and len(params) != arity):
@@ -985,6 +1042,13 @@ class _Parser:
             raise SchemaParseError(
                 f"{word} takes {wanted} type parameter(s), got {len(params)}",
                 self.text, open_tok[2], close_tok[3])
+        if word == "Dict":
+            key = params[0]
+            if key.optional or key.is_list or key.contained or key.base not in _DICT_KEY_BASES:
+                raise SchemaParseError(
+                    f"Cannot create dict for key type '{key}', only int, float, complex, "
+                    "Tensor, device and string keys are supported",
+                    self.text, key_tok[2], key_tok[3])
         return SchemaType(word, contained=tuple(params))
 
     def parse_class_type(self, first: tuple) -> SchemaType:
@@ -999,6 +1063,23 @@ class _Parser:
                 self.text, first[2], last[3])
         return SchemaType(".".join(parts))
 
+    def parse_alias_opt(self) -> Optional[AliasInfo]:
+        """An optional annotation: ``(a!)``-style, or the legacy bare ``!``.
+
+        ``Tensor!`` means "written, in a fresh alias set": torch names the set
+        ``$0``, ``$1``, ... in order of appearance and leaves the after-set
+        empty, so it prints as ``Tensor($0! -> )``.
+        """
+        kind = self.peek()
+        if kind == "(":
+            return self.parse_alias()
+        if kind == "!":
+            self.advance()
+            name = f"${self.fresh_alias_sets}"
+            self.fresh_alias_sets += 1
+            return AliasInfo((name,), (), True)
+        return None
+
     def parse_alias(self) -> AliasInfo:
         self.expect("(")
         before = self.parse_alias_set()
@@ -1008,15 +1089,17 @@ class _Parser:
         return AliasInfo(before, after, is_write)
 
     def parse_alias_set(self) -> tuple:
-        names = [self.parse_alias_name()]
-        while self.accept("|"):
-            names.append(self.parse_alias_name())
-        return tuple(names)
-
-    def parse_alias_name(self) -> str:
-        if self.accept("*"):
-            return "*"
-        return self.expect("ident")[1]
+        """``a``, ``a|b``, ``*``; the wildcard ends a set (torch swallows a trailing ``|`` or ``|*``)."""
+        names = []
+        while True:
+            if self.accept("*"):
+                names.append("*")
+                if self.accept("|"):
+                    self.accept("*")
+                return tuple(names)
+            names.append(self.expect("ident")[1])
+            if not self.accept("|"):
+                return tuple(names)
 
     # -- default values -------------------------------------------------------
     def parse_default(self, type_: SchemaType) -> Any:
@@ -1028,24 +1111,26 @@ class _Parser:
         only take ``None``; ``Device`` takes a string.
         """
         if type_.optional:
-            return self.parse_constant(type_.base, convert=False)
+            # ``ScalarType? dtype=float32`` takes dtype names; ``ScalarType[1]?`` doesn't.
+            return self.parse_constant(None if type_.is_list else type_.base, convert=False)
         if type_.is_list:
             elem = type_.elem
-            convert = not elem.optional
-            if type_.size is not None and self.peek() != "[":
-                return [self.parse_constant(elem.base, convert)] * type_.size
-            open_tok = self.expect("[")
             if elem.optional or elem.is_list or elem.base not in _LIST_DEFAULT_BASES:
-                self.fail("lists are only supported for float, int and complex types", open_tok)
+                self.fail("lists are only supported for float, int and complex types",
+                          self.tokens[self.pos])
+            if type_.size is not None and self.peek() != "[":
+                # ``int[2] stride=1``: one literal, repeated (enum names aren't taken here).
+                if self.peek() == "ident":
+                    self.fail("expected a number but found 'ident'", self.tokens[self.pos])
+                return [self.parse_list_item(elem.base)] * type_.size
+            open_tok = self.expect("[")
             values = []
             if not self.accept("]"):
-                while True:
-                    values.append(self.parse_constant(elem.base, convert))
-                    if self.accept("]"):
-                        break
-                    self.expect(",")
-            kinds = {type(v) for v in values}
-            if len(kinds) > 1:
+                values.append(self.parse_list_item(elem.base))
+                while self.accept(","):
+                    values.append(self.parse_list_item(elem.base))
+                self.expect("]")
+            if len({type(v) for v in values}) > 1:
                 self.fail("list default values must all have the same type", open_tok)
             return values
         base = type_.base
@@ -1054,13 +1139,25 @@ class _Parser:
             return None
         if base == "Device":
             tok = self.expect("string")
-            return _unquote(tok[1], self.text, tok[2])
+            device = _unquote(tok[1], self.text, tok[2])
+            if not _DEVICE_RE.match(device):
+                self.fail(f"invalid device string {device!r}", tok)
+            return device
         if base in _SCALAR_DEFAULT_BASES:
             return self.parse_constant(base, convert=True)
         self.fail(f"unexpected type for a default value: {type_.schema_str()}",
                   self.tokens[self.pos])
 
-    def parse_constant(self, base: str, convert: bool) -> Any:
+    def parse_list_item(self, base: str) -> Any:
+        """One entry of a list default; it must have the element's own kind."""
+        tok = self.tokens[self.pos]
+        value = self.parse_constant(base, convert=True)
+        wanted = _LIST_ITEM_KINDS.get(base, int)
+        if type(value) is not wanted:
+            self.fail(f"expected {wanted.__name__} in a {base}[] default", tok)
+        return value
+
+    def parse_constant(self, base: Optional[str], convert: bool) -> Any:
         """One literal: number, string, True/False/None or an enum identifier."""
         tok = self.advance()
         kind = tok[0]
@@ -1090,9 +1187,11 @@ class _Parser:
         everything else keeps the literal's own kind (``int x=1.5`` stays 1.5)."""
         text = tok[1]
         if text.endswith("j"):
-            value: Any = complex(0.0, float(text[:-1]))
-        elif base == "float":
-            value = float(text)
+            # A pure imaginary literal; ``-2j`` keeps a +0.0 real part.
+            imag = float(text[:-1])
+            return complex(0.0, -imag if negate else imag)
+        if base == "float":
+            value: Any = float(text)
         elif base == "complex":
             value = complex(float(text))
         elif "." in text or "e" in text or "E" in text:
@@ -1108,13 +1207,26 @@ class _Parser:
         return value
 
 
+def _real_type(t: SchemaType) -> SchemaType:
+    """``t`` with the int-like fake types (SymInt, ScalarType, ...) replaced by int."""
+    if t.is_list:
+        elem = _real_type(t.elem)
+        return t if elem is t.elem else t._replace(base=elem.base, elem=elem)
+    if t.contained:
+        return t._replace(contained=tuple(_real_type(c) for c in t.contained))
+    return t._replace(base="int") if t.base in _INT_LIKE_BASES else t
+
+
 def _check_defaults(schema: FunctionSchema) -> None:
-    """c10's rule: a positional argument without default can't follow one with a default."""
+    """c10's rule: a positional argument without default can't follow one with a default.
+
+    (c10 exempts list-typed arguments, e.g. ``int[2] padding`` after ``stride=1``.)
+    """
     seen_default = False
     for arg in schema.arguments:
         if arg.has_default_value():
             seen_default = True
-        elif seen_default and not arg.kwarg_only:
+        elif seen_default and not arg.kwarg_only and not (arg.type.is_list and not arg.type.optional):
             raise RuntimeError(
                 "Non-default positional argument follows default argument. "
                 f"Parameter {arg.name} in {schema}"

@@ -82,7 +82,7 @@ def _arg_text(arg) -> str:
 
 
 def _aliased_type(arg) -> str:
-    return str(arg.type).replace("Tensor", f"Tensor({arg.alias_info})", 1)
+    return str(arg.type).replace("Tensor", f"Tensor{arg.alias_info}", 1)
 
 
 def _default_text(value, t) -> str:
