@@ -41,6 +41,9 @@ class Size(tuple):
         result = tuple.__getitem__(self, item)
         return Size(result) if isinstance(item, slice) else result
 
+    # Internals keep plain tuples (``Tensor._shape``); only the public API
+    # (``.shape``, ``.size()``) hands out Size objects.
+
     def __add__(self, other):
         return Size(tuple.__add__(self, tuple(other)))
 
@@ -51,14 +54,23 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
+_CONTIGUOUS_STRIDES: dict = {}
+
+
 def contiguous_strides(shape) -> tuple:
     """Row-major strides: ``stride[i] = prod(shape[i+1:])`` (size-0/1 dims use 1 as factor)."""
+    hit = _CONTIGUOUS_STRIDES.get(shape)
+    if hit is not None:
+        return hit
     strides = [1] * len(shape)
     acc = 1
     for i in range(len(shape) - 1, -1, -1):
         strides[i] = acc
         acc *= max(shape[i], 1)
-    return tuple(strides)
+    strides = tuple(strides)
+    if len(_CONTIGUOUS_STRIDES) < 4096:
+        _CONTIGUOUS_STRIDES[tuple(shape)] = strides
+    return strides
 
 
 def channels_last_strides(shape) -> tuple:
@@ -95,7 +107,7 @@ class Tensor:
     """``torch.Tensor``.  Internals are slots; subclasses may add a ``__dict__``."""
 
     __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "device", "_keys",
-                 "_array", "requires_grad", "grad", "grad_fn", "_version_counter",
+                 "_array", "_contiguous", "requires_grad", "grad", "grad_fn", "_version_counter",
                  "_base", "_output_nr", "_backward_hooks", "_retains_grad", "__weakref__")
 
     # Set by glasstorch._tensor_str (printing is a frontend concern).
@@ -113,8 +125,9 @@ class Tensor:
         """Build a tensor over ``storage``; every op result is made here."""
         self = object.__new__(cls)
         self._storage = storage
-        self._shape = shape if type(shape) is Size else Size(shape)
+        self._shape = shape if type(shape) is tuple else tuple(shape)
         self._stride = stride
+        self._contiguous = None
         self._offset = offset
         self.dtype = dtype
         self.device = device
@@ -137,12 +150,12 @@ class Tensor:
         The array must be C-contiguous; it becomes both the storage's bytes and
         this tensor's cached view.
         """
-        itemsize = dtype.itemsize
         storage = UntypedStorage._wrap(array, device, _cpu_allocator)
-        self = cls._make(storage, array.shape, tuple(s // itemsize for s in array.strides)
-                         if array.ndim else (), 0, dtype, device,
+        shape = array.shape
+        self = cls._make(storage, shape, contiguous_strides(shape), 0, dtype, device,
                          _KEYS["cpu", not _tls.inference_mode])
         self._array = array
+        self._contiguous = True
         return self
 
     def as_subclass(self, cls):
@@ -168,11 +181,11 @@ class Tensor:
 
     @property
     def shape(self) -> Size:
-        return self._shape
+        return Size(self._shape)
 
     def size(self, dim=None):
         if dim is None:
-            return self._shape
+            return Size(self._shape)
         return self._shape[_wrap_dim(dim, len(self._shape))]
 
     def stride(self, dim=None):
@@ -252,7 +265,24 @@ class Tensor:
             if len(self._shape) != want_dim:
                 return False
             return _strides_match(self._shape, self._stride, channels_last_strides(self._shape))
-        return _is_contiguous(self._shape, self._stride)
+        return self._is_contiguous()
+
+    def _is_contiguous(self) -> bool:
+        """Row-major contiguity, cached (metadata changes go through _set_sizes_strides)."""
+        c = self._contiguous
+        if c is None:
+            c = self._contiguous = _is_contiguous(self._shape, self._stride)
+        return c
+
+    def _set_sizes_strides(self, shape, stride, offset=None) -> None:
+        """Change this tensor's metadata in place (resize_, transpose_, as_strided_ ...),
+        dropping what was cached from the old metadata."""
+        self._shape = tuple(shape)
+        self._stride = tuple(stride)
+        if offset is not None:
+            self._offset = offset
+        self._contiguous = None
+        self._array = None
 
     def is_non_overlapping_and_dense(self) -> bool:
         return _non_overlapping_and_dense(self._shape, self._stride)
@@ -344,7 +374,7 @@ def _wrap_dim(dim, ndim):
     if dim < lo or dim > hi:
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
                          f"but got {dim})")
-    return dim + ndim if dim < 0 else dim
+    return dim + (ndim or 1) if dim < 0 else dim  # a 0-d tensor wraps as if 1-d
 
 
 def _strides_match(shape, stride, expected) -> bool:
@@ -352,6 +382,8 @@ def _strides_match(shape, stride, expected) -> bool:
 
 
 def _is_contiguous(shape, stride) -> bool:
+    if 0 in shape:  # an empty tensor is contiguous whatever its strides
+        return True
     expected = 1
     for n, s in zip(reversed(shape), reversed(stride)):
         if n == 0:

@@ -63,8 +63,8 @@ class Maker:
             values = self.rng.uniform(low, high, size=full_shape).astype(np_dtype)
         t = self.lib.tensor(values.tolist() if values.ndim == 0 else values,
                             dtype=getattr(self.lib, dtype))
-        if noncontiguous and shape:
-            t = t[..., ::2]
         if self.device != "cpu":
             t = t.to(self.device)
+        if noncontiguous and shape:  # after .to(): a device copy would be dense again
+            t = t[..., ::2]
         return t

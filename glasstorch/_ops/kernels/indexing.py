@@ -1,0 +1,492 @@
+"""Advanced indexing and gather/scatter: ops that pick elements by index tensors.
+
+``index.Tensor(self, [None, i, j])`` is what ``x[:, i, j]`` becomes.  The rules
+(PyTorch's, which are numpy's):
+
+* bool/byte masks become long indices first (``mask.nonzero()``, one index per
+  mask dim), so a (2, 3) mask over dims 0-1 is two index vectors;
+* index tensors broadcast together to one shape B;
+* if the indexed dims are adjacent, B replaces them in place:
+  ``x (5, 6, 7)[:, i(2, 3), j(2, 3)]`` -> (5, 2, 3); if they are separated by a
+  slice, B goes first: ``x[i, :, j]`` -> (2, 3, 6).
+
+The CPU bodies are numpy's advanced indexing (same semantics); the meta rules
+compute the shapes and the output strides TensorIterator would choose.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._core import dtype as dt
+from ..._core.layout import preserve_format
+from ..._tensor import Tensor
+from ..structured import TensorMeta, broadcast_shapes, empty_tensor, wrap_dim
+from . import impl, kernel, meta
+from .view import _shape_str, assign, compute_stride, expand_geometry, strides_for_format
+
+_INDEX_TYPES = (dt.int64, dt.int32)
+_MASK_TYPES = (dt.bool_, dt.uint8)
+_NONZERO_META = ("The register_meta function for torch.nonzero() raises unimplemented by "
+                 "default, as a correct data-independent implementation does not exist.")
+
+
+class _Index:
+    """One index after masks are expanded: shape, strides and (on CPU) values."""
+
+    __slots__ = ("shape", "stride", "array", "device")
+
+    def __init__(self, shape, stride, array, device):
+        self.shape, self.stride, self.array, self.device = tuple(shape), tuple(stride), array, \
+            device
+
+
+def expand_indices(self, indices, need_values):
+    """Indices as a list of _Index | None; masks replaced by their nonzero coordinates."""
+    out = []
+    dim = 0
+    ndim = len(self._shape)
+    for idx in indices:
+        if idx is None:
+            out.append(None)
+            dim += 1
+            continue
+        if idx.dtype in _MASK_TYPES:
+            if idx.dtype is dt.uint8:
+                import warnings
+                warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a "
+                              "dtype torch.bool instead.", UserWarning, stacklevel=5)
+            k = len(idx._shape)
+            if dim + k > ndim:
+                raise IndexError(f"too many indices for tensor of dimension {ndim}")
+            for j in range(k):
+                if idx._shape[j] != self._shape[dim + j]:
+                    raise IndexError(
+                        f"The shape of the mask {_shape_str(idx._shape)} at index {j} does not "
+                        f"match the shape of the indexed tensor {_shape_str(self._shape)} at "
+                        f"index {dim + j}")
+            if idx.device.type == "meta":
+                if need_values:
+                    raise NotImplementedError(_NONZERO_META)
+                out.extend(_Index((-1,), (1,), None, idx.device) for _ in range(k))
+            else:
+                coords = np.nonzero(idx._np())
+                if k == 0:  # x[True] / x[False]: a new dim of size 1 or 0 at the front
+                    raise IndexError("0-dim mask indices are handled by the Python frontend")
+                out.extend(_Index(c.shape, (1,), c, idx.device) for c in coords)
+            dim += k
+        elif idx.dtype in _INDEX_TYPES:
+            out.append(_Index(idx._shape, idx._stride,
+                              idx._np() if idx.device.type != "meta" else None, idx.device))
+            dim += 1
+        else:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if len(out) > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    return out
+
+
+def _check_bounds(self, indices):
+    for d, idx in enumerate(indices):
+        if idx is None or idx.array is None or idx.array.size == 0:
+            continue
+        size = self._shape[d]
+        a = idx.array
+        lo, hi = a.min(), a.max()
+        if lo < -size or hi >= size:
+            bad = int(hi) if hi >= size else int(lo)
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+
+
+def _broadcast_index_shapes(indices):
+    shapes = [i.shape for i in indices if i is not None]
+    try:
+        return broadcast_shapes(*shapes)
+    except RuntimeError:
+        raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
+                         "shapes " + ", ".join(_shape_str(s) for s in shapes)) from None
+
+
+def iterator_strides(shape, operands):
+    """TensorIterator's output strides for operands given as stride tuples
+    (0 = broadcast): insertion-sort the dims innermost-first by the first
+    operand with unequal non-zero strides."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        for st in operands:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            c = should_swap(perm[dim0], perm[dim1])
+            if c > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif c < 0:
+                break
+    out = [0] * ndim
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(out)
+
+
+def index_geometry(self, indices):
+    """(result shape, result strides) of self[indices] (indices already expanded)."""
+    bshape = _broadcast_index_shapes(indices)
+    ndim = len(self._shape)
+    full = list(indices) + [None] * (ndim - len(indices))
+    positions = [d for d, i in enumerate(full) if i is not None]
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    shape, stride = list(self._shape), list(self._stride)
+    if not adjacent:  # transposeToFront: indexed dims first
+        order = positions + [d for d in range(ndim) if d not in positions]
+        shape = [shape[d] for d in order]
+        stride = [stride[d] for d in order]
+        full = [full[d] for d in order]
+        positions = list(range(len(positions)))
+    before, after = positions[0], ndim - positions[-1] - 1
+    out_shape = tuple(shape[:before]) + tuple(bshape) + tuple(shape[positions[-1] + 1:])
+    nb = len(bshape)
+    operands = [tuple(stride[:before]) + (0,) * nb + tuple(stride[positions[-1] + 1:])]
+    padded = (1,) * before + tuple(bshape) + (1,) * after
+    for idx in full:
+        if idx is None:
+            continue
+        # as AdvancedIndex does: expand to the broadcast shape, reshape to
+        # [1]*before + B + [1]*after; then TensorIterator zeroes the strides of
+        # size-1 dims that broadcast against the output
+        eshape, estride = expand_geometry(idx.shape, idx.stride, tuple(bshape))
+        rstride = compute_stride(eshape, estride, padded)
+        operands.append(tuple(0 if (n == 1 and o != 1) else s
+                              for n, s, o in zip(padded, rstride, out_shape)))
+    if len(out_shape) < 2:
+        return out_shape, None
+    return out_shape, iterator_strides(out_shape, operands)
+
+
+def _np_index(indices):
+    return tuple(slice(None) if i is None else i.array for i in indices)
+
+
+@meta("index")
+def index_meta(self, indices):
+    expanded = expand_indices(self, indices, need_values=True)
+    if all(i is None for i in expanded):
+        return TensorMeta(self._shape, self.dtype, strides_for_format(self, preserve_format))
+    _check_bounds(self, expanded)
+    shape, stride = index_geometry(self, expanded)
+    return TensorMeta(shape, self.dtype, stride)
+
+
+@impl("index")
+def index_impl(out, self, indices):
+    expanded = expand_indices(self, indices, need_values=True)
+    np.copyto(out._np(), self._np()[_np_index(expanded)])
+
+
+def _values_array(values, dtype):
+    if isinstance(values, Tensor):
+        return values._cpu_array()
+    return np.asarray(values, dtype=dtype.numpy)
+
+
+@meta("index_put")
+def index_put_meta(self, indices, values, accumulate=False):
+    if isinstance(values, Tensor) and values.dtype is not self.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{self.dtype._short} for the destination and {values.dtype._short} "
+                           "for the source.")
+    expanded = expand_indices(self, indices, need_values=self.device.type != "meta")
+    if any(i is not None for i in expanded) and \
+            not any(i is not None and -1 in i.shape for i in expanded):
+        _check_bounds(self, expanded)
+        shape, _ = index_geometry(self, expanded)
+        vshape = values._shape if isinstance(values, Tensor) else ()
+        try:
+            ok = broadcast_shapes(shape, vshape) == tuple(shape)
+        except RuntimeError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(vshape)} cannot "
+                               f"be broadcast to indexing result of shape {_shape_str(shape)}")
+    return TensorMeta(self._shape, self.dtype, strides_for_format(self, preserve_format))
+
+
+@impl("index_put")
+def index_put_impl(out, self, indices, values, accumulate=False):
+    dst = out._np()
+    if out is not self:
+        np.copyto(dst, self._np())
+    expanded = expand_indices(self, indices, need_values=True)
+    where = _np_index(expanded)
+    vals = _values_array(values, out.dtype)
+    if accumulate:
+        target_shape = dst[where].shape
+        np.add.at(dst, where, np.broadcast_to(vals, target_shape).astype(dst.dtype))
+    else:
+        dst[where] = vals
+
+
+# -- index_select, gather, scatter, take ---------------------------------------------
+
+@meta("index_select")
+def index_select_meta(self, dim, index):
+    if len(index._shape) > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype not in _INDEX_TYPES:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    ndim = len(self._shape)
+    dim = wrap_dim(dim, ndim)
+    if ndim == 0:
+        return TensorMeta((), self.dtype)
+    shape = self._shape[:dim] + (index.numel(),) + self._shape[dim + 1:]
+    return TensorMeta(shape, self.dtype)
+
+
+@impl("index_select")
+def index_select_impl(out, self, dim, index):
+    idx = index._np().reshape(-1)
+    ndim = len(self._shape)
+    dim = wrap_dim(dim, ndim)
+    size = self._shape[dim] if ndim else 1
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        raise IndexError("index out of range in self")
+    src = self._np() if ndim else self._np().reshape(1)
+    np.copyto(out._np(), np.take(src, idx, axis=dim).reshape(out._shape))
+
+
+def _ndim1(t):
+    return max(len(t._shape), 1)
+
+
+def _shape1(t):
+    return tuple(t._shape) if t._shape else (1,)
+
+
+@meta("gather")
+def gather_meta(self, dim, index, sparse_grad=False):
+    dim = wrap_dim(dim, len(self._shape))
+    if index.dtype not in _INDEX_TYPES:
+        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    if index.numel() and _ndim1(index) != _ndim1(self):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    if index.numel():
+        s, i = _shape1(self), _shape1(index)
+        for d in range(len(s)):
+            if d != dim and i[d] > s[d]:
+                raise RuntimeError(
+                    f"Size does not match at dimension {d} expected index {_shape_str(index._shape)}"
+                    f" to be no larger than self {_shape_str(self._shape)} apart from dimension "
+                    f"{dim}")
+    return TensorMeta(index._shape, self.dtype)
+
+
+def _check_index_range(idx, dim, size):
+    if idx.size:
+        lo, hi = idx.min(), idx.max()
+        if lo < 0 or hi >= size:
+            bad = int(lo) if lo < 0 else int(hi)
+            raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+@impl("gather")
+def gather_impl(out, self, dim, index, sparse_grad=False):
+    if index.numel() == 0:
+        return
+    dim = wrap_dim(dim, len(self._shape))
+    src = self._np().reshape(_shape1(self))
+    idx = index._np().reshape(_shape1(index))
+    _check_index_range(idx, dim, src.shape[dim])
+    window = tuple(slice(0, n) if d != dim else slice(None) for d, n in enumerate(idx.shape))
+    np.copyto(out._np(), np.take_along_axis(src[window], idx, axis=dim).reshape(out._shape))
+
+
+def _scatter_meta(self, dim, index, src, reduce=None, name="scatter"):
+    dim = wrap_dim(dim, len(self._shape))
+    if index.dtype not in _INDEX_TYPES:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
+    if isinstance(src, Tensor) and src.dtype is not self.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if index.numel():
+        if _ndim1(index) != _ndim1(self):
+            raise RuntimeError("Index tensor must have the same number of dimensions as self "
+                               "tensor")
+        if isinstance(src, Tensor) and _ndim1(src) != _ndim1(index):
+            raise RuntimeError("Index tensor must have the same number of dimensions as src "
+                               "tensor")
+        s, i = _shape1(self), _shape1(index)
+        bad = any(i[d] > s[d] for d in range(len(s)) if d != dim)
+        if isinstance(src, Tensor):
+            bad = bad or any(a > b for a, b in zip(i, _shape1(src)))
+            if bad:
+                raise RuntimeError(
+                    f"Expected index {_shape_str(index._shape)} to be smaller than self "
+                    f"{_shape_str(self._shape)} apart from dimension {dim} and to be smaller size "
+                    f"than src {_shape_str(src._shape)}")
+        elif bad:
+            raise RuntimeError(f"Expected index {_shape_str(index._shape)} to be smaller than self "
+                               f"{_shape_str(self._shape)} apart from dimension {dim}")
+    return TensorMeta(self._shape, self.dtype)
+
+
+def _scatter_impl(out, self, dim, index, src, reduce=None):
+    dst = out._np()
+    if out is not self:
+        np.copyto(dst, self._np())
+    if index.numel() == 0:
+        return
+    dim = wrap_dim(dim, len(self._shape))
+    dst = dst.reshape(_shape1(self))  # a view (0-d -> 1-d) over out's memory
+    idx = index._np().reshape(_shape1(index))
+    _check_index_range(idx, dim, dst.shape[dim])
+    where = list(np.indices(idx.shape, sparse=True))
+    where[dim] = idx
+    where = tuple(where)
+    if isinstance(src, Tensor):
+        vals = src._np().reshape(_shape1(src))[tuple(slice(0, n) for n in idx.shape)]
+    else:
+        vals = np.asarray(src).astype(dst.dtype)
+    if reduce == "add":
+        np.add.at(dst, where, np.broadcast_to(vals, idx.shape))
+    elif reduce == "multiply":
+        np.multiply.at(dst, where, np.broadcast_to(vals, idx.shape))
+    else:
+        assign_target = np.empty(idx.shape, dst.dtype)
+        assign(assign_target, vals, out.dtype, src.dtype if isinstance(src, Tensor) else None)
+        dst[where] = assign_target
+
+
+@meta("scatter_src")
+def scatter_src_meta(self, dim, index, src):
+    return _scatter_meta(self, dim, index, src)
+
+
+@impl("scatter_src")
+def scatter_src_impl(out, self, dim, index, src):
+    _scatter_impl(out, self, dim, index, src)
+
+
+@meta("scatter_value")
+def scatter_value_meta(self, dim, index, value):
+    return _scatter_meta(self, dim, index, value)
+
+
+@impl("scatter_value")
+def scatter_value_impl(out, self, dim, index, value):
+    _scatter_impl(out, self, dim, index, value)
+
+
+@meta("scatter_reduce")
+def scatter_reduce_meta(self, dim, index, src, reduce):
+    return _scatter_meta(self, dim, index, src, reduce)
+
+
+@impl("scatter_reduce")
+def scatter_reduce_impl(out, self, dim, index, src, reduce):
+    _scatter_impl(out, self, dim, index, src, reduce)
+
+
+@meta("scatter_value_reduce")
+def scatter_value_reduce_meta(self, dim, index, value, reduce):
+    return _scatter_meta(self, dim, index, value, reduce)
+
+
+@impl("scatter_value_reduce")
+def scatter_value_reduce_impl(out, self, dim, index, value, reduce):
+    _scatter_impl(out, self, dim, index, value, reduce)
+
+
+@meta("scatter_add")
+def scatter_add_meta(self, dim, index, src):
+    return _scatter_meta(self, dim, index, src)
+
+
+@impl("scatter_add")
+def scatter_add_impl(out, self, dim, index, src):
+    _scatter_impl(out, self, dim, index, src, "add")
+
+
+@meta("take")
+def take_meta(self, index):
+    if index.dtype is not dt.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{index.dtype._short}")
+    return TensorMeta(index._shape, self.dtype)
+
+
+@impl("take")
+def take_impl(out, self, index):
+    n = self.numel()
+    idx = index._np()
+    if idx.size:
+        lo, hi = idx.min(), idx.max()
+        if lo < -n or hi >= n:
+            bad = int(hi) if hi >= n else int(lo)
+            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
+                             "elements.")
+    np.copyto(out._np(), self._np().reshape(-1)[idx])
+
+
+# -- data-dependent shapes: nonzero, masked_select ------------------------------------
+
+@kernel("nonzero")
+def nonzero(self):
+    """(n, ndim) int64 coordinates, stored column-major as PyTorch's CPU kernel does."""
+    if self.device.type == "meta":
+        raise NotImplementedError(_NONZERO_META)
+    coords = np.argwhere(self._np())
+    n, ndim = coords.shape[0], len(self._shape)
+    out = empty_tensor((n, ndim), dt.int64, self.device, (1, max(n, 1)))
+    out._np()[...] = coords
+    return out
+
+
+@kernel("masked_select")
+def masked_select(self, mask):
+    if mask.dtype is not dt.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    if self.device.type == "meta" or mask.device.type == "meta":
+        raise NotImplementedError(
+            "aten::masked_select: attempted to run this operator with Meta tensors, but there "
+            "was no fake impl or Meta kernel registered.")
+    shape = broadcast_shapes(self._shape, mask._shape)
+    a, m = np.broadcast_to(self._np(), shape), np.broadcast_to(mask._np(), shape)
+    values = a[m]
+    out = empty_tensor(values.shape, self.dtype, self.device)
+    out._np()[...] = values
+    return out
+
+
+@kernel("masked_scatter")
+def masked_scatter(self, mask, source):
+    if mask.dtype is not dt.bool_:
+        raise RuntimeError("masked_scatter_: expected BoolTensor for mask")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got {self.dtype._short} and {source.dtype._short}")
+    shape = broadcast_shapes(self._shape, mask._shape)
+    out = empty_tensor(shape, self.dtype, self.device)
+    if self.device.type == "meta":
+        return out
+    dst = out._np()
+    np.copyto(dst, np.broadcast_to(self._np(), shape))
+    m = np.broadcast_to(mask._np(), shape)
+    count = int(m.sum())
+    if count > source.numel():
+        raise RuntimeError("masked_scatter: expected source to have at least as many elements as "
+                           "ones in mask")
+    dst[m] = source._np().reshape(-1)[:count]
+    return out

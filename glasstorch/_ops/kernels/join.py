@@ -1,0 +1,134 @@
+"""Joining tensors: cat (structured), stack/hstack/vstack (composites over cat).
+
+    cat([a (2, 3), b (4, 3)], dim=0)  ->  (6, 3): a's rows, then b's rows
+
+The output dtype is the promotion of all inputs; its memory format is the one
+all inputs suggest (channels_last when every input looks NHWC), else
+contiguous.  PyTorch's legacy rule skips 1-d empty tensors (shape (0,)) when
+checking shapes, so ``cat([x, torch.tensor([])])`` still works for any x.
+"""
+from __future__ import annotations
+
+
+from ..._core import dtype as dt
+from ..._core.layout import contiguous_format
+from ..._dispatcher.dispatcher import ops
+from ..structured import TensorMeta, check_same_device, wrap_dim
+from ..._tensor import channels_last_strides
+from . import impl, kernel, meta
+from .view import _shape_str, assign, suggest_memory_format
+
+
+def _skipped(t) -> bool:
+    return len(t._shape) == 1 and t._shape[0] == 0
+
+
+def _cat_dtype(tensors):
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype is not dtype:
+            dtype = dt.promote_types(dtype, t.dtype)
+    return dtype
+
+
+@meta("cat")
+def cat_meta(tensors, dim=0):
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not t._shape:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
+    check_same_device(*tensors)
+    dtype = _cat_dtype(tensors)
+    kept = [(i, t) for i, t in enumerate(tensors) if not _skipped(t)]
+    if not kept:
+        return TensorMeta((0,), dtype)
+    ref = kept[0][1]
+    ndim = len(ref._shape)
+    dim = wrap_dim(dim, ndim)
+    total = 0
+    for i, t in kept:
+        if len(t._shape) != ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ndim} and "
+                               f"{len(t._shape)}")
+        for d in range(ndim):
+            if d != dim and t._shape[d] != ref._shape[d]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {dim}. Expected size "
+                    f"{ref._shape[d]} but got size {t._shape[d]} for tensor number {i} in the "
+                    "list.")
+        total += t._shape[dim]
+    shape = ref._shape[:dim] + (total,) + ref._shape[dim + 1:]
+    fmt = None
+    for t in tensors:
+        f = suggest_memory_format(t)
+        if f is contiguous_format or (fmt is not None and f is not fmt):
+            fmt = None
+            break
+        fmt = f
+    return TensorMeta(shape, dtype, channels_last_strides(shape) if fmt is not None else None)
+
+
+@impl("cat")
+def cat_impl(out, tensors, dim=0):
+    kept = [t for t in tensors if not _skipped(t)]
+    if not kept:
+        return
+    dim = wrap_dim(dim, len(kept[0]._shape))
+    dst = out._np()
+    lead = (slice(None),) * dim
+    start = 0
+    for t in kept:
+        n = t._shape[dim]
+        if n:
+            assign(dst[lead + (slice(start, start + n),)], t._np(), out.dtype, t.dtype)
+        start += n
+
+
+@kernel("stack")
+def stack(tensors, dim=0):
+    """cat along ``dim`` then split that dim with a view (or cat of unsqueezed
+    inputs when ``dim`` is the new last dim), as PyTorch's composite does."""
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    ref = tensors[0]._shape
+    dim = wrap_dim(dim, len(ref) + 1)
+    for i, t in enumerate(tensors):
+        if t._shape != ref:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{_shape_str(ref)} at entry 0 and {_shape_str(t._shape)} at "
+                               f"entry {i}")
+    sizes = list(ref[:dim]) + [len(tensors)] + list(ref[dim:])
+    if dim < len(ref):
+        out = ops.aten.view.default(ops.aten.cat.default(list(tensors), dim), sizes)
+        out._base = None  # an implementation detail, not a view the caller sees
+        return out
+    return ops.aten.cat.default([ops.aten.unsqueeze.default(t, dim) for t in tensors], dim)
+
+
+def _atleast(tensors, ndim):
+    out = []
+    for t in tensors:
+        if len(t._shape) >= ndim:
+            out.append(t)
+        elif ndim == 1 or not t._shape:
+            out.append(ops.aten.reshape.default(t, [1] * ndim))
+        else:  # 1-d -> (1, n)
+            out.append(ops.aten.unsqueeze.default(t, 0))
+    return out
+
+
+@kernel("hstack")
+def hstack(tensors):
+    tensors = _atleast(tensors, 1)
+    if not tensors:
+        raise RuntimeError("hstack expects a non-empty TensorList")
+    return ops.aten.cat.default(tensors, 0 if len(tensors[0]._shape) == 1 else 1)
+
+
+@kernel("vstack")
+def vstack(tensors):
+    if not tensors:
+        raise RuntimeError("vstack expects a non-empty TensorList")
+    return ops.aten.cat.default(_atleast(tensors, 2), 0)
