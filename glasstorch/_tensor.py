@@ -173,7 +173,10 @@ class Tensor:
         """Zero-copy array over this tensor's bytes, built from (sizes, strides,
         offset, dtype) and cached: the CPU kernels' view of the tensor."""
         array = self._array
-        if array is None:
+        data = self._storage._data
+        if array is None or (array is not data and array.base is not data):
+            # (re)build: first use, or the storage was reallocated by resize_ after
+            # this view was cached (aliases must see the new bytes)
             array = self._array = _strided_view(self)
         return array
 
@@ -426,7 +429,6 @@ def _strided_view(t: Tensor) -> np.ndarray:
                 f"setStorage: sizes {list(t._shape)}, strides {list(t._stride)}, storage offset "
                 f"{t._offset}, and itemsize {itemsize} requiring a storage size of {needed} are "
                 f"out of bounds for storage of size {nbytes}")
-    flat = data if data.ndim == 1 else data.reshape(-1)
-    return np.ndarray(t._shape, t.dtype.numpy, buffer=flat,
+    return np.ndarray(t._shape, t.dtype.numpy, buffer=data,
                       offset=t._offset * itemsize if needed else 0,
                       strides=tuple(s * itemsize for s in t._stride))
