@@ -64,6 +64,10 @@ def test_result_type_tiers_match(torch, a, b):
         a = ("tensor", "int16", 1)
     ours = glasstorch.result_type(_build(glasstorch, a), _build(glasstorch, b))
     theirs = torch.result_type(_build(torch, a), _build(torch, b))
+    if str(theirs) == "torch.complex32":
+        # glasstorch has no complex32 (ComplexHalf) storage: it promotes to complex64
+        assert ours is glasstorch.complex64
+        return
     assert str(ours) == str(theirs), (a, b)
 
 

@@ -1,0 +1,862 @@
+"""Reductions, scans, sorting and softmax: meta rules and numpy bodies.
+
+A reduction folds the reduced dims of its input into one value per output
+element (ATen's ReduceOps / TensorIterator in reduction mode):
+
+    for each output index o:   out[o] = fold(f, [self[i] for i whose kept dims == o])
+
+Note [reduction dims]
+    ``dim`` arguments are lists (``int[1]? dim``): None — and for most ops the
+    empty list — means "every dim"; negative dims wrap; a dim given twice is an
+    error.  ``all.dims`` / ``any.dims`` are the exception: there ``[]`` reduces
+    nothing.  A 0-d tensor accepts dim 0 / -1 and reduces to itself.
+
+Note [reduction outputs]
+    Reduction outputs are contiguous whatever the input's layout (PyTorch
+    allocates them with ``resize_reduction``); so are scans and softmax.  Only
+    ``sort`` keeps the input's strides when the input is non-overlapping and dense
+    (its outputs are made with ``empty_like``).
+
+Note [accumulation]
+    Integer and bool sums/products give int64; float16/bfloat16 accumulate in
+    float32 (``dtype.opmath``); var/std/norm accumulate in float64, as CPU
+    PyTorch's Welford and norm kernels do (``acc_type<float>`` is double on CPU),
+    then round once on write.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ..._core import dtype as dt
+from ..._dispatcher.dispatcher import ops
+from ..._tensor import Tensor, _non_overlapping_and_dense
+from ..structured import TensorMeta, empty_tensor, wrap_dim
+from . import impl, kernel, meta
+
+_INT64 = dt.int64
+_BOOL = dt.bool_
+
+
+# -- shared rules ------------------------------------------------------------------
+
+def reduce_dims(self, dim):
+    """The wrapped, checked dims a reduction folds (see Note [reduction dims])."""
+    ndim = len(self._shape)
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    if not dim:
+        return tuple(range(ndim))
+    seen = []
+    for d in dim:
+        w = wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.append(w)
+    return tuple(seen) if ndim else ()
+
+
+def reduced_shape(shape, dims, keepdim):
+    if keepdim:
+        return tuple(1 if i in dims else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in dims)
+
+
+def _axis(dims, ndim):
+    """numpy's ``axis`` for the reduced dims (None: every dim, also for 0-d)."""
+    return None if len(dims) == ndim else dims
+
+
+def _as(a, np_dtype):
+    return a if a.dtype == np_dtype else a.astype(np_dtype)
+
+
+def _write(out, value):
+    out._np()[...] = value
+
+
+def _sum_dtype(self, dtype):
+    """Result dtype of sum/prod/cumsum: ``dtype=``, else int64 for ints and bool."""
+    if dtype is not None:
+        return dtype
+    return _INT64 if self.dtype.category <= dt.INTEGRAL else self.dtype
+
+
+def _check_nonempty_dims(name, self, dims, sep="():"):
+    """max/amax/argmax... have no identity: on an empty input every reduced dim
+    (reported as spelled, e.g. -1) must have non-zero size (zero_numel_check_dims)."""
+    shape = self._shape
+    if 0 not in shape:
+        return
+    if not dims:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                           "argument.")
+    for d in dims:
+        if shape[wrap_dim(d, len(shape))] == 0:
+            raise IndexError(f"{name}{sep} Expected reduction dim {d} to have non-zero size.")
+
+
+def _not_implemented(kernel_name, dtype):
+    return NotImplementedError(f'"{kernel_name}" not implemented for \'{dtype._short}\'')
+
+
+def _float_for_compare(a):
+    """Arrays numpy compares exactly as PyTorch does (bfloat16 via float32)."""
+    if a.dtype.kind == "V" or a.dtype.name == "bfloat16":
+        return a.astype(np.float32)
+    return a
+
+
+def _move_last(a, dim):
+    return np.moveaxis(a, dim, -1) if a.ndim else a.reshape(1)
+
+
+def _restore(a, dim, ndim):
+    """Undo ``_move_last`` on a result with the same dims."""
+    return np.moveaxis(a, -1, dim) if ndim else a.reshape(())
+
+
+# -- sum, mean, prod ----------------------------------------------------------------
+
+@meta("sum")
+def sum_meta(self, dim=None, keepdim=False, *, dtype=None):
+    if dim is None and not keepdim:          # lean path: torch.sum(x)
+        return TensorMeta((), _sum_dtype(self, dtype))
+    dims = reduce_dims(self, dim)
+    return TensorMeta(reduced_shape(self._shape, dims, keepdim), _sum_dtype(self, dtype))
+
+
+@impl("sum")
+def sum_impl(out, self, dim=None, keepdim=False, *, dtype=None):
+    a = self._np()
+    acc = out.dtype.opmath
+    if a.dtype.kind != acc.kind:
+        a = a.astype(acc)
+    if dim is None and not keepdim:          # lean path: one ufunc call into the output
+        _add_reduce(a, None, acc, out._np())
+        return
+    dims = reduce_dims(self, dim)
+    _add_reduce(a, _axis(dims, a.ndim), acc, out._np(), keepdims=keepdim)
+
+
+_add_reduce = np.add.reduce
+
+
+def _mean_dtype(self, dtype):
+    result = dtype if dtype is not None else self.dtype
+    if result.category < dt.FLOATING:
+        which = "Optional" if dtype is not None else "Input"
+        raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either "
+                           f"a floating point or complex dtype. Got: {result._short}")
+    return result
+
+
+@meta("mean")
+def mean_meta(self, dim=None, keepdim=False, *, dtype=None):
+    dims = reduce_dims(self, dim)
+    return TensorMeta(reduced_shape(self._shape, dims, keepdim), _mean_dtype(self, dtype))
+
+
+@impl("mean")
+def mean_impl(out, self, dim=None, keepdim=False, *, dtype=None):
+    dims = reduce_dims(self, dim)
+    a = self._np()
+    acc = out.dtype.opmath
+    count = math.prod(self._shape[d] for d in dims)
+    total = np.sum(_as(a, acc), axis=_axis(dims, a.ndim), dtype=acc, keepdims=keepdim)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        _write(out, total / acc.type(count) if count else total * acc.type(np.nan))
+
+
+@meta("prod")
+def prod_meta(self, dim=None, keepdim=False, *, dtype=None):
+    dims = reduce_dims(self, dim)
+    return TensorMeta(reduced_shape(self._shape, dims, keepdim), _sum_dtype(self, dtype))
+
+
+@impl("prod")
+def prod_impl(out, self, dim=None, keepdim=False, *, dtype=None):
+    dims = reduce_dims(self, dim)
+    a = self._np()
+    acc = out.dtype.numpy      # CPU prod rounds every step, float16/bfloat16 included
+    _write(out, np.prod(_as(a, acc), axis=_axis(dims, a.ndim), dtype=acc, keepdims=keepdim))
+
+
+# -- max / min / amax / amin / argmax / argmin / aminmax -------------------------------
+
+def _extremum_all_meta(name):
+    def rule(self):
+        if self.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        if self.dtype.is_complex:
+            raise _not_implemented(f"{name}_all", self.dtype)
+        return TensorMeta((), self.dtype)
+    return rule
+
+
+meta("max_all")(_extremum_all_meta("max"))
+meta("min_all")(_extremum_all_meta("min"))
+impl("max_all")(lambda out, self: _write(out, np.max(self._np())))
+impl("min_all")(lambda out, self: _write(out, np.min(self._np())))
+
+
+def _extremum_dim_meta(name):
+    def rule(self, dim, keepdim=False):
+        if self.dtype.is_complex:
+            raise RuntimeError(f"{name}(): does not support complex input")
+        d = wrap_dim(dim, len(self._shape))
+        _check_nonempty_dims(name, self, [d])
+        shape = reduced_shape(self._shape, (d,) if self._shape else (), keepdim)
+        return TensorMeta(shape, self.dtype), TensorMeta(shape, _INT64)
+    return rule
+
+
+def _extremum_dim_impl(arg):
+    def body(outs, self, dim, keepdim=False):
+        values, indices = outs
+        a = self._np()
+        if a.ndim == 0:
+            _write(values, a)
+            _write(indices, 0)
+            return
+        d = wrap_dim(dim, a.ndim)
+        index = np.expand_dims(arg(_float_for_compare(a), axis=d), d)
+        picked = np.take_along_axis(a, index, axis=d)
+        if not keepdim:
+            index, picked = index.squeeze(d), picked.squeeze(d)
+        _write(values, picked)
+        _write(indices, index)
+    return body
+
+
+meta("max_dim")(_extremum_dim_meta("max"))
+meta("min_dim")(_extremum_dim_meta("min"))
+impl("max_dim")(_extremum_dim_impl(np.argmax))      # first occurrence; NaN wins
+impl("min_dim")(_extremum_dim_impl(np.argmin))
+
+
+def _amax_meta(name):
+    def rule(self, dim=(), keepdim=False):
+        dims = reduce_dims(self, dim)
+        _check_nonempty_dims(name, self, dim)
+        if self.dtype.is_complex and self.numel():
+            raise _not_implemented(f"{name[1:]}_values_cpu", self.dtype)
+        return TensorMeta(reduced_shape(self._shape, dims, keepdim), self.dtype)
+    return rule
+
+
+def _amax_impl(fn):
+    def body(out, self, dim=(), keepdim=False):
+        dims = reduce_dims(self, dim)
+        a = self._np()
+        _write(out, fn(a, axis=_axis(dims, a.ndim), keepdims=keepdim))
+    return body
+
+
+meta("amax")(_amax_meta("amax"))
+meta("amin")(_amax_meta("amin"))
+impl("amax")(_amax_impl(np.max))
+impl("amin")(_amax_impl(np.min))
+
+
+def _arg_meta(name):
+    def rule(self, dim=None, keepdim=False):
+        if self.dtype.is_complex:
+            raise RuntimeError(f"{name}(): does not support complex input")
+        if self.dtype is _BOOL:
+            raise RuntimeError(f"{name}(): does not support bool input")
+        if dim is None:
+            if self.numel() == 0:
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
+            shape = (1,) * len(self._shape) if keepdim else ()
+            return TensorMeta(shape, _INT64)
+        d = wrap_dim(dim, len(self._shape))
+        _check_nonempty_dims(name, self, [d])
+        return TensorMeta(reduced_shape(self._shape, (d,) if self._shape else (), keepdim),
+                          _INT64)
+    return rule
+
+
+def _arg_impl(fn):
+    def body(out, self, dim=None, keepdim=False):
+        a = _float_for_compare(self._np())
+        if dim is None:
+            _write(out, fn(a.reshape(-1)))
+        elif a.ndim == 0:
+            _write(out, 0)
+        else:
+            _write(out, fn(a, axis=wrap_dim(dim, a.ndim), keepdims=keepdim))
+    return body
+
+
+meta("argmax")(_arg_meta("argmax"))
+meta("argmin")(_arg_meta("argmin"))
+impl("argmax")(_arg_impl(np.argmax))
+impl("argmin")(_arg_impl(np.argmin))
+
+
+@meta("aminmax")
+def aminmax_meta(self, *, dim=None, keepdim=False):
+    if dim is None:
+        if self.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        shape = (1,) * len(self._shape) if keepdim else ()
+    else:
+        d = wrap_dim(dim, len(self._shape))
+        _check_nonempty_dims("aminmax", self, [d], sep=":")
+        shape = reduced_shape(self._shape, (d,) if self._shape else (), keepdim)
+    if self.dtype.is_complex:
+        raise _not_implemented("aminmax_cpu", self.dtype)
+    return TensorMeta(shape, self.dtype), TensorMeta(shape, self.dtype)
+
+
+@impl("aminmax")
+def aminmax_impl(outs, self, *, dim=None, keepdim=False):
+    a = self._np()
+    axis = None if dim is None or a.ndim == 0 else wrap_dim(dim, a.ndim)
+    keep = keepdim and a.ndim > 0
+    _write(outs[0], np.min(a, axis=axis, keepdims=keep))
+    _write(outs[1], np.max(a, axis=axis, keepdims=keep))
+
+
+# -- var / std / var_mean / std_mean ------------------------------------------------------
+
+def _var_check(self, dim, name):
+    if self.dtype.category < dt.FLOATING:
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+    return reduce_dims(self, dim)
+
+
+def _var_meta(with_mean, name):
+    def rule(self, dim=None, *, correction=None, keepdim=False):
+        dims = _var_check(self, dim, name)
+        shape = reduced_shape(self._shape, dims, keepdim)
+        var = TensorMeta(shape, self.dtype.to_real())
+        return (var, TensorMeta(shape, self.dtype)) if with_mean else var
+    return rule
+
+
+def _moments(self, dim, correction, keepdim, name):
+    """(var, mean) in float64/complex128, PyTorch's ``max(0, n - correction)`` divisor."""
+    dims = reduce_dims(self, dim)
+    a = self._np()
+    acc = np.complex128 if self.dtype.is_complex else np.float64
+    a = _as(a, acc)
+    axis = _axis(dims, a.ndim)
+    n = math.prod(self._shape[d] for d in dims)
+    c = 1 if correction is None else correction
+    if n - c <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=6)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.sum(a, axis=axis, keepdims=True) / n if n else \
+            np.full(reduced_shape(a.shape, dims, True), np.nan, acc)
+        dev = a - mean
+        sq = (dev.real ** 2 + dev.imag ** 2) if self.dtype.is_complex else dev * dev
+        var = np.sum(sq, axis=axis, keepdims=keepdim) / max(0, n - c)
+    if not keepdim:
+        mean = mean.reshape(var.shape)
+    return var, mean
+
+
+meta("var")(_var_meta(False, "std and var"))
+meta("var_mean")(_var_meta(True, "var_mean"))
+
+
+@impl("var")
+def var_impl(out, self, dim=None, *, correction=None, keepdim=False):
+    _write(out, _moments(self, dim, correction, keepdim, "var")[0])
+
+
+@impl("var_mean")
+def var_mean_impl(outs, self, dim=None, *, correction=None, keepdim=False):
+    var, mean = _moments(self, dim, correction, keepdim, "var_mean")
+    _write(outs[0], var)
+    _write(outs[1], mean)
+
+
+meta("std")(_var_meta(False, "std and var"))
+meta("std_mean")(_var_meta(True, "std_mean"))
+
+
+@impl("std")
+def std_impl(out, self, dim=None, *, correction=None, keepdim=False):
+    _write(out, np.sqrt(_moments(self, dim, correction, keepdim, "std")[0]))
+
+
+@impl("std_mean")
+def std_mean_impl(outs, self, dim=None, *, correction=None, keepdim=False):
+    var, mean = _moments(self, dim, correction, keepdim, "std_mean")
+    _write(outs[0], np.sqrt(var))
+    _write(outs[1], mean)
+
+
+def _unbiased_to_correction(name):
+    """``var(x, unbiased)`` / ``var(x, dim, unbiased, keepdim)`` are var.correction."""
+    def default(self, unbiased=True):
+        return getattr(ops.aten, name).correction(self, None, correction=1 if unbiased else 0)
+
+    def with_dim(self, dim, unbiased=True, keepdim=False):
+        return getattr(ops.aten, name).correction(self, dim, correction=1 if unbiased else 0,
+                                                  keepdim=keepdim)
+    kernel(f"{name}_unbiased")(default)
+    kernel(f"{name}_dim_unbiased")(with_dim)
+
+
+for _name in ("var", "std", "var_mean", "std_mean"):
+    _unbiased_to_correction(_name)
+
+
+# -- norms ------------------------------------------------------------------------
+
+@meta("linalg_vector_norm")
+def vector_norm_meta(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if self.dtype.category < dt.FLOATING:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {self.dtype._short}")
+    if dtype is not None:
+        if self.dtype.is_complex and not dtype.is_complex:
+            raise RuntimeError("linalg.vector_norm: dtype should be complex for complex inputs, "
+                               f"but got {dtype._short}")
+        if not self.dtype.is_complex and dtype.is_complex:
+            raise RuntimeError("linalg.vector_norm: dtype should be real for real inputs, but "
+                               f"got {dtype._short}")
+        if dt.promote_types(self.dtype, dtype) != dtype:
+            raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
+                               f"({self.dtype._short}) should be convertible without narrowing "
+                               f"to the specified dtype ({dtype._short})")
+    dims = reduce_dims(self, dim)
+    if (ord < 0 or ord == math.inf) and self.numel() == 0:
+        text = _format_ord(ord)
+        if not dim:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {text} norm on an empty "
+                               "tensor because the operation does not have an identity")
+        for d in dim:
+            if self._shape[wrap_dim(d, len(self._shape))] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {text} norm on the "
+                                   f"dimension {d}because this dimension is empty and the "
+                                   "operation does not have an identity")
+    out_dtype = (dtype or self.dtype).to_real()
+    return TensorMeta(reduced_shape(self._shape, dims, keepdim), out_dtype)
+
+
+def _format_ord(ord):
+    if math.isinf(ord):
+        return "inf" if ord > 0 else "-inf"
+    return str(int(ord)) if float(ord).is_integer() else repr(float(ord))
+
+
+@impl("linalg_vector_norm")
+def vector_norm_impl(out, self, ord=2, dim=None, keepdim=False, *, dtype=None):
+    dims = reduce_dims(self, dim)
+    a = np.abs(_as(self._np(), np.complex128 if self.dtype.is_complex else np.float64))
+    axis = _axis(dims, a.ndim)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if ord == math.inf:
+            r = np.max(a, axis=axis, keepdims=keepdim)
+        elif ord == -math.inf:
+            r = np.min(a, axis=axis, keepdims=keepdim)
+        elif ord == 0:
+            r = np.sum(a != 0, axis=axis, keepdims=keepdim, dtype=np.float64)
+        elif ord == 1:
+            r = np.sum(a, axis=axis, keepdims=keepdim)
+        elif ord == 2:
+            r = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
+        else:
+            r = np.sum(a ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+    _write(out, r)
+
+
+def _norm_check(self, dtype=None):
+    if self.dtype.category < dt.FLOATING:
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {self.dtype._short} instead.")
+    if dtype is not None and dtype.category < dt.FLOATING:
+        raise RuntimeError("norm(): the desired output dtype should be either floating point "
+                           f"or complex. Got {dtype._short} instead.")
+
+
+@meta("norm")
+def norm_meta(self, p=2, dim=None, keepdim=False, *, dtype=None):
+    _norm_check(self, dtype)
+    return vector_norm_meta(self, 2 if p is None else p, dim, keepdim, dtype=dtype)
+
+
+@impl("norm")
+def norm_impl(out, self, p=2, dim=None, keepdim=False, *, dtype=None):
+    vector_norm_impl(out, self, 2 if p is None else p, dim, keepdim, dtype=dtype)
+
+
+# norm's overloads all reach the one rule above (argument order differs).
+@meta("norm_dtype")
+def norm_dtype_meta(self, p, *, dtype):
+    return norm_meta(self, p, None, False, dtype=dtype)
+
+
+@impl("norm_dtype")
+def norm_dtype_impl(out, self, p, *, dtype):
+    norm_impl(out, self, p, None, False, dtype=dtype)
+
+
+# -- logsumexp -----------------------------------------------------------------------
+
+@meta("logsumexp")
+def logsumexp_meta(self, dim, keepdim=False):
+    dims = reduce_dims(self, dim)
+    if len(dim) == 0 and self._shape and not keepdim:
+        # PyTorch resizes a [] output, then broadcasts a keepdim result into it.
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
+                           f"{[1] * len(self._shape)}")
+    out_dtype = self.dtype if self.dtype.category >= dt.FLOATING else dt.get_default_dtype()
+    return TensorMeta(reduced_shape(self._shape, dims, keepdim), out_dtype)
+
+
+@impl("logsumexp")
+def logsumexp_impl(out, self, dim, keepdim=False):
+    dims = reduce_dims(self, dim)
+    acc = out.dtype.opmath
+    a = _as(self._np(), acc)
+    axis = _axis(dims, a.ndim)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if a.size == 0:
+            _write(out, np.log(np.sum(np.exp(a), axis=axis, keepdims=keepdim)))
+            return
+        m = np.max(a.real if a.dtype.kind == "c" else a, axis=axis, keepdims=True)
+        m = np.where(np.isinf(m), 0, m).astype(acc)
+        s = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    _write(out, s if keepdim else s.reshape(out._shape))
+
+
+# -- scans ------------------------------------------------------------------------
+
+def _scan_meta(self, dim, *, dtype=None):
+    wrap_dim(dim, len(self._shape))
+    return TensorMeta(self._shape, _sum_dtype(self, dtype))
+
+
+def _scan_impl(fn):
+    def body(out, self, dim, *, dtype=None):
+        a = self._np()
+        acc = out.dtype.opmath
+        if a.ndim == 0:
+            _write(out, a)
+            return
+        _write(out, fn(_as(a, acc), axis=wrap_dim(dim, a.ndim), dtype=acc))
+    return body
+
+
+meta("cumsum")(_scan_meta)
+meta("cumprod")(_scan_meta)
+impl("cumsum")(_scan_impl(np.cumsum))
+impl("cumprod")(_scan_impl(np.cumprod))
+
+
+# -- all / any / count_nonzero ---------------------------------------------------------
+
+def _logical_kernels(name, fn, empty_list_reduces):
+    """all / any.  ``all.dims(x, [])`` reduces nothing (Note [reduction dims])."""
+    def dims_of(self, dim):
+        if not empty_list_reduces and dim is not None and len(dim) == 0:
+            return ()
+        return reduce_dims(self, dim)
+
+    @meta(name)
+    def rule(self, dim=None, keepdim=False):
+        out_dtype = dt.uint8 if self.dtype is dt.uint8 else _BOOL
+        return TensorMeta(reduced_shape(self._shape, dims_of(self, dim), keepdim), out_dtype)
+
+    @impl(name)
+    def body(out, self, dim=None, keepdim=False):
+        dims = dims_of(self, dim)
+        a = self._np()
+        if not dims:
+            _write(out, a != 0)
+            return
+        _write(out, fn(a != 0, axis=_axis(dims, a.ndim), keepdims=keepdim))
+
+
+_logical_kernels("all", np.all, True)
+_logical_kernels("any", np.any, True)
+_logical_kernels("all_dims", np.all, False)
+_logical_kernels("any_dims", np.any, False)
+
+
+@meta("count_nonzero")
+def count_nonzero_meta(self, dim=None):
+    dims = reduce_dims(self, dim)
+    return TensorMeta(reduced_shape(self._shape, dims, False), _INT64)
+
+
+@impl("count_nonzero")
+def count_nonzero_impl(out, self, dim=None):
+    dims = reduce_dims(self, dim)
+    a = self._np()
+    _write(out, np.sum(a != 0, axis=_axis(dims, a.ndim), dtype=np.int64))
+
+
+# -- sort / argsort / topk -------------------------------------------------------------
+
+def _sort_key(a, descending):
+    """Indices of a stable sort along the last axis, NaN last ascending / first descending."""
+    a = _float_for_compare(a)
+    if a.dtype == np.bool_:
+        a = a.astype(np.int8)
+    if not descending:
+        return np.argsort(a, axis=-1, kind="stable")        # numpy puts NaN last too
+    if a.dtype.kind == "f":
+        return np.lexsort((-a, ~np.isnan(a)), axis=-1)
+    return np.argsort(~a, axis=-1, kind="stable")            # ~x reverses ints exactly
+
+
+@meta("sort")
+def sort_meta(self, dim=-1, descending=False, *, stable=None):
+    if self.dtype.is_complex:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
+    wrap_dim(dim, len(self._shape))
+    stride = self._stride if _non_overlapping_and_dense(self._shape, self._stride) else None
+    return TensorMeta(self._shape, self.dtype, stride), TensorMeta(self._shape, _INT64, stride)
+
+
+@impl("sort")
+def sort_impl(outs, self, dim=-1, descending=False, *, stable=None):
+    values, indices = outs
+    a = self._np()
+    d = wrap_dim(dim, a.ndim)
+    moved = _move_last(a, d)
+    order = _sort_key(moved, descending)
+    _write(values, _restore(np.take_along_axis(moved, order, -1), d, a.ndim))
+    _write(indices, _restore(order, d, a.ndim))
+
+
+@meta("sort_stable")
+def sort_stable_meta(self, *, stable, dim=-1, descending=False):
+    return sort_meta(self, dim, descending)
+
+
+@impl("sort_stable")
+def sort_stable_impl(outs, self, *, stable, dim=-1, descending=False):
+    sort_impl(outs, self, dim, descending)
+
+
+@kernel("argsort")
+def argsort(self, dim=-1, descending=False):
+    return ops.aten.sort.default(self, dim, descending)[1]
+
+
+@kernel("argsort_stable")
+def argsort_stable(self, *, stable, dim=-1, descending=False):
+    return ops.aten.sort.stable(self, stable=stable, dim=dim, descending=descending)[1]
+
+
+@meta("topk")
+def topk_meta(self, k, dim=-1, largest=True, sorted=True):
+    d = wrap_dim(dim, len(self._shape))
+    size = self._shape[d] if self._shape else 1
+    if k < 0 or k > size:
+        raise RuntimeError("selected index k out of range")
+    if self.dtype.is_complex:
+        raise RuntimeError(" topk does not support complex dtypes on CPU")
+    if self.dtype is _BOOL:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    shape = list(self._shape)
+    if shape:
+        shape[d] = k
+    return TensorMeta(shape, self.dtype), TensorMeta(shape, _INT64)
+
+
+@impl("topk")
+def topk_impl(outs, self, k, dim=-1, largest=True, sorted=True):
+    values, indices = outs
+    a = self._np()
+    if a.ndim == 0:
+        _write(values, a)
+        _write(indices, 0)
+        return
+    d = wrap_dim(dim, a.ndim)
+    moved = _move_last(a, d)
+    order = _sort_key(moved, largest)[..., :k]
+    _write(values, _restore(np.take_along_axis(moved, order, -1), d, a.ndim))
+    _write(indices, _restore(order, d, a.ndim))
+
+
+# -- median / mode -----------------------------------------------------------------
+
+def _order_stat_check(name, self, kernel_name):
+    """Kernels without complex (and, for median, bool) support; PyTorch only reaches
+    the dtype switch of median() and mode() when there is data."""
+    if kernel_name != "median_out" and self.numel() == 0:
+        return
+    if self.dtype.is_complex or (self.dtype is _BOOL and name == "median"):
+        raise _not_implemented(kernel_name, self.dtype)
+
+
+@meta("median_all")
+def median_all_meta(self):
+    _order_stat_check("median", self, "median_cpu")
+    return TensorMeta((), self.dtype)
+
+
+@impl("median_all")
+def median_all_impl(out, self):
+    a = _float_for_compare(self._np()).reshape(-1)
+    if a.size == 0:                        # NaN, cast as C++ casts it for int dtypes
+        _write(out, np.iinfo(a.dtype).min if a.dtype.kind in "iu" else np.nan)
+        return
+    if a.dtype.kind == "f" and np.isnan(a).any():
+        _write(out, np.nan)
+        return
+    _write(out, np.sort(a)[(a.size - 1) // 2])
+
+
+def _dim_stat_meta(name, kernel_name):
+    def rule(self, dim=-1, keepdim=False):
+        _order_stat_check(name, self, kernel_name)
+        d = wrap_dim(dim, len(self._shape))
+        _check_nonempty_dims(name, self, [d])
+        shape = reduced_shape(self._shape, (d,) if self._shape else (), keepdim)
+        return TensorMeta(shape, self.dtype), TensorMeta(shape, _INT64)
+    return rule
+
+
+meta("median_dim")(_dim_stat_meta("median", "median_out"))
+meta("mode")(_dim_stat_meta("mode", "mode_cpu"))
+
+
+def _dim_stat_impl(pick):
+    """Run ``pick(rows) -> (values, indices)`` over rows laid along the last axis."""
+    def body(outs, self, dim=-1, keepdim=False):
+        values, indices = outs
+        a = self._np()
+        if a.ndim == 0:
+            _write(values, a)
+            _write(indices, 0)
+            return
+        d = wrap_dim(dim, a.ndim)
+        moved = _move_last(a, d)
+        rows = moved.reshape(-1, moved.shape[-1])
+        v, i = pick(rows)
+        shape = moved.shape[:-1]
+        v, i = v.reshape(shape), i.reshape(shape)
+        if keepdim:
+            v, i = np.expand_dims(v, d), np.expand_dims(i, d)
+        _write(values, v)
+        _write(indices, i)
+    return body
+
+
+def _median_rows(rows):
+    n = rows.shape[-1]
+    cmp = _float_for_compare(rows)
+    order = np.argsort(cmp, axis=-1, kind="stable")
+    idx = order[:, (n - 1) // 2] if rows.shape[0] else np.zeros(0, np.int64)
+    if cmp.dtype.kind == "f":
+        nan = np.isnan(cmp)
+        has_nan = nan.any(axis=-1)
+        idx = np.where(has_nan, np.argmax(nan, axis=-1), idx)   # NaN propagates: first NaN
+    return rows[np.arange(rows.shape[0]), idx], idx
+
+
+def _mode_rows(rows):
+    """Most frequent value per row (smallest on ties), at its last occurrence."""
+    cmp = _float_for_compare(rows)
+    values = np.empty(rows.shape[0], rows.dtype)
+    idx = np.empty(rows.shape[0], np.int64)
+    for r in range(rows.shape[0]):
+        uniq, counts = np.unique(cmp[r], return_counts=True)
+        best = uniq[np.argmax(counts)]
+        where = np.nonzero(cmp[r] == best)[0]
+        idx[r] = where[-1]
+        values[r] = rows[r, where[-1]]
+    return values, idx
+
+
+impl("median_dim")(_dim_stat_impl(_median_rows))
+impl("mode")(_dim_stat_impl(_mode_rows))
+
+
+# -- softmax ------------------------------------------------------------------------
+
+def _softmax_meta(name):
+    def rule(self, dim, half_to_float):
+        d = wrap_dim(dim, len(self._shape))
+        if half_to_float:
+            raise RuntimeError(f"{name} with half to float conversion is not supported on CPU")
+        if self.dtype.category != dt.FLOATING and self.numel():
+            where = "lastdim_" if d == len(self._shape) - 1 or not self._shape else ""
+            raise _not_implemented(f"{name}_{where}kernel_impl", self.dtype)
+        return TensorMeta(self._shape, self.dtype)
+    return rule
+
+
+def _softmax_parts(self, dim):
+    a = _as(self._np(), self.dtype.opmath)
+    if a.ndim == 0:
+        a = a.reshape(1)
+    d = wrap_dim(dim, self._np().ndim) if self._shape else 0
+    with np.errstate(invalid="ignore", over="ignore"):
+        shifted = a - (np.max(a, axis=d, keepdims=True) if a.size else 0)
+        e = np.exp(shifted)
+        return shifted, e, np.sum(e, axis=d, keepdims=True)
+
+
+meta("softmax")(_softmax_meta("softmax"))
+meta("log_softmax")(_softmax_meta("log_softmax"))
+
+
+@impl("softmax")
+def softmax_impl(out, self, dim, half_to_float):
+    _, e, total = _softmax_parts(self, dim)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        _write(out, (e / total).reshape(self._shape))
+
+
+@impl("log_softmax")
+def log_softmax_impl(out, self, dim, half_to_float):
+    shifted, _, total = _softmax_parts(self, dim)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        _write(out, (shifted - np.log(total)).reshape(self._shape))
+
+
+def _convert(self, dtype):
+    """``self.to(dtype)`` through the dispatcher when the conversion ops exist."""
+    if dtype is None or dtype == self.dtype:
+        return self
+    to_copy = getattr(ops.aten, "_to_copy", None)
+    if to_copy is not None:
+        return to_copy.default(self, dtype=dtype)
+    out = empty_tensor(self._shape, dtype, self.device)
+    if self.device.type != "meta":
+        _write(out, self._np().astype(dtype.numpy))
+    return out
+
+
+@kernel("softmax_int")
+def softmax_int(self, dim, dtype=None):
+    return ops.aten._softmax.default(_convert(self, dtype), dim, False)
+
+
+@kernel("log_softmax_int")
+def log_softmax_int(self, dim, dtype=None):
+    return ops.aten._log_softmax.default(_convert(self, dtype), dim, False)
+
+
+# -- max.other / min.other (binary: maximum / minimum) -----------------------------------
+
+@kernel("max_other")
+def max_other(self, other):
+    return ops.aten.maximum.default(self, other)
+
+
+@kernel("min_other")
+def min_other(self, other):
+    return ops.aten.minimum.default(self, other)

@@ -1,0 +1,442 @@
+"""Samples for reductions, scans, sorting and softmax (one or more per overload)."""
+from ..opinfo import sample
+
+SUM_TOL = {"atol": 1e-4, "rtol": 1e-5}
+
+
+# -- sum / mean / prod --------------------------------------------------------------
+
+@sample("aten::sum", **SUM_TOL)
+def sum_all(make, lib):
+    return (make(3, 4),), {}
+
+
+@sample("aten::sum")
+def sum_bool_to_int64(make, lib):
+    return (make(5, 3, dtype="bool"),), {}
+
+
+@sample("aten::sum", **SUM_TOL)
+def sum_int_with_dtype(make, lib):
+    return (make(4, 5, dtype="int32"),), {"dtype": lib.float64}
+
+
+@sample("aten::sum.out", **SUM_TOL)
+def sum_out(make, lib):
+    return (make(3, 4),), {"out": make((), dtype="float32")}
+
+
+@sample("aten::sum.dim_IntList", **SUM_TOL)
+def sum_dims_keepdim(make, lib):
+    return (make(2, 3, 4), [0, -1], True), {}
+
+
+@sample("aten::sum.dim_IntList", **SUM_TOL)
+def sum_dim_transposed(make, lib):
+    return (make(4, 3).t(), [1]), {}
+
+
+@sample("aten::sum.dim_IntList", atol=1e-2, rtol=1e-2)
+def sum_dim_half(make, lib):
+    return (make(3, 5, dtype="float16"), [1]), {}
+
+
+@sample("aten::sum.dim_IntList")
+def sum_empty_dim(make, lib):
+    return (make(0, 3), [0]), {}
+
+
+@sample("aten::sum.IntList_out", **SUM_TOL)
+def sum_intlist_out(make, lib):
+    return (make(3, 4), [1]), {"out": make(3)}
+
+
+@sample("aten::mean", **SUM_TOL)
+def mean_all(make, lib):
+    return (make(3, 4),), {}
+
+
+@sample("aten::mean.dim", **SUM_TOL)
+def mean_dim(make, lib):
+    return (make(2, 3, 4), [1, 2], True), {"dtype": lib.float64}
+
+
+@sample("aten::mean.dtype_out", **SUM_TOL)
+def mean_dtype_out(make, lib):
+    return (make(3, 4),), {"out": make(())}
+
+
+@sample("aten::mean.out", **SUM_TOL)
+def mean_out(make, lib):
+    return (make(3, 4), [0]), {"out": make(4)}
+
+
+@sample("aten::prod", **SUM_TOL)
+def prod_all(make, lib):
+    return (make(2, 3, low=-2, high=2),), {}
+
+
+@sample("aten::prod")
+def prod_int(make, lib):
+    return (make(2, 3, dtype="int16", low=-4, high=4),), {}
+
+
+@sample("aten::prod.dim_int", **SUM_TOL)
+def prod_dim(make, lib):
+    return (make(3, 4), -1, True), {}
+
+
+@sample("aten::prod.out", **SUM_TOL)
+def prod_out(make, lib):
+    return (make(2, 3),), {"out": make(())}
+
+
+@sample("aten::prod.int_out", **SUM_TOL)
+def prod_int_out(make, lib):
+    return (make(3, 4), 0), {"out": make(4)}
+
+
+# -- max / min / amax / amin / argmax / argmin / aminmax --------------------------------
+
+for _name in ("max", "min"):
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 4),), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(2, 5, dtype="int32"),), {}))
+    sample(f"aten::{_name}.unary_out")(lambda make, lib: ((make(3, 4),), {"out": make(())}))
+    sample(f"aten::{_name}.dim")(lambda make, lib: ((make(3, 4), 1), {}))
+    sample(f"aten::{_name}.dim")(lambda make, lib: ((make(3, 4, dtype="int64", low=0, high=2),
+                                                     0, True), {}))
+    sample(f"aten::{_name}.other")(lambda make, lib: ((make(3, 4), make(4)), {}))
+
+sample("aten::max.dim_max")(lambda make, lib: (
+    (make(3, 4), 1), {"max": make(3), "max_values": make(3, dtype="int64")}))
+sample("aten::min.dim_min")(lambda make, lib: (
+    (make(3, 4), 0), {"min": make(4), "min_indices": make(4, dtype="int64")}))
+
+for _name in ("amax", "amin"):
+    sample(f"aten::{_name}")(lambda make, lib: ((make(2, 3, 4), [0, 2]), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(2, 3, 4), [], True), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 2, dtype="bool"), [1]), {}))
+    sample(f"aten::{_name}.out")(lambda make, lib: ((make(3, 4), [-1]), {"out": make(3)}))
+
+for _name in ("argmax", "argmin"):
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 4),), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 4, dtype="int32", low=0, high=3), 1,
+                                                 True), {}))
+    sample(f"aten::{_name}.out")(lambda make, lib: ((make(3, 4), 0),
+                                                    {"out": make(4, dtype="int64")}))
+
+
+@sample("aten::aminmax")
+def aminmax_all(make, lib):
+    return (make(3, 4),), {}
+
+
+@sample("aten::aminmax")
+def aminmax_dim(make, lib):
+    return (make(3, 4),), {"dim": -1, "keepdim": True}
+
+
+@sample("aten::aminmax.out")
+def aminmax_out(make, lib):
+    return (make(3, 4),), {"dim": 0, "min": make(4), "max": make(4)}
+
+
+# -- var / std ------------------------------------------------------------------------
+
+for _name in ("var", "std"):
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 4),), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 4), False), {}))
+    sample(f"aten::{_name}.dim")(lambda make, lib: ((make(3, 4), [1], False, True), {}))
+    sample(f"aten::{_name}.correction")(lambda make, lib: ((make(2, 3, 4), [0, 2]),
+                                                          {"correction": 0}))
+    sample(f"aten::{_name}.correction")(lambda make, lib: ((make(3, 4, dtype="float64"),),
+                                                          {"correction": 2, "keepdim": True}))
+    sample(f"aten::{_name}.correction_out")(lambda make, lib: ((make(3, 4), [1]),
+                                                              {"out": make(3)}))
+
+for _name in ("var_mean", "std_mean"):
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 4),), {}))
+    sample(f"aten::{_name}.dim")(lambda make, lib: ((make(3, 4), [0], False), {}))
+    sample(f"aten::{_name}.correction")(lambda make, lib: ((make(3, 4), [1]),
+                                                          {"correction": 0, "keepdim": True}))
+    sample(f"aten::{_name}.correction_out")(lambda make, lib: (
+        (make(3, 4), [1]), {"out0": make(3), "out1": make(3)}))
+
+
+# -- norms ------------------------------------------------------------------------
+
+@sample("aten::linalg_vector_norm")
+def vector_norm_2(make, lib):
+    return (make(3, 4),), {}
+
+
+@sample("aten::linalg_vector_norm")
+def vector_norm_p_dim(make, lib):
+    return (make(3, 4), 3, [1], True), {"dtype": lib.float64}
+
+
+@sample("aten::linalg_vector_norm")
+def vector_norm_inf(make, lib):
+    return (make(3, 4), float("inf"), [0]), {}
+
+
+@sample("aten::linalg_vector_norm")
+def vector_norm_zero(make, lib):
+    return (make(3, 4), 0), {}
+
+
+@sample("aten::linalg_vector_norm.out")
+def vector_norm_out(make, lib):
+    return (make(3, 4), 1, [0]), {"out": make(4)}
+
+
+@sample("aten::norm.Scalar")
+def norm_scalar(make, lib):
+    return (make(3, 4), 1), {}
+
+
+@sample("aten::norm.Scalar_out")
+def norm_scalar_out(make, lib):
+    return (make(3, 4),), {"out": make(())}
+
+
+@sample("aten::norm.ScalarOpt_dim")
+def norm_dim(make, lib):
+    return (make(3, 4), None, [1]), {}
+
+
+@sample("aten::norm.out")
+def norm_out(make, lib):
+    return (make(3, 4), 2, [0]), {"out": make(4)}
+
+
+@sample("aten::norm.ScalarOpt_dim_dtype")
+def norm_dim_dtype(make, lib):
+    return (make(3, 4), 2, [1], True), {"dtype": lib.float64}
+
+
+@sample("aten::norm.dtype_out")
+def norm_dtype_out(make, lib):
+    return (make(3, 4), 2, [1], False), {"dtype": lib.float64, "out": make(3, dtype="float64")}
+
+
+@sample("aten::norm.ScalarOpt_dtype")
+def norm_dtype(make, lib):
+    return (make(3, 4), 2), {"dtype": lib.float64}
+
+
+@sample("aten::norm.ScalarOpt_dtype_out")
+def norm_dtype_only_out(make, lib):
+    return (make(3, 4), 2), {"dtype": lib.float64, "out": make((), dtype="float64")}
+
+
+# -- logsumexp / scans ---------------------------------------------------------------
+
+@sample("aten::logsumexp")
+def logsumexp_dim(make, lib):
+    return (make(3, 4), [1]), {}
+
+
+@sample("aten::logsumexp")
+def logsumexp_int(make, lib):
+    return (make(3, 4, dtype="int64"), [0, 1], True), {}
+
+
+@sample("aten::logsumexp.out")
+def logsumexp_out(make, lib):
+    return (make(3, 4), [0]), {"out": make(4)}
+
+
+@sample("aten::cumsum", **SUM_TOL)
+def cumsum_dim(make, lib):
+    return (make(3, 4), 1), {}
+
+
+@sample("aten::cumsum")
+def cumsum_int(make, lib):
+    return (make(3, 4, dtype="int32"), 0), {}
+
+
+@sample("aten::cumsum.out", **SUM_TOL)
+def cumsum_out(make, lib):
+    return (make(3, 4), -1), {"dtype": lib.float64, "out": make(3, 4, dtype="float64")}
+
+
+@sample("aten::cumprod", **SUM_TOL)
+def cumprod_dim(make, lib):
+    return (make(3, 4, low=-2, high=2), 1), {}
+
+
+@sample("aten::cumprod.out")
+def cumprod_out(make, lib):
+    return (make(3, 4, dtype="int64"), 0), {"out": make(3, 4, dtype="int64")}
+
+
+# -- all / any / count_nonzero ------------------------------------------------------------
+
+for _name in ("all", "any"):
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 4, dtype="bool"),), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 4, dtype="uint8", low=0, high=2),), {}))
+    sample(f"aten::{_name}.all_out")(lambda make, lib: ((make(3, 4),),
+                                                        {"out": make((), dtype="bool")}))
+    sample(f"aten::{_name}.dim")(lambda make, lib: ((make(3, 4, dtype="int32", low=0, high=2),
+                                                     1, True), {}))
+    sample(f"aten::{_name}.out")(lambda make, lib: ((make(3, 4, dtype="bool"), 0),
+                                                    {"out": make(4, dtype="bool")}))
+    sample(f"aten::{_name}.dims")(lambda make, lib: ((make(2, 3, 4, dtype="bool"), [0, -1]), {}))
+    sample(f"aten::{_name}.dims")(lambda make, lib: ((make(2, 3, dtype="bool"), []), {}))
+    sample(f"aten::{_name}.dims_out")(lambda make, lib: ((make(2, 3, dtype="bool"), [1]),
+                                                         {"out": make(2, dtype="bool")}))
+
+
+@sample("aten::count_nonzero")
+def count_nonzero_all(make, lib):
+    return (make(3, 4, dtype="int64", low=0, high=2),), {}
+
+
+@sample("aten::count_nonzero.out")
+def count_nonzero_out(make, lib):
+    return (make(3, 4, dtype="bool"), 1), {"out": make(3, dtype="int64")}
+
+
+@sample("aten::count_nonzero.dim_IntList")
+def count_nonzero_dims(make, lib):
+    return (make(2, 3, 4, dtype="int32", low=0, high=2), [0, 2]), {}
+
+
+@sample("aten::count_nonzero.dim_IntList_out")
+def count_nonzero_dims_out(make, lib):
+    return (make(2, 3, dtype="bool"), [0]), {"out": make(3, dtype="int64")}
+
+
+# -- sort / argsort / topk ----------------------------------------------------------------
+
+@sample("aten::sort")
+def sort_last(make, lib):
+    return (make(3, 5),), {}
+
+
+@sample("aten::sort")
+def sort_dim0_descending_transposed(make, lib):
+    return (make(5, 3).t(), 0, True), {}
+
+
+@sample("aten::sort.values")
+def sort_values(make, lib):
+    return (make(3, 4), 1), {"values": make(3, 4), "indices": make(3, 4, dtype="int64")}
+
+
+@sample("aten::sort.stable")
+def sort_stable_ties(make, lib):
+    return (make(4, 6, dtype="int64", low=0, high=3),), {"stable": True, "descending": True}
+
+
+@sample("aten::sort.values_stable")
+def sort_values_stable(make, lib):
+    return (make(6, dtype="int32", low=0, high=2),), {
+        "stable": True, "values": make(6, dtype="int32"), "indices": make(6, dtype="int64")}
+
+
+@sample("aten::argsort")
+def argsort_default(make, lib):
+    return (make(3, 5), 0), {}
+
+
+@sample("aten::argsort.stable")
+def argsort_stable(make, lib):
+    return (make(8, dtype="int64", low=0, high=3),), {"stable": True}
+
+
+@sample("aten::topk")
+def topk_largest(make, lib):
+    return (make(3, 6), 2), {}
+
+
+@sample("aten::topk")
+def topk_smallest_dim0(make, lib):
+    return (make(5, 3), 3, 0, False), {}
+
+
+@sample("aten::topk.values")
+def topk_values(make, lib):
+    return (make(3, 6), 1), {"values": make(3, 1), "indices": make(3, 1, dtype="int64")}
+
+
+# -- median / mode --------------------------------------------------------------------
+
+@sample("aten::median")
+def median_all(make, lib):
+    return (make(3, 4),), {}
+
+
+@sample("aten::median")
+def median_int(make, lib):
+    return (make(2, 3, dtype="int64"),), {}
+
+
+@sample("aten::median.out")
+def median_out(make, lib):
+    return (make(3, 5),), {"out": make(())}
+
+
+@sample("aten::median.dim")
+def median_dim(make, lib):
+    return (make(3, 5), 1, True), {}
+
+
+@sample("aten::median.dim_values")
+def median_dim_values(make, lib):
+    return (make(4, 3), 0), {"values": make(3), "indices": make(3, dtype="int64")}
+
+
+@sample("aten::mode")
+def mode_last(make, lib):
+    return (make(3, 7, dtype="int64", low=0, high=3),), {}
+
+
+@sample("aten::mode.values")
+def mode_values(make, lib):
+    return (make(6, 2, dtype="int32", low=0, high=3), 0), {
+        "values": make(2, dtype="int32"), "indices": make(2, dtype="int64")}
+
+
+# -- softmax --------------------------------------------------------------------------
+
+@sample("aten::softmax.int")
+def softmax_int(make, lib):
+    return (make(3, 4), 1), {}
+
+
+@sample("aten::softmax.int")
+def softmax_int_dtype(make, lib):
+    return (make(3, 4), 0, lib.float64), {}
+
+
+@sample("aten::log_softmax.int")
+def log_softmax_int(make, lib):
+    return (make(3, 4), -1), {}
+
+
+@sample("aten::_softmax")
+def _softmax_dim0(make, lib):
+    return (make(3, 4), 0, False), {}
+
+
+@sample("aten::_softmax", atol=1e-3, rtol=1e-3)
+def _softmax_half(make, lib):
+    return (make(3, 4, dtype="float16"), 1, False), {}
+
+
+@sample("aten::_softmax.out")
+def _softmax_out(make, lib):
+    return (make(3, 4), 1, False), {"out": make(3, 4)}
+
+
+@sample("aten::_log_softmax")
+def _log_softmax_dim1(make, lib):
+    return (make(2, 3, 4), 1, False), {}
+
+
+@sample("aten::_log_softmax.out")
+def _log_softmax_out(make, lib):
+    return (make(3, 4), 0, False), {"out": make(3, 4)}
