@@ -23,7 +23,8 @@ from ._core.layout import (layout, strided, memory_format, contiguous_format, ch
 from ._tensor import Tensor, Size
 from ._dispatcher.dispatcher import ops
 from ._ops import registry as _registry
-from ._ops.structured import result_type, broadcast_shapes
+from ._ops.structured import result_type
+from ._ops.kernels.native import get_num_threads, set_num_threads
 
 float = float32
 double = float64
@@ -42,6 +43,7 @@ from .random import *  # noqa: E402,F401,F403  (manual_seed, Generator, ...)
 from ._indexing import *  # noqa: E402,F401,F403  (installs Tensor.__getitem__ / __setitem__)
 from . import return_types  # noqa: E402,F401
 from . import _C, cuda, library, nn  # noqa: E402,F401
+from .functional import einsum  # noqa: E402,F401  (torch.functional: varargs wrappers)
 from ._tensor_str import set_printoptions  # noqa: E402
 
 __version__ = "0.1.0"

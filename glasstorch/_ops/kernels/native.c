@@ -86,9 +86,9 @@ void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int 
         if (log_) {
             #pragma omp simd reduction(+:s)
             for (int64_t j = 0; j < cols; j++) s += exp_f32(row[j] - m);
-            float shift = m + logf(s);
+            float log_s = logf(s);
             #pragma omp simd
-            for (int64_t j = 0; j < cols; j++) dst[j] = row[j] - shift;
+            for (int64_t j = 0; j < cols; j++) dst[j] = (row[j] - m) - log_s;   /* torch's order */
         } else {
             #pragma omp simd reduction(+:s)
             for (int64_t j = 0; j < cols; j++) {

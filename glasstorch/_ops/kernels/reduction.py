@@ -34,7 +34,7 @@ from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor, _non_overlapping_and_dense
 from ..structured import TensorMeta, empty_tensor, wrap_dim
-from . import impl, kernel, meta
+from . import impl, kernel, meta, native
 
 _INT64 = dt.int64
 _BOOL = dt.bool_
@@ -138,6 +138,9 @@ def sum_impl(out, self, dim=None, keepdim=False, *, dtype=None):
     if a.dtype.kind != acc.kind:
         a = a.astype(acc)
     if dim is None and not keepdim:          # lean path: one ufunc call into the output
+        if a.size >= _NATIVE_MIN and native.usable(a):
+            out._np()[...] = native.sum_all(a)   # vectorized + threaded, like ATen's
+            return
         _add_reduce(a, None, acc, out._np())
         return
     dims = reduce_dims(self, dim)
@@ -145,6 +148,7 @@ def sum_impl(out, self, dim=None, keepdim=False, *, dtype=None):
 
 
 _add_reduce = np.add.reduce
+_NATIVE_MIN = 1 << 14   # below this numpy's call overhead beats ctypes'
 
 
 def _mean_dtype(self, dtype):
@@ -813,8 +817,22 @@ meta("softmax")(_softmax_meta("softmax"))
 meta("log_softmax")(_softmax_meta("log_softmax"))
 
 
+def _native_softmax(out, self, dim, log) -> bool:
+    """Rows along the last dim of a contiguous float32 tensor: one fused native loop."""
+    if self.dtype is not dt.float32 or not self._shape or \
+            wrap_dim(dim, len(self._shape)) != len(self._shape) - 1:
+        return False
+    a, o = self._np(), out._np()
+    if a.size < _NATIVE_MIN or not native.usable(a, o):
+        return False
+    native.softmax(a, o, log)
+    return True
+
+
 @impl("softmax")
 def softmax_impl(out, self, dim, half_to_float):
+    if _native_softmax(out, self, dim, log=False):
+        return
     _, e, total = _softmax_parts(self, dim)
     with np.errstate(invalid="ignore", divide="ignore"):
         _write(out, (e / total).reshape(self._shape))
@@ -822,6 +840,8 @@ def softmax_impl(out, self, dim, half_to_float):
 
 @impl("log_softmax")
 def log_softmax_impl(out, self, dim, half_to_float):
+    if _native_softmax(out, self, dim, log=True):
+        return
     shifted, _, total = _softmax_parts(self, dim)
     with np.errstate(invalid="ignore", divide="ignore"):
         _write(out, (shifted - np.log(total)).reshape(self._shape))
