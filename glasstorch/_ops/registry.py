@@ -28,7 +28,7 @@ from .._dispatcher import binding
 from .._dispatcher.dispatcher import (KEYSET, UNBOXED, KernelFunction, dispatcher,
                                       fallthrough_kernel, ops)
 from .._dispatcher.schema import parse_schema
-from .._tensor import Tensor
+from .._tensor import Tensor, _non_overlapping_and_dense
 from .. import return_types
 from . import kernels as kernel_modules
 from .fallbacks import register_builtin_fallbacks
@@ -146,9 +146,9 @@ def make_structured_kernels(name, meta_rule, impl_fn):
         spec = meta_rule(*args, **kwargs)
         specs = (spec,) if isinstance(spec, TensorMeta) else spec
         for o, s in zip(outs, specs):
-            check_out_cast(s.dtype, o.dtype)
+            s.check_out(o.dtype)
             if o._shape != s.shape:
-                _resize_out(o, s.shape)
+                _resize_out(o, s.shape, s.stride)
         if impl_fn is not None:
             impl_fn(outs[0] if len(outs) == 1 else outs, *args, **kwargs)
         return outs[0] if len(outs) == 1 else outs
@@ -159,7 +159,7 @@ def make_structured_kernels(name, meta_rule, impl_fn):
     return functional, inplace, out_variant, out_names
 
 
-def _resize_out(out, shape):
+def _resize_out(out, shape, stride=None):
     """``out=`` tensors of the wrong shape are resized (PyTorch warns if they held data)."""
     if out.numel() != 0:
         warnings.warn(
@@ -170,6 +170,12 @@ def _resize_out(out, shape):
             "reuse an out tensor t by resizing it, inplace, to zero elements with "
             "t.resize_(0).", UserWarning, stacklevel=5)
     ops.aten.resize_.default(out, list(shape))
+    if stride is not None and tuple(stride) != out._stride and \
+            _non_overlapping_and_dense(tuple(shape), tuple(stride)):
+        # a resized output takes the strides the meta rule proposed (as_strided_ in
+        # set_output_raw_strided); a dense layout has the same extent, so it fits
+        out._stride = tuple(stride)
+        out._array = None
 
 
 # -- the loader --------------------------------------------------------------------
@@ -242,6 +248,8 @@ def _load_entry(entry, debug):
         # x.add_() by default; `inplace_variants: function, method` also gives torch.relu_
         inplace_op = derived["inplace"]
         for variant in str(entry.get("inplace_variants", "method")).split(","):
+            if variant.strip() == "none":   # (also `variants: none`: no Python binding)
+                continue
             is_method = variant.strip() == "method"
             _SIGNATURES.setdefault(("method" if is_method else module, python_name + "_"), []).append(
                 binding.PythonSignature(inplace_op, None, method=is_method, name=python_name + "_"))

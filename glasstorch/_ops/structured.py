@@ -57,6 +57,12 @@ class TensorMeta:
     def __repr__(self):
         return f"TensorMeta(shape={self.shape}, dtype={self.dtype}, stride={self.stride})"
 
+    def check_out(self, out_dtype):
+        """May an ``out=`` tensor of ``out_dtype`` receive this result?  By default any
+        dtype of the same or a higher category; subclasses make it stricter (ops whose
+        TensorIterator checks that all dtypes are the same)."""
+        check_out_cast(self.dtype, out_dtype)
+
 
 # -- allocation -------------------------------------------------------------------
 
@@ -66,8 +72,9 @@ def empty_tensor(shape, dtype, device=CPU, stride=None) -> Tensor:
     Contiguous CPU outputs are one ``np.empty``; strided ones get a buffer that
     spans their extent and a strided description of it.
     """
-    shape = tuple(shape)
-    if stride is None or stride == contiguous_strides(shape):
+    if type(shape) is not tuple:
+        shape = tuple(shape)
+    if stride is not None and stride == contiguous_strides(shape):
         stride = None
     dev_type = device.type
     if dev_type == "cpu":
@@ -96,11 +103,28 @@ def _extent(shape, stride) -> int:
     return 1 + sum((n - 1) * s for n, s in zip(shape, stride))
 
 
-def allocate_outputs(spec, default_device):
-    """Tensors for a meta rule's result (one TensorMeta or a tuple of them)."""
-    if isinstance(spec, TensorMeta):
-        return empty_tensor(spec.shape, spec.dtype, spec.device or default_device, spec.stride)
-    return tuple(empty_tensor(s.shape, s.dtype, s.device or default_device, s.stride) for s in spec)
+def allocate_outputs(spec, args, kwargs):
+    """Tensors for a meta rule's result (one TensorMeta or a tuple of them); a
+    spec without a device gets the device of the op's first tensor argument."""
+    if type(spec) is not tuple:   # one TensorMeta (or a subclass)
+        return empty_tensor(spec.shape, spec.dtype, spec.device or first_tensor_device(args, kwargs),
+                            spec.stride)
+    device = first_tensor_device(args, kwargs)
+    return tuple(empty_tensor(s.shape, s.dtype, s.device or device, s.stride) for s in spec)
+
+
+def first_tensor_device(args, kwargs):
+    for a in args:
+        if isinstance(a, Tensor):
+            return a.device
+        if isinstance(a, (list, tuple)):
+            for x in a:
+                if isinstance(x, Tensor):
+                    return x.device
+    for a in kwargs.values():
+        if isinstance(a, Tensor):
+            return a.device
+    return CPU
 
 
 # -- broadcasting and promotion ------------------------------------------------------
@@ -190,7 +214,7 @@ def elementwise_strides(shape, inputs) -> tuple | None:
     """
     ndim = len(shape)
     operands = [t for t in inputs if isinstance(t, Tensor) and t._shape]
-    if ndim < 2 or not operands or all(_is_contiguous(t._shape, t._stride) for t in operands):
+    if ndim < 2 or not operands or all(t._is_contiguous() for t in operands):
         return None
     strides_list = []
     for t in operands:

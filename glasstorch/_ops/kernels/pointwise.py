@@ -5,15 +5,59 @@ and numpy bodies.
 
 CPU computes in the "opmath" type (float32 for float16/bfloat16) and rounds
 once when writing the output, as PyTorch does.
+
+Where the checks live, as in PyTorch:
+
+* meta rules raise the ``RuntimeError``s of ATen's meta functions (broadcast
+  mismatch, "Integers to negative integer powers are not allowed.", ...); they
+  run on every device, Meta included;
+* CPU bodies raise the dtype-dispatch errors of CPU kernels
+  (``NotImplementedError: "hypot_cpu" not implemented for 'Long'``) and
+  integer ``ZeroDivisionError``s, which only a computing backend can see.
+
+Floating-point exceptions are PyTorch's: silent inf/nan.  Bodies that can
+produce them run under ``quiet`` (numpy's error state set to "ignore").
 """
 from __future__ import annotations
 
+import math
+
+import ml_dtypes
 import numpy as np
 
-from ..structured import (TensorMeta, broadcast_shapes, check_same_device,
-                          elementwise_strides, result_type)
+from ..._core import dtype as dt
 from ..._tensor import Tensor
-from . import impl, meta
+from ..structured import (TensorMeta, broadcast_shapes, check_same_device,
+                          elementwise_strides, empty_tensor, result_type)
+from . import IMPLS, META_RULES, impl, kernel, meta
+
+FLOATING = dt.FLOATING
+
+# -- helpers -------------------------------------------------------------------------
+
+try:  # numpy >= 2: set the error state directly (np.errstate costs ~4us a call)
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE, _make_extobj
+    _IGNORE = _make_extobj(all="ignore")
+except Exception:  # pragma: no cover - older numpy
+    _ERRSTATE = None
+
+
+def quiet(body):
+    """Run ``body`` with numpy's floating-point warnings off (PyTorch makes inf/nan silently)."""
+    if _ERRSTATE is None:  # pragma: no cover
+        def run(*args, **kwargs):
+            with np.errstate(all="ignore"):
+                return body(*args, **kwargs)
+    else:
+        def run(*args, **kwargs):
+            token = _ERRSTATE.set(_IGNORE)
+            try:
+                return body(*args, **kwargs)
+            finally:
+                _ERRSTATE.reset(token)
+    run.__name__ = run.__qualname__ = body.__name__
+    run.__doc__, run.__module__ = body.__doc__, body.__module__
+    return run
 
 
 def operand(x, compute):
@@ -26,39 +70,1011 @@ def operand(x, compute):
     return compute.type(x)
 
 
+def cast_operand(x, rt, compute):
+    """An operand as TensorIterator feeds it to most kernels: cast to the common dtype
+    ``rt`` first (a Python float or float64 0-dim operand is rounded to bfloat16 when
+    that is the common dtype), computed on in ``compute``.  (mul and div read a scalar
+    second operand unrounded: ``scalar_operand``.)"""
+    if rt.opmath is rt.numpy:
+        return operand(x, compute)
+    if isinstance(x, Tensor):
+        a = x._np()
+        return a if x.dtype is rt else a.astype(rt.numpy)
+    return operand(x, rt.numpy)
+
+
+def scalar_operand(x, rt, compute):
+    """The second operand of mul and div: a single value (a number, or a tensor of one
+    element) is read unrounded in opmath (``original_scalar_value``); others as usual."""
+    if rt.opmath is rt.numpy or not isinstance(x, Tensor) or x.numel() == 1:
+        return operand(x, compute)
+    return cast_operand(x, rt, compute)
+
+
+def as_compute(x, compute):
+    """``operand``, with tensors converted to the compute type too."""
+    if isinstance(x, Tensor):
+        a = x._np()
+        return a if a.dtype == compute else a.astype(compute)
+    return operand(x, compute)
+
+
+def write(out, value):
+    """Store a computed array into the output (broadcast, one rounding cast)."""
+    np.copyto(out._np(), value, casting="unsafe")
+
+
+def dtype_of(x) -> dt.dtype:
+    return x.dtype if isinstance(x, Tensor) else dt.scalar_dtype(x)
+
+
+def float_type(d: dt.dtype) -> dt.dtype:
+    """``promote_integer_inputs_to_float``: int and bool results become the default float."""
+    return d if d.category >= FLOATING else dt.get_default_dtype()
+
+
+def not_implemented(name, d: dt.dtype) -> NotImplementedError:
+    """The CPU dispatch macro's error for a dtype a kernel has no loop for."""
+    return NotImplementedError(f'"{name}" not implemented for \'{d._short}\'')
+
+
+def require_float(name, d):
+    if d.category < FLOATING:
+        raise not_implemented(name, d)
+
+
+# Scalar::to<T>()'s names of the C++ types, for its overflow error.
+_SCALAR_T = {dt.bool_: "bool", dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t",
+             dt.int32: "int", dt.int64: "int64_t", dt.float16: "c10::Half",
+             dt.bfloat16: "c10::BFloat16", dt.float32: "float", dt.float64: "double"}
+
+
+def checked_scalar(value, d: dt.dtype):
+    """c10::checked_convert: a Scalar argument (not a wrapped number) must fit the dtype
+    the kernel runs in.  Unsigned types accept negatives down to -max (they wrap)."""
+    if isinstance(value, (Tensor, bool, complex)) or value is None or d is dt.bool_ or \
+            d.category > FLOATING or d is dt.float64:
+        return
+    if d.category == FLOATING:     # inf and nan convert; finite values must be in range
+        info = ml_dtypes.finfo(d.numpy)
+        bad = math.isfinite(value) and (value < float(info.min) or value > float(info.max))
+    else:
+        info = np.iinfo(d.numpy)
+        if isinstance(value, float):  # nan and inf never fit an integer
+            bad = not math.isfinite(value) or value < info.min or value > info.max
+        else:
+            bad = value > info.max or (value < -info.max if info.min == 0 else value < info.min)
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_SCALAR_T[d]} without overflow")
+
+
+# C++ type names (caffe2::TypeMeta), used by a few of PyTorch's messages.
+CPP_NAMES = {dt.bool_: "bool", dt.uint8: "unsigned char", dt.int8: "signed char",
+             dt.int16: "short int", dt.int32: "int", dt.int64: "long int",
+             dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float",
+             dt.float64: "double", dt.complex64: "c10::complex<float>",
+             dt.complex128: "c10::complex<double>"}
+
+
+def layout(*operands):
+    """Broadcast shape of the tensor operands and the output strides that follow them."""
+    tensors = [t for t in operands if isinstance(t, Tensor)]
+    if len(tensors) == 1:
+        shape = tensors[0]._shape
+    else:
+        check_same_device(*tensors)
+        shape = broadcast_shapes(*(t._shape for t in tensors))
+    return shape, elementwise_strides(shape, tensors)
+
+
 def binary_meta(self, other):
     """Broadcast shape, promoted dtype, strides that follow the inputs' layout."""
     dtype = result_type(self, other)
-    if isinstance(other, Tensor):
+    if isinstance(other, Tensor) and isinstance(self, Tensor):
         check_same_device(self, other)
         shape = broadcast_shapes(self._shape, other._shape)
     else:
-        shape = self._shape
+        shape = self._shape if isinstance(self, Tensor) else other._shape
     return TensorMeta(shape, dtype, elementwise_strides(shape, (self, other)))
+
+
+def binary_float_meta(self, other):
+    """Binary ops that promote integer inputs to float (true division, atan2 ...)."""
+    spec = binary_meta(self, other)
+    spec.dtype = float_type(spec.dtype)
+    return spec
+
+
+def comparison_meta(self, other):
+    spec = binary_meta(self, other)
+    spec.dtype = dt.bool_
+    return spec
+
+
+class SameDtypeMeta(TensorMeta):
+    """A result whose ``out=`` tensor must have exactly its dtype (TensorIterator's
+    check_all_same_dtype: unary ops keeping the dtype, activations, clamp by scalars)."""
+
+    __slots__ = ()
+
+    def check_out(self, out_dtype):
+        if out_dtype is not self.dtype:
+            raise RuntimeError(f"Found dtype {out_dtype._short} but expected {self.dtype._short}")
+
+
+def unary_meta(self):
+    return SameDtypeMeta(self._shape, self.dtype, elementwise_strides(self._shape, (self,)))
+
+
+def unary_float_meta(self):
+    return TensorMeta(self._shape, float_type(self.dtype),
+                      elementwise_strides(self._shape, (self,)))
+
+
+def unary_bool_meta(self):
+    return TensorMeta(self._shape, dt.bool_, elementwise_strides(self._shape, (self,)))
 
 
 def binary_impl(ufunc):
     """A CPU body that runs ``ufunc`` in the opmath of the common dtype."""
     def body(out, self, other):
-        compute = result_type(self, other).opmath
-        ufunc(operand(self, compute), operand(other, compute), out=out._np(), dtype=compute,
-              casting="unsafe")
+        rt = result_type(self, other)
+        compute = rt.opmath
+        ufunc(cast_operand(self, rt, compute), cast_operand(other, rt, compute), out=out._np(),
+              dtype=compute, casting="unsafe")
     return body
+
+
+# -- add, sub, rsub, mul ---------------------------------------------------------------
+
+def _check_alpha(dtype, alpha):
+    """alpha_check (BinaryOps.h)."""
+    if isinstance(alpha, bool) and dtype is not dt.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and dtype.category < FLOATING:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if isinstance(alpha, complex) and dtype.category != dt.COMPLEX:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+
+
+def _check_sub(self, other):
+    """sub_check: no subtraction involving bool tensors (or bool wrapped numbers)."""
+    a, b = dtype_of(self), dtype_of(other)
+    if a is dt.bool_ and b is dt.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if a is dt.bool_ or b is dt.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
 
 
 @meta("add")
 def add_meta(self, other, alpha=1):
-    return binary_meta(self, other)
+    spec = binary_meta(self, other)
+    if alpha != 1 or type(alpha) is not int:
+        _check_alpha(spec.dtype, alpha)
+    return spec
+
+
+def _scaled(b, alpha, compute, rt):
+    if alpha == 1 and type(alpha) is int:
+        return b
+    checked_scalar(alpha, rt)
+    return np.multiply(b, operand(alpha, compute), dtype=compute, casting="unsafe")
 
 
 @impl("add")
 def add_impl(out, self, other, alpha=1):
-    compute = result_type(self, other).opmath
-    b = operand(other, compute)
-    if alpha != 1:
-        b = np.multiply(b, operand(alpha, compute), dtype=compute)
-    np.add(operand(self, compute), b, out=out._np(), dtype=compute, casting="unsafe")
+    rt = result_type(self, other)
+    compute = rt.opmath
+    if compute.kind in "fc" or out.dtype.numpy != compute:   # inf - inf, overflow: silent
+        _add_float(out, self, other, alpha, rt, compute)
+    else:                      # integers wrap without numpy noticing
+        b = _scaled(cast_operand(other, rt, compute), alpha, compute, rt)
+        np.add(cast_operand(self, rt, compute), b, out=out._np(), dtype=compute,
+               casting="unsafe")
 
 
-meta("mul")(binary_meta)
-impl("mul")(binary_impl(np.multiply))
+@quiet
+def _add_float(out, self, other, alpha, rt, compute):
+    b = _scaled(cast_operand(other, rt, compute), alpha, compute, rt)
+    np.add(cast_operand(self, rt, compute), b, out=out._np(), dtype=compute, casting="unsafe")
+
+
+@meta("sub")
+def sub_meta(self, other, alpha=1):
+    _check_sub(self, other)
+    return add_meta(self, other, alpha)
+
+
+@impl("sub")
+@quiet
+def sub_impl(out, self, other, alpha=1):
+    rt = result_type(self, other)
+    compute = rt.opmath
+    b = _scaled(cast_operand(other, rt, compute), alpha, compute, rt)
+    np.subtract(cast_operand(self, rt, compute), b, out=out._np(), dtype=compute,
+                casting="unsafe")
+
+
+@meta("rsub")
+def rsub_meta(self, other, alpha=1):
+    """rsub(self, other) = other - alpha * self."""
+    return sub_meta(other, self, alpha) if isinstance(other, Tensor) else sub_meta(self, other,
+                                                                                   alpha)
+
+
+@impl("rsub")
+@quiet
+def rsub_impl(out, self, other, alpha=1):
+    rt = result_type(self, other)
+    compute = rt.opmath
+    a = _scaled(cast_operand(self, rt, compute), alpha, compute, rt)
+    np.subtract(cast_operand(other, rt, compute), a, out=out._np(), dtype=compute,
+                casting="unsafe")
+
+
+@meta("mul")
+def mul_meta(self, other):
+    return binary_meta(self, other)
+
+
+@impl("mul")
+def mul_impl(out, self, other):
+    rt = result_type(self, other)
+    compute = rt.opmath
+    a, b = cast_operand(self, rt, compute), scalar_operand(other, rt, compute)
+    if compute.kind in "fc" or out.dtype.numpy != compute:
+        _mul_quiet(a, b, out._np(), compute)
+    else:
+        np.multiply(a, b, out=out._np(), dtype=compute, casting="unsafe")
+
+
+@quiet
+def _mul_quiet(a, b, out, compute):
+    np.multiply(a, b, out=out, dtype=compute, casting="unsafe")
+
+
+# -- division, remainder, pow ----------------------------------------------------------
+
+_ROUNDING_MODES = (None, "trunc", "floor")
+
+
+@meta("div")
+def div_meta(self, other, rounding_mode=None):
+    if rounding_mode not in _ROUNDING_MODES:
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    if rounding_mode is None:
+        return binary_float_meta(self, other)
+    return binary_meta(self, other)
+
+
+def _check_int_divisor(b, compute):
+    """Integer division by zero raises (the kernel runs only on non-empty outputs)."""
+    if compute.kind in "iub" and np.size(b) and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _floor_divide(a, b, compute):
+    """div_floor: Python's floor division (numpy's, for ints and floats alike)."""
+    _check_int_divisor(b, compute)
+    return np.floor_divide(a, b, dtype=compute)
+
+
+def _trunc_divide(a, b, compute):
+    _check_int_divisor(b, compute)
+    if compute.kind == "f":
+        return np.trunc(np.true_divide(a, b, dtype=compute))
+    q = np.floor_divide(a, b, dtype=compute)
+    r = np.subtract(a, np.multiply(q, b, dtype=compute), dtype=compute)
+    return q + ((r != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))).astype(compute)
+
+
+@impl("div")
+@quiet
+def div_impl(out, self, other, rounding_mode=None):
+    rt = result_type(self, other)
+    if rounding_mode is None:
+        ft = float_type(rt)
+        compute = ft.opmath
+        np.true_divide(cast_operand(self, ft, compute), scalar_operand(other, ft, compute),
+                       out=out._np(), dtype=compute, casting="unsafe")
+        return
+    if rt is dt.bool_:
+        raise not_implemented(f"div_{rounding_mode}_cpu", rt)
+    compute = rt.opmath
+    if out._np().size:
+        a = np.asarray(cast_operand(self, rt, compute)).astype(compute, copy=False)
+        b = np.asarray(scalar_operand(other, rt, compute)).astype(compute, copy=False)
+        write(out, (_floor_divide if rounding_mode == "floor" else _trunc_divide)(a, b, compute))
+
+
+meta("floor_divide")(binary_meta)
+
+
+@impl("floor_divide")
+@quiet
+def floor_divide_impl(out, self, other):
+    div_impl(out, self, other, rounding_mode="floor")
+
+
+def _remainder_like(name, ufunc):
+    meta(name)(binary_meta)
+
+    @impl(name)
+    @quiet
+    def body(out, self, other):
+        rt = result_type(self, other)
+        if rt is dt.bool_:
+            raise not_implemented(f"{name}_cpu", rt)
+        compute = rt.opmath
+        if not out._np().size:
+            return
+        b = cast_operand(other, rt, compute)
+        _check_int_divisor(b, compute)
+        ufunc(cast_operand(self, rt, compute), b, out=out._np(), dtype=compute, casting="unsafe")
+
+
+_remainder_like("remainder", np.remainder)   # sign of the divisor (Python's %)
+_remainder_like("fmod", np.fmod)             # sign of the dividend (C's fmod)
+
+
+@meta("pow")
+def pow_meta(self, exponent):
+    if not isinstance(self, Tensor):      # pow.Scalar: a contiguous output
+        return TensorMeta(exponent._shape, result_type(self, exponent))
+    if (not isinstance(exponent, Tensor) and self.dtype.category <= dt.INTEGRAL
+            and isinstance(exponent, int) and not isinstance(exponent, bool) and exponent < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return binary_meta(self, exponent)
+
+
+def _int_pow(a, b, compute):
+    """Integer powers wrap; a negative exponent gives 1 (base 1), +-1 (base -1) or 0."""
+    a, b = np.asarray(a, compute), np.asarray(b, compute)
+    negative = b < 0
+    if not negative.any():
+        return np.power(a, b, dtype=compute)
+    positive = np.power(a, np.where(negative, 0, b).astype(compute), dtype=compute)
+    odd = (b % 2) != 0
+    small = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(compute)
+    return np.where(negative, small, positive)
+
+
+@impl("pow")
+@quiet
+def pow_impl(out, self, exponent):
+    rt = result_type(self, exponent)
+    if not isinstance(exponent, Tensor):   # x ** 0 and x ** 1 are shortcuts (any dtype)
+        checked_scalar(exponent, rt)
+        if exponent == 0 or exponent == 1:
+            write(out, 1 if exponent == 0 else self._np())
+            return
+    elif not isinstance(self, Tensor) and self == 1:
+        write(out, 1)
+        return
+    if rt is dt.bool_:
+        raise not_implemented("pow", rt)
+    compute = rt.opmath
+    a, b = cast_operand(self, rt, compute), cast_operand(exponent, rt, compute)
+    if compute.kind in "iu":
+        write(out, _int_pow(a, b, compute))
+    else:
+        np.power(a, b, out=out._np(), dtype=compute, casting="unsafe")
+
+
+# -- other binary math -------------------------------------------------------------------
+
+def _binary_float_op(name, fn, float_only=None):
+    """Binary ops computing in floating point; ``float_only`` names the CPU kernel that
+    refuses integer inputs (else they are promoted to the default float)."""
+    meta(name)(binary_meta if float_only else binary_float_meta)
+
+    @impl(name)
+    @quiet
+    def body(out, self, other):
+        rt = result_type(self, other)
+        if float_only:
+            require_float(float_only, rt)
+        ft = float_type(rt)
+        compute = ft.opmath
+        a, b = cast_operand(self, ft, compute), cast_operand(other, ft, compute)
+        if isinstance(fn, np.ufunc):
+            fn(a, b, out=out._np(), dtype=compute, casting="unsafe")
+        else:
+            write(out, fn(np.asarray(a, compute), np.asarray(b, compute)))
+    body.__name__ = f"{name}_impl"
+
+
+def _xlogy(x, y):
+    return np.where(np.isnan(y), np.nan, np.where(x == 0, 0, x * np.log(y)))
+
+
+_binary_float_op("atan2", np.arctan2)
+_binary_float_op("copysign", np.copysign)
+_binary_float_op("xlogy", _xlogy)
+_binary_float_op("hypot", np.hypot, float_only="hypot_cpu")
+_binary_float_op("logaddexp", np.logaddexp, float_only="logaddexp_cpu")
+_binary_float_op("logaddexp2", np.logaddexp2, float_only="logaddexp2_cpu")
+
+for _name, _ufunc in (("maximum", np.maximum), ("minimum", np.minimum),
+                      ("fmax", np.fmax), ("fmin", np.fmin)):
+    meta(_name)(binary_meta)
+    impl(_name)(quiet(binary_impl(_ufunc)))
+
+
+@meta("lerp")
+def lerp_meta(self, end, weight):
+    if end.dtype is not self.dtype:
+        raise RuntimeError(f"expected dtype {CPP_NAMES[self.dtype]} for `end` but got dtype "
+                           f"{CPP_NAMES[end.dtype]}")
+    if isinstance(weight, Tensor) and weight._shape and weight.dtype is not self.dtype:
+        raise RuntimeError(f"expected dtype {CPP_NAMES[self.dtype]} for `weight` but got dtype "
+                           f"{CPP_NAMES[weight.dtype]}")
+    shape, strides = layout(self, end, weight)
+    return TensorMeta(shape, self.dtype, strides)
+
+
+@impl("lerp")
+@quiet
+def lerp_impl(out, self, end, weight):
+    """self + w * (end - self) for |w| < 0.5, else end - (end - self) * (1 - w)."""
+    if self.dtype.category < FLOATING:
+        kind = "tensor" if isinstance(weight, Tensor) else "scalar"
+        raise not_implemented(f"lerp_kernel_{kind}", self.dtype)
+    compute = self.dtype.opmath
+    a, b = as_compute(self, compute), as_compute(end, compute)
+    w = as_compute(weight, compute)
+    diff = b - a
+    write(out, np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (compute.type(1) - w)))
+
+
+# -- comparisons ---------------------------------------------------------------------------
+
+def _comparison(name, ufunc):
+    meta(name)(comparison_meta)
+
+    @impl(name)
+    @quiet
+    def body(out, self, other):
+        rt = result_type(self, other)
+        compute = rt.opmath
+        ufunc(cast_operand(self, rt, compute), cast_operand(other, rt, compute), out=out._np(),
+              signature=(compute, compute, _BOOL), casting="unsafe")
+    body.__name__ = f"{name}_impl"
+
+
+_BOOL = np.dtype(np.bool_)
+
+
+for _name, _ufunc in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                      ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)):
+    _comparison(_name, _ufunc)
+
+
+def _unary_test(name, float_fn, int_fn):
+    if name != "signbit":
+        meta(name)(unary_bool_meta)
+
+    @impl(name)
+    def body(out, self):
+        a = self._np()
+        if self.dtype.category >= FLOATING:
+            float_fn(a if self.dtype.opmath == a.dtype else a.astype(self.dtype.opmath),
+                     out=out._np(), casting="unsafe")
+        else:
+            write(out, int_fn(a))
+    body.__name__ = f"{name}_impl"
+
+
+_unary_test("isnan", np.isnan, lambda a: False)
+_unary_test("isinf", np.isinf, lambda a: False)
+_unary_test("isfinite", np.isfinite, lambda a: True)
+_unary_test("signbit", np.signbit, lambda a: a < 0 if a.dtype.kind == "i" else False)
+
+
+class _SignbitMeta(TensorMeta):
+    __slots__ = ()
+
+    def check_out(self, out_dtype):
+        if out_dtype is not dt.bool_:
+            raise RuntimeError("signbit does not support non-boolean outputs.")
+
+
+@meta("signbit")
+def signbit_meta(self):
+    return _SignbitMeta(self._shape, dt.bool_, elementwise_strides(self._shape, (self,)))
+
+
+@meta("isclose")
+def isclose_meta(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if self.dtype is not other.dtype:
+        raise RuntimeError(f"{self.dtype._short} did not match {other.dtype._short}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
+    return comparison_meta(self, other)
+
+
+@impl("isclose")
+@quiet
+def isclose_impl(out, self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|self - other| <= atol + rtol * |other| (finite), or equal (TensorCompare.cpp)."""
+    a, b = self._np(), other._np()
+    close = a == b
+    floating = self.dtype.category >= FLOATING
+    if equal_nan and floating:
+        close |= np.isnan(a) & np.isnan(b)
+    if rtol or atol:
+        ftype = float_type(self.dtype).opmath
+        if self.dtype is dt.bool_:
+            a, b = a.astype(ftype), b.astype(ftype)
+        compute = self.dtype.opmath if self.dtype is not dt.bool_ else ftype
+        allowed = ftype.type(atol) + np.abs(ftype.type(rtol) * b.astype(ftype))
+        actual = np.abs(np.subtract(a, b, dtype=compute))
+        actual = actual.astype(np.result_type(actual.dtype, ftype))
+        close |= np.isfinite(actual) & (actual <= allowed)
+    write(out, close)
+
+
+# -- logical and bitwise ---------------------------------------------------------------------
+
+def _logical(name, ufunc):
+    meta(name)(comparison_meta)
+
+    @impl(name)
+    def body(out, self, other):
+        ufunc(operand(self, np.dtype(np.bool_)) if not isinstance(self, Tensor) else self._np(),
+              other._np() if isinstance(other, Tensor) else bool(other), out=out._np(),
+              casting="unsafe")
+    body.__name__ = f"{name}_impl"
+
+
+_logical("logical_and", np.logical_and)
+_logical("logical_or", np.logical_or)
+_logical("logical_xor", np.logical_xor)
+
+
+@meta("logical_not")
+def logical_not_meta(self):
+    return unary_bool_meta(self)
+
+
+@impl("logical_not")
+def logical_not_impl(out, self):
+    np.logical_not(self._np(), out=out._np(), casting="unsafe")
+
+
+def _bitwise(name, kernel_name, fn):
+    meta(name)(binary_meta)
+
+    @impl(name)
+    def body(out, self, other):
+        rt = result_type(self, other)
+        if rt.category >= FLOATING:
+            raise not_implemented(kernel_name, rt)
+        compute = rt.numpy
+        fn(operand(self, compute), operand(other, compute), out=out._np(), dtype=compute,
+           casting="unsafe")
+    body.__name__ = f"{name}_impl"
+
+
+_bitwise("bitwise_and", "bitwise_and_cpu", np.bitwise_and)
+_bitwise("bitwise_or", "bitwise_or_cpu", np.bitwise_or)
+_bitwise("bitwise_xor", "bitwise_xor_cpu", np.bitwise_xor)
+
+
+@meta("bitwise_not")
+def bitwise_not_meta(self):
+    return unary_meta(self)
+
+
+@impl("bitwise_not")
+def bitwise_not_impl(out, self):
+    if self.dtype.category >= FLOATING:
+        raise not_implemented("bitwise_not_cpu", self.dtype)
+    np.invert(self._np(), out=out._np())
+
+
+def _shift(name, kernel_name, left):
+    """Shifts by a negative amount or by at least the bit width give 0 (left) or fill
+    with the sign bit (right), as ATen's kernels define them."""
+    meta(name)(binary_meta)
+
+    @impl(name)
+    def body(out, self, other):
+        rt = result_type(self, other)
+        if rt.category != dt.INTEGRAL:
+            raise not_implemented(kernel_name, rt)
+        compute = rt.numpy
+        a = np.asarray(operand(self, compute))
+        b = np.asarray(operand(other, compute))
+        bits = compute.itemsize * 8
+        valid = (b >= 0) & (b < bits)
+        amount = np.where(valid, b, 0).astype(compute)
+        if left:
+            result = np.where(valid, np.left_shift(a, amount), 0)
+        else:
+            overflow = np.right_shift(a, bits - 1) if rt.is_signed else np.zeros_like(a)
+            result = np.where(valid, np.right_shift(a, amount), overflow)
+        write(out, result)
+    body.__name__ = f"{name}_impl"
+
+
+_shift("bitwise_left_shift", "lshift_cpu", left=True)
+_shift("bitwise_right_shift", "rshift_cpu", left=False)
+
+
+# -- unary ops keeping the dtype ---------------------------------------------------------------
+
+@meta("neg")
+def neg_meta(self):
+    if self.dtype is dt.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return unary_meta(self)
+
+
+@impl("neg")
+def neg_impl(out, self):
+    np.negative(self._np(), out=out._np(), dtype=self.dtype.opmath, casting="unsafe")
+
+
+@kernel("positive")
+def positive(self):
+    """``+x`` is ``x`` itself (CompositeImplicitAutograd)."""
+    if self.dtype is dt.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+meta("abs")(unary_meta)
+
+
+@impl("abs")
+def abs_impl(out, self):
+    if self.dtype is dt.bool_:
+        raise not_implemented("abs_cpu", self.dtype)
+    np.abs(self._np(), out=out._np(), dtype=self.dtype.opmath, casting="unsafe")
+
+
+meta("sign")(unary_meta)
+
+
+@impl("sign")
+@quiet
+def sign_impl(out, self):
+    """(0 < x) - (x < 0): nan gives 0, as in PyTorch (numpy's sign gives nan)."""
+    a = self._np()
+    if self.dtype is dt.bool_:
+        write(out, a)
+    else:
+        zero = a.dtype.type(0)
+        write(out, (a > zero).astype(self.dtype.opmath) - (a < zero).astype(self.dtype.opmath))
+
+
+def _rounding(name, ufunc):
+    """floor/ceil/trunc/round: integers are already whole, bools have no kernel."""
+    meta(name)(unary_meta)
+
+    @impl(name)
+    def body(out, self):
+        if self.dtype is dt.bool_:
+            raise not_implemented(f"{name}_vml_cpu", self.dtype)
+        if self.dtype.category == dt.INTEGRAL:
+            write(out, self._np())
+        else:
+            ufunc(self._np(), out=out._np(), dtype=self.dtype.opmath, casting="unsafe")
+    body.__name__ = f"{name}_impl"
+
+
+_rounding("floor", np.floor)
+_rounding("ceil", np.ceil)
+_rounding("trunc", np.trunc)
+
+
+@meta("round")
+def round_meta(self, *, decimals=None):
+    return unary_meta(self)
+
+
+@impl("round")
+@quiet
+def round_impl(out, self, *, decimals=None):
+    """Half to even (nearbyint); with decimals: nearbyint(x * 10^d) / 10^d.
+    (``decimals=None``: the round.default overload, which copies integers.)"""
+    if self.dtype.category < FLOATING:
+        if decimals:
+            raise not_implemented("round_cpu", self.dtype)
+        if self.dtype is dt.bool_ or decimals == 0:
+            raise not_implemented("round_vml_cpu", self.dtype)
+        write(out, self._np())
+        return
+    compute = self.dtype.opmath
+    a = self._np().astype(compute, copy=False)
+    if not decimals:
+        np.rint(a, out=out._np(), casting="unsafe")
+        return
+    ten_pow = compute.type(10.0 ** abs(decimals))
+    if decimals > 0:
+        write(out, np.rint(a * ten_pow) / ten_pow)
+    else:
+        write(out, np.rint(a / ten_pow) * ten_pow)
+
+
+meta("frac")(unary_meta)
+
+
+@impl("frac")
+@quiet
+def frac_impl(out, self):
+    require_float("frac_cpu", self.dtype)
+    a = self._np().astype(self.dtype.opmath, copy=False)
+    write(out, a - np.trunc(a))
+
+
+@meta("square")
+def square_meta(self):
+    """pow(self, 2): bool squares to int64."""
+    return TensorMeta(self._shape, dt.int64 if self.dtype is dt.bool_ else self.dtype,
+                      elementwise_strides(self._shape, (self,)))
+
+
+@impl("square")
+@quiet
+def square_impl(out, self):
+    compute = out.dtype.opmath if self.dtype is dt.bool_ else self.dtype.opmath
+    a = self._np()
+    np.multiply(a, a, out=out._np(), dtype=compute, casting="unsafe")
+
+
+class _NanToNumMeta(TensorMeta):
+    __slots__ = ()
+
+    def check_out(self, out_dtype):
+        if out_dtype is not self.dtype:
+            raise RuntimeError(f"nan_to_num: dtype of out: {out_dtype._short} should be same as "
+                               f"input: {self.dtype._short}")
+
+
+@meta("nan_to_num")
+def nan_to_num_meta(self, nan=None, posinf=None, neginf=None):
+    return _NanToNumMeta(self._shape, self.dtype, elementwise_strides(self._shape, (self,)))
+
+
+@impl("nan_to_num")
+def nan_to_num_impl(out, self, nan=None, posinf=None, neginf=None):
+    """nan -> nan (0), +inf -> posinf (the dtype's max), -inf -> neginf (its lowest)."""
+    a = self._np()
+    if self.dtype.category < FLOATING:
+        write(out, a)
+        return
+    info = ml_dtypes.finfo(self.dtype.numpy)
+    target = self.dtype.numpy
+    with np.errstate(all="ignore"):
+        values = [target.type(v if v is not None else d) for v, d in
+                  ((nan, 0.0), (posinf, float(info.max)), (neginf, float(info.min)))]
+    result = np.where(np.isnan(a), values[0],
+                      np.where(np.isposinf(a), values[1], np.where(np.isneginf(a), values[2], a)))
+    write(out, result)
+
+
+# -- unary ops computing in floating point (ints and bools give the default float) -------------
+
+def _erf(x):
+    return np.asarray(_vector_erf(x), dtype=np.float64)
+
+
+def _erfc(x):
+    return np.asarray(_vector_erfc(x), dtype=np.float64)
+
+
+_vector_erf = np.frompyfunc(math.erf, 1, 1)
+_vector_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _erfinv(y):
+    """Giles' approximation, polished by two Newton steps on erf (in float64)."""
+    y = np.asarray(y, np.float64)
+    w = -np.log((1.0 - y) * (1.0 + y))
+    central = w < 5.0
+    wc = w - 2.5
+    p1 = 2.81022636e-08
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+              -0.00417768164, 0.246640727, 1.50140941):
+        p1 = c + p1 * wc
+    wt = np.sqrt(np.where(central, 5.0, w)) - 3.0
+    p2 = -0.000200214257
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+              0.00943887047, 1.00167406, 2.83297682):
+        p2 = c + p2 * wt
+    x = np.where(central, p1, p2) * y
+    finite = np.isfinite(x)
+    for _ in range(2):
+        xs = np.where(finite, x, 0.0)
+        err = _erf(xs) - y
+        x = np.where(finite, xs - err / (2.0 / math.sqrt(math.pi) * np.exp(-xs * xs)), x)
+    x = np.where(np.abs(y) == 1.0, np.copysign(np.inf, y), x)
+    return np.where(np.abs(y) > 1.0, np.nan, x)
+
+
+def _sigmoid(x):
+    one = x.dtype.type(1)
+    return one / (one + np.exp(-x))
+
+
+_UNARY_FLOAT = {
+    "reciprocal": lambda x: x.dtype.type(1) / x,
+    "sqrt": np.sqrt, "rsqrt": lambda x: x.dtype.type(1) / np.sqrt(x),
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1,
+    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan,
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "erf": _erf, "erfc": _erfc, "erfinv": _erfinv, "sigmoid": _sigmoid,
+}
+
+
+def _unary_float_op(name, fn):
+    meta(name)(unary_float_meta)
+
+    @impl(name)
+    @quiet
+    def body(out, self):
+        compute = float_type(self.dtype).opmath
+        if isinstance(fn, np.ufunc):
+            fn(self._np(), out=out._np(), dtype=compute, casting="unsafe")
+        else:
+            write(out, fn(self._np().astype(compute, copy=False)))
+    body.__name__ = f"{name}_impl"
+
+
+for _name, _fn in _UNARY_FLOAT.items():
+    _unary_float_op(_name, _fn)
+
+
+# -- where, masked_fill, clamp ----------------------------------------------------------------
+
+@meta("where")
+def where_meta(condition, self, other):
+    if condition.dtype is not dt.bool_ and condition.dtype is not dt.uint8:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype._short}")
+    shape, strides = layout(condition, self, other)
+    return _WhereMeta(shape, result_type(self, other), strides)
+
+
+class _WhereMeta(TensorMeta):
+    __slots__ = ()
+
+    def check_out(self, out_dtype):
+        if out_dtype is not self.dtype:
+            raise RuntimeError(f"Expected out type to be {self.dtype._short} but got "
+                               f"{out_dtype._short}")
+
+
+@impl("where")
+@quiet
+def where_impl(out, condition, self, other):
+    rt = result_type(self, other)
+    if rt.category == dt.INTEGRAL:
+        checked_scalar(self, rt)
+        checked_scalar(other, rt)
+    compute = rt.numpy
+    write(out, np.where(condition._np(), as_compute(self, compute), as_compute(other, compute)))
+
+
+@meta("masked_fill")
+def masked_fill_meta(self, mask, value):
+    if mask.dtype is not dt.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{CPP_NAMES[mask.dtype]}")
+    if isinstance(value, Tensor) and value._shape:
+        raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {len(value._shape)} dimension(s).")
+    check_same_device(self, mask)
+    return TensorMeta(broadcast_shapes(mask._shape, self._shape), self.dtype)
+
+
+@impl("masked_fill")
+@quiet
+def masked_fill_impl(out, self, mask, value):
+    """out = self (broadcast), then the value where mask is set."""
+    o = out._np()
+    if out is not self:
+        np.copyto(o, self._np(), casting="unsafe")
+    if isinstance(value, Tensor):
+        value = value.item()
+    checked_scalar(value, out.dtype)
+    np.copyto(o, operand(value, o.dtype), casting="unsafe", where=mask._np())
+
+
+def _clamp_meta(self, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if self.dtype.is_complex:
+        raise RuntimeError("clamp is not supported for complex types")
+    shape, strides = layout(self, min, max)
+    scalars = not isinstance(min, Tensor) and not isinstance(max, Tensor)
+    return (SameDtypeMeta if scalars else TensorMeta)(shape, result_type(self, min, max), strides)
+
+
+@quiet
+def _clamp_impl(out, self, min=None, max=None):
+    """min(max(x, min), max): nan propagates; min > max gives max."""
+    rt = result_type(self, min, max)
+    compute = rt.opmath
+    if rt is dt.bool_ and not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        which = "clamp" if min is not None and max is not None else \
+            "clamp_min" if min is not None else "clamp_max"
+        raise not_implemented(f"{which}_scalar_cpu", rt)
+    checked_scalar(min, rt)
+    checked_scalar(max, rt)
+    result = operand(self, compute)
+    if min is not None:
+        result = np.maximum(result, operand(min, compute), dtype=compute, casting="unsafe")
+    if max is not None:
+        result = np.minimum(result, operand(max, compute), dtype=compute, casting="unsafe")
+    write(out, result)
+
+
+meta("clamp")(_clamp_meta)
+impl("clamp")(_clamp_impl)
+
+
+@meta("clamp_min")
+def clamp_min_meta(self, min):
+    return _clamp_meta(self, min, None)
+
+
+@impl("clamp_min")
+def clamp_min_impl(out, self, min):
+    _clamp_impl(out, self, min, None)
+
+
+@meta("clamp_max")
+def clamp_max_meta(self, max):
+    return _clamp_meta(self, None, max)
+
+
+@impl("clamp_max")
+def clamp_max_impl(out, self, max):
+    _clamp_impl(out, self, None, max)
+
+
+# -- float16/bfloat16 results written into an out= of another dtype ----------------------------
+
+def round_to_result_dtype(names):
+    """TensorIterator computes in the result dtype and casts into ``out``; a float16 or
+    bfloat16 result is thus rounded to it before the cast.  The bodies above compute in
+    float32 and round once into ``out``, so an ``out=`` of another dtype gets a
+    temporary of the result dtype first.  (Only calls with a half-precision tensor
+    argument can have such a result: the others skip the check.)"""
+    for name in names:
+        meta_rule, body = META_RULES[name], IMPLS[name]
+
+        def run(out, *args, _meta=meta_rule, _body=body, **kwargs):
+            for a in args:
+                if type(a) is Tensor and a.dtype.opmath is not a.dtype.numpy:
+                    break
+            else:
+                return _body(out, *args, **kwargs)
+            spec = _meta(*args, **kwargs)
+            if type(out) is tuple or spec.dtype is out.dtype:
+                return _body(out, *args, **kwargs)
+            tmp = empty_tensor(out._shape, spec.dtype)
+            _body(tmp, *args, **kwargs)
+            write(out, tmp._np())
+        run.__name__ = run.__qualname__ = body.__name__
+        run.__doc__, run.__module__ = body.__doc__, body.__module__
+        IMPLS[name] = run
+
+
+round_to_result_dtype([name for name, fn in IMPLS.items() if fn.__module__ == __name__])
