@@ -29,7 +29,7 @@ from ._core.storage import UntypedStorage
 from ._dispatcher import binding as _binding
 from ._dispatcher.dispatcher import ops
 from ._ops import registry as _registry
-from ._ops.kernels.factory import convert_array
+from ._ops.structured import convert_array
 from ._ops.structured import empty_tensor
 from ._tensor import Tensor, Size, keys_for_device
 

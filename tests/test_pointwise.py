@@ -164,6 +164,10 @@ def test_binary_tensor_tensor(name, data):
     sa, sb = data.draw(broadcast_shapes())
     a, ta = data.draw(tensors(shape=sa))
     b, tb = data.draw(tensors(shape=sb))
+    if name == "copysign" and tb.dtype == torch.bfloat16:
+        # the sign of a bfloat16 NaN is unspecified (torch's scalar and vector
+        # conversions disagree), so NaN signs are not compared
+        b, tb = gt.where(gt.isnan(b), gt.abs(b), b), torch.where(torch.isnan(tb), tb.abs(), tb)
     fn = BINARY[name]
     tol = _tol(ta.dtype, tb.dtype) if name not in LOOSE else {"atol": 1e-4, "rtol": 1e-4}
     if name in LOOSE and {"bfloat16", "float16"} & {str(ta.dtype)[6:], str(tb.dtype)[6:]}:
@@ -271,6 +275,10 @@ def test_unary(name, data):
     a, ta = data.draw(tensors(low=-3, high=3))
     if name == "signbit" and ta.dtype == torch.bfloat16:
         a, ta = gt.abs(a), torch.abs(ta)   # torch's bfloat16 nan carries a sign bit
+    if name in ("cosh", "sinh") and not ta.dtype.is_floating_point:
+        # |x| in (88.7, 89.4]: float32 cosh is finite, but torch's vectorized loop
+        # (size >= 8) overflows through exp while its scalar loop doesn't
+        a, ta = gt.clamp(a, -88, 88), torch.clamp(ta, -88, 88)
     tol = _tol(ta.dtype)
     if ta.dtype.is_floating_point and ta.dtype.itemsize == 4:
         tol = {"atol": 1e-5, "rtol": 2e-5}

@@ -125,7 +125,7 @@ def test_sum_mean_prod(data, op, keepdim, with_dtype):
         if dim is None and not keepdim:
             return getattr(x, op)(**k)
         return getattr(lib, op)(x, dim, keepdim, **k)
-    tol = tolerance(with_dtype or dtype)
+    tol = tolerance(kwargs.get("dtype") or dtype)
     if op == "prod":
         tol = {"atol": tol["atol"] * 10, "rtol": max(tol["rtol"] * 10, 1e-5)}
     check(fn, ours, theirs, **tol)

@@ -30,16 +30,12 @@ INT = (int, np.integer)
 
 # Functions whose Tensor parameters also take Python numbers (wrapped numbers).
 NUMBERS_AS_TENSORS = {
-    "add", "add_", "__radd__", "sub", "sub_", "__rsub__", "rsub", "mul", "mul_", "__rmul__",
-    "div", "div_", "true_divide", "true_divide_", "floor_divide", "floor_divide_", "remainder",
-    "remainder_", "fmod", "fmod_", "eq", "eq_", "ne", "ne_", "lt", "lt_", "le", "le_", "gt",
-    "gt_", "ge", "ge_", "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_",
-    "bitwise_xor", "bitwise_xor_", "__and__", "__or__", "__xor__", "__iand__", "__ior__",
-    "__ixor__", "__lshift__", "__rshift__", "bitwise_left_shift", "bitwise_right_shift",
-    "logical_and", "logical_or", "logical_xor", "pow", "pow_", "where", "maximum", "minimum",
-    "fmax", "fmin", "atan2", "hypot", "copysign", "xlogy", "masked_fill", "masked_fill_",
-    "clamp", "clamp_", "clip", "lerp", "lerp_", "copy_", "__eq__", "__ne__", "__lt__", "__le__",
-    "__gt__", "__ge__", "isclose", "allclose", "float_power", "nextafter", "heaviside",
+    # Checked against PyTorch 2.13 under a TorchDispatchMode: for these names a
+    # Python number given for a Tensor parameter becomes a wrapped number
+    # (``x + 2`` -> add.Tensor).  Every other function routes numbers to its
+    # Scalar overloads (``x ** 2`` -> pow.Tensor_Scalar, ``x == 2`` -> eq.Scalar).
+    "add", "add_", "__radd__", "sub", "sub_", "mul", "mul_", "__rmul__", "div", "div_",
+    "true_divide", "true_divide_", "floor_divide", "floor_divide_", "copy_",
 }
 
 # ... and of those, the ones whose first argument (``input``) may be a number too:

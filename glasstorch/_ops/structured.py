@@ -20,6 +20,7 @@ layout, e.g. a channels_last input gives a channels_last output).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -265,3 +266,28 @@ def numel(shape) -> int:
 
 def as_size(shape) -> Size:
     return Size(shape)
+
+
+# -- dtype conversion (the copy kernel's static_cast) ---------------------------------
+
+def convert_array(src: np.ndarray, src_dtype, dtype) -> np.ndarray:
+    """Values of ``src`` converted to ``dtype`` as PyTorch's copy kernel does:
+    complex -> real drops the imaginary part (with PyTorch's warning), float ->
+    int truncates, anything -> bool is ``!= 0``, half/bfloat16 targets round
+    through float32.  (The sign and payload of a bfloat16 NaN are not specified:
+    PyTorch's scalar and vectorized conversions disagree on them.)"""
+    if src_dtype is dtype:
+        return src
+    if src_dtype is not None and src_dtype.category == dt.COMPLEX and \
+            dtype.category != dt.COMPLEX:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=6)
+        src = np.real(src)
+    if dtype is dt.bool_:
+        return np.not_equal(src, 0)
+    if dtype in (dt.float16, dt.bfloat16) and src.dtype != np.float32 and \
+            src_dtype not in (dt.float16, dt.bfloat16):
+        src = np.asarray(src).astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return np.asarray(src).astype(dtype.numpy)

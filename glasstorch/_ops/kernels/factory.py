@@ -24,7 +24,7 @@ from ..._core.device import device as Device
 from ..._core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
-from ..structured import elementwise_strides, empty_tensor
+from ..structured import convert_array, elementwise_strides, empty_tensor
 from . import kernel
 
 CPU = Device("cpu")
@@ -135,24 +135,6 @@ def scalar_to(value, dtype):
             return np.float32(value).astype(dtype.numpy)
         return dtype.numpy.type(value)
     return dtype.numpy.type(complex(value))
-
-
-def convert_array(src: np.ndarray, src_dtype, dtype) -> np.ndarray:
-    """Values of ``src`` converted to ``dtype`` as PyTorch's copy kernel does
-    (static_cast per element; half/bfloat16 targets round through float32)."""
-    if src_dtype is dtype:
-        return src
-    if src_dtype.category == dt.COMPLEX and dtype.category != dt.COMPLEX:
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      UserWarning, stacklevel=6)
-        src = src.real
-    if dtype in (dt.float16, dt.bfloat16) and src.dtype != np.float32 and \
-            src_dtype not in (dt.float16, dt.bfloat16):
-        src = src.astype(np.float32)
-    if dtype is dt.bool_:
-        return src != 0
-    with np.errstate(invalid="ignore", over="ignore"):
-        return src.astype(dtype.numpy)
 
 
 # -- empty ---------------------------------------------------------------------------

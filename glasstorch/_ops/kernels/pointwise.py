@@ -463,8 +463,21 @@ def pow_impl(out, self, exponent):
     a, b = cast_operand(self, rt, compute), cast_operand(exponent, rt, compute)
     if compute.kind in "iu":
         write(out, _int_pow(a, b, compute))
+    elif rt is dt.float16 and not isinstance(exponent, Tensor):
+        write(out, _c_pow(a, b, compute))
     else:
         np.power(a, b, out=out._np(), dtype=compute, casting="unsafe")
+
+
+def _c_pow(a, b, compute):
+    """C's pow() for float16 (PyTorch's float/double/bfloat16 kernels take sqrt-style
+    shortcuts, its half kernel calls std::pow): pow(-inf, y) is +inf for y > 0 and
+    +0 for y < 0 unless y is an odd integer, where numpy's power gives nan."""
+    result = np.power(a, b, dtype=compute)
+    odd = float(b).is_integer() and int(b) % 2 == 1
+    if not odd and np.isfinite(b) and b != 0:
+        result = np.where(np.isneginf(a), compute.type(np.inf if b > 0 else 0.0), result)
+    return result
 
 
 # -- other binary math -------------------------------------------------------------------
@@ -692,8 +705,8 @@ def _shift(name, kernel_name, left):
         if rt.category != dt.INTEGRAL:
             raise not_implemented(kernel_name, rt)
         compute = rt.numpy
-        a = np.asarray(operand(self, compute))
-        b = np.asarray(operand(other, compute))
+        a = np.asarray(operand(self, compute)).astype(compute, copy=False)  # wraps, as a cast
+        b = np.asarray(operand(other, compute)).astype(compute, copy=False)
         bits = compute.itemsize * 8
         valid = (b >= 0) & (b < bits)
         amount = np.where(valid, b, 0).astype(compute)

@@ -187,8 +187,25 @@ def prod_meta(self, dim=None, keepdim=False, *, dtype=None):
 def prod_impl(out, self, dim=None, keepdim=False, *, dtype=None):
     dims = reduce_dims(self, dim)
     a = self._np()
-    acc = out.dtype.numpy      # CPU prod rounds every step, float16/bfloat16 included
+    acc = out.dtype.numpy
+    if out.dtype in (dt.float16, dt.bfloat16):
+        _write(out, _stepwise_prod(_as(a, acc), _axis(dims, a.ndim), keepdim))
+        return
     _write(out, np.prod(_as(a, acc), axis=_axis(dims, a.ndim), dtype=acc, keepdims=keepdim))
+
+
+def _stepwise_prod(a, axis, keepdim):
+    """float16/bfloat16 prod rounds after every multiply, as PyTorch's CPU loop does
+    (numpy's half reduction keeps a float32 accumulator instead)."""
+    axes = tuple(range(a.ndim)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    moved = np.moveaxis(a, axes, tuple(range(-len(axes), 0)))
+    flat = moved.reshape(moved.shape[: moved.ndim - len(axes)] + (-1,))
+    result = np.ones(flat.shape[:-1], a.dtype)
+    for i in range(flat.shape[-1]):
+        result = (result.astype(np.float32) * flat[..., i].astype(np.float32)).astype(a.dtype)
+    if keepdim:
+        result = np.expand_dims(result, axes)
+    return result
 
 
 # -- max / min / amax / amin / argmax / argmin / aminmax -------------------------------

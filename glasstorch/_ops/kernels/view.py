@@ -37,7 +37,7 @@ from ..._core.layout import (as_memory_format, channels_last, channels_last_3d,
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
                         channels_last_strides, contiguous_strides)
-from ..structured import TensorMeta, broadcast_shapes, wrap_dim
+from ..structured import TensorMeta, broadcast_shapes, convert_array, wrap_dim
 from . import impl, kernel, meta
 
 INT64_MAX = sys.maxsize  # what PyTorch passes for an open slice end
@@ -788,23 +788,9 @@ def clone_impl(out, self, memory_format=None):
     np.copyto(out._np(), self._np())
 
 
-def _warn_complex_to_real():
-    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
-                  stacklevel=4)
-
-
 def assign(dst: np.ndarray, src, dst_dtype, src_dtype) -> None:
-    """dst[...] = src with PyTorch's casts (broadcasting src; complex -> real drops
-    the imaginary part with a warning; float -> int truncates)."""
-    if src_dtype is not None and src_dtype.category == dt.COMPLEX and \
-            dst_dtype.category != dt.COMPLEX:
-        _warn_complex_to_real()
-        src = np.real(src)
-    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-        if dst_dtype is dt.bool_ and src_dtype is not dt.bool_:
-            src = np.not_equal(src, 0)
-        np.copyto(dst, src, casting="unsafe")
+    """dst[...] = src (broadcasting) with the copy kernel's conversions."""
+    np.copyto(dst, convert_array(np.asarray(src), src_dtype, dst_dtype), casting="unsafe")
 
 
 @kernel("copy_")
