@@ -107,8 +107,8 @@ class Tensor:
     """``torch.Tensor``.  Internals are slots; subclasses may add a ``__dict__``."""
 
     __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "device", "_keys",
-                 "_array", "_contiguous", "requires_grad", "grad", "grad_fn", "_version_counter",
-                 "_base", "_output_nr", "_backward_hooks", "_retains_grad", "__weakref__")
+                 "_array", "_contiguous", "_base", "_version_counter", "_autograd_meta",
+                 "__weakref__")
 
     # Set by glasstorch._tensor_str (printing is a frontend concern).
     _repr_impl = None
@@ -123,7 +123,7 @@ class Tensor:
     @classmethod
     def _make(cls, storage, shape, stride, offset, dtype, device, keys):
         """Build a tensor over ``storage``; every op result is made here."""
-        self = object.__new__(cls)
+        self = _new(cls)
         self._storage = storage
         self._shape = shape if type(shape) is tuple else tuple(shape)
         self._stride = stride
@@ -133,14 +133,9 @@ class Tensor:
         self.device = device
         self._keys = keys
         self._array = None
-        self.requires_grad = False
-        self.grad = None
-        self.grad_fn = None
-        self._version_counter = None
         self._base = None
-        self._output_nr = 0
-        self._backward_hooks = None
-        self._retains_grad = False
+        self._version_counter = None
+        self._autograd_meta = None
         return self
 
     @classmethod
@@ -148,14 +143,23 @@ class Tensor:
         """A tensor whose storage is ``array`` (already counted by the allocator).
 
         The array must be C-contiguous; it becomes both the storage's bytes and
-        this tensor's cached view.
+        this tensor's cached view.  (Every fresh CPU output is made here, so it is
+        written flat rather than through ``_make``.)
         """
-        storage = UntypedStorage._wrap(array, device, _cpu_allocator)
         shape = array.shape
-        self = cls._make(storage, shape, contiguous_strides(shape), 0, dtype, device,
-                         _KEYS["cpu", not _tls.inference_mode])
-        self._array = array
+        self = _new(cls)
+        self._storage = _wrap_storage(array, device, _cpu_allocator)
+        self._shape = shape
+        self._stride = _CONTIGUOUS_STRIDES.get(shape) or contiguous_strides(shape)
         self._contiguous = True
+        self._offset = 0
+        self.dtype = dtype
+        self.device = device
+        self._keys = _CPU_KEYS_INFERENCE if _tls.inference_mode else _CPU_KEYS
+        self._array = array
+        self._base = None
+        self._version_counter = None
+        self._autograd_meta = None
         return self
 
     def as_subclass(self, cls):
@@ -164,7 +168,7 @@ class Tensor:
                         self.device, self._keys)
         out._array = self._array
         out._version_counter = self._version_counter
-        out.requires_grad = self.requires_grad
+        out._autograd_meta = self._autograd_meta
         return out
 
     # -- the numpy view the kernels compute on ------------------------------------
@@ -308,6 +312,37 @@ class Tensor:
         ``torch._C._dispatch_key_set(t)``, which we also provide."""
         return dk.DispatchKeySet(self._keys)
 
+    # -- autograd metadata (c10's AutogradMeta: absent until a tensor needs it) ----
+
+    def _meta_for_write(self) -> "AutogradMeta":
+        meta = self._autograd_meta
+        if meta is None:
+            meta = self._autograd_meta = AutogradMeta()
+        return meta
+
+    @property
+    def requires_grad(self) -> bool:
+        meta = self._autograd_meta
+        return meta is not None and meta.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
+        self._meta_for_write().requires_grad = bool(value)
+
+    @property
+    def grad(self):
+        meta = self._autograd_meta
+        return None if meta is None else meta.grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        self._meta_for_write().grad = value
+
+    @property
+    def grad_fn(self):
+        meta = self._autograd_meta
+        return None if meta is None else meta.grad_fn
+
     @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
@@ -364,6 +399,26 @@ class Tensor:
 
 
 from ._core.allocator import cpu_allocator as _cpu_allocator  # noqa: E402
+
+_new = object.__new__
+_wrap_storage = UntypedStorage._wrap
+_CPU_KEYS = _KEYS["cpu", True]
+_CPU_KEYS_INFERENCE = _KEYS["cpu", False]
+
+
+class AutogradMeta:
+    """c10's AutogradMeta: the autograd half of a tensor, created on first need
+    so that tensors which never meet autograd pay nothing for it."""
+
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad")
+
+    def __init__(self):
+        self.requires_grad = False
+        self.grad = None
+        self.grad_fn = None
+        self.output_nr = 0
+        self.hooks = None
+        self.retains_grad = False
 
 
 def _wrap_dim(dim, ndim):

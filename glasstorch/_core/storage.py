@@ -16,6 +16,7 @@ from .device import device as Device
 
 _CPU = Device("cpu")
 _META = Device("meta")
+_new = object.__new__
 
 
 class UntypedStorage:
@@ -39,8 +40,12 @@ class UntypedStorage:
     @classmethod
     def _wrap(cls, array: np.ndarray, device, allocator) -> "UntypedStorage":
         """Storage over memory the allocator has just counted (the fast path)."""
-        self = cls.__new__(cls)
-        self._adopt(array, device, allocator)
+        self = _new(cls)
+        self._data = array
+        self._nbytes = array.nbytes
+        self.device = device
+        self._allocator = allocator
+        self._ptr = None
         return self
 
     @classmethod

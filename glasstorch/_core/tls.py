@@ -6,8 +6,9 @@ threads never see each other's state.  The defaults mirror PyTorch:
     included  = {BackendSelect, ADInplaceOrView}
     excluded  = {every Autocast key}      (autocast is opt-in per thread)
 
-A call's key set is ``((union of tensor keys) | included) - excluded``;
-removal clears functionality bits only, so a backend can never be excluded.
+A call's key set is ``((union of tensor keys) | included) & ~excluded``; the
+excluded set never holds backend bits (removal clears functionality bits
+only), so a backend can never be excluded.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def include_keys(bits: int):
 def exclude_keys(bits: int):
     """``c10::impl::ExcludeDispatchKeyGuard``: add keys to this thread's excluded set."""
     prev = state.excluded
-    state.excluded = prev | bits
+    state.excluded = prev | (bits & ~dk.BACKEND_MASK)   # backends can't be excluded
     try:
         yield
     finally:

@@ -164,6 +164,7 @@ class OperatorEntry:
 
 
 _RUNTIME_KEYS = [k for k in dk.DispatchKey if not dk.is_alias(k)]
+_RUNTIME_BY_FUNC, _FUNC_KEYS = dk._RUNTIME_BY_FUNC, dk._FUNC_KEYS
 _ALIAS_COVERAGE = {alias: set(dk.runtime_keys_of_alias(alias))
                    for alias in dk.DispatchKey if dk.is_alias(alias)}
 
@@ -340,10 +341,13 @@ class OpOverload:
     def __call__(self, /, *args, **kwargs):
         entry = self._entry
         tls = _tls
-        ks = self._keyset(args, kwargs) | tls.included
-        ks &= ~(tls.excluded & ~dk.BACKEND_MASK)
+        ks = (self._keyset(args, kwargs) | tls.included) & ~tls.excluded
         ks &= entry.fallthrough_mask[(ks & 0xFFFF).bit_length() - 1]
-        key = dk.highest_priority_key(ks)
+        # highest_priority_key(ks), inlined: functionality bit, then backend bit
+        func = (ks >> 16).bit_length()
+        per_backend = _RUNTIME_BY_FUNC[func]
+        key = _FUNC_KEYS[func] if per_backend is None else \
+            per_backend[(ks & 0xFFFF).bit_length() - 1]
         kernel = entry.table[key]
         if kernel is None:
             raise entry.missing_kernel_error(key)
@@ -414,6 +418,7 @@ class OpOverloadPacket:
     def _add(self, overload_name, entry):
         op = OpOverload(self, overload_name, entry)
         self._overloads[overload_name or "default"] = op
+        setattr(self, overload_name or "default", op)   # a plain attribute: fast lookup
         return op
 
     def __getattr__(self, name):
@@ -446,27 +451,31 @@ class _OpNamespace:
     """``torch.ops.aten``: packets by name, created as operators are defined."""
 
     def __init__(self, name):
-        self.name = name
+        self._ns_name = name
         self._packets: dict[str, OpOverloadPacket] = {}
 
     def _add(self, base, overload, entry):
         packet = self._packets.get(base)
         if packet is None:
-            packet = self._packets[base] = OpOverloadPacket(self.name, base)
+            packet = self._packets[base] = OpOverloadPacket(self._ns_name, base)
+            setattr(self, base, packet)   # a plain attribute: fast lookup
         return packet._add(overload, entry)
 
     def _remove(self, base, overload):
         packet = self._packets.get(base)
         if packet is not None:
-            packet._overloads.pop(overload or "default", None)
+            name = overload or "default"
+            packet._overloads.pop(name, None)
+            packet.__dict__.pop(name, None)
             if not packet._overloads:
                 del self._packets[base]
+                self.__dict__.pop(base, None)
 
     def __getattr__(self, name):
         packets = self.__dict__["_packets"]
         if name in packets:
             return packets[name]
-        raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{name}'")
+        raise AttributeError(f"'_OpNamespace' '{self._ns_name}' object has no attribute '{name}'")
 
     def __dir__(self):
         return list(self._packets)

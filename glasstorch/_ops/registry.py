@@ -32,7 +32,7 @@ from .._tensor import Tensor, _non_overlapping_and_dense
 from .. import return_types
 from . import kernels as kernel_modules
 from .fallbacks import register_builtin_fallbacks
-from .structured import allocate_outputs, check_out_cast, TensorMeta
+from .structured import TensorMeta, allocate_outputs, check_out_cast, convert_array, empty_tensor
 
 YAML_PATH = os.path.join(os.path.dirname(__file__), "native_functions.yaml")
 DERIVATIVES_PATH = os.path.join(os.path.dirname(__file__), "derivatives.yaml")
@@ -138,7 +138,7 @@ def make_structured_kernels(name, meta_rule, impl_fn):
                                f"broadcast shape {list(spec.shape)}")
         check_out_cast(spec.dtype, self.dtype)
         if impl_fn is not None:
-            impl_fn(self, self, *args, **kwargs)
+            _compute_into(impl_fn, spec, self, (self, *args), kwargs)
         return self
 
     def out_variant(*args, **kwargs):
@@ -150,13 +150,29 @@ def make_structured_kernels(name, meta_rule, impl_fn):
             if o._shape != s.shape:
                 _resize_out(o, s.shape, s.stride)
         if impl_fn is not None:
-            impl_fn(outs[0] if len(outs) == 1 else outs, *args, **kwargs)
+            if len(outs) == 1:
+                _compute_into(impl_fn, spec, outs[0], args, kwargs)
+            else:
+                impl_fn(outs, *args, **kwargs)
         return outs[0] if len(outs) == 1 else outs
 
     out_names: list = []
     for fn, suffix in ((functional, ""), (inplace, "_inplace"), (out_variant, "_out")):
         fn.__name__ = fn.__qualname__ = f"{name}{suffix}"
     return functional, inplace, out_variant, out_names
+
+
+def _compute_into(impl_fn, spec, out, args, kwargs):
+    """Run the impl into an existing tensor.  TensorIterator computes in the result
+    dtype and then casts into ``out``: when the result is float16/bfloat16 and
+    ``out`` has another dtype, the rounding to the result dtype must happen, so
+    the impl writes a temporary of the result dtype first."""
+    if spec.dtype is out.dtype or spec.dtype.opmath is spec.dtype.numpy:
+        impl_fn(out, *args, **kwargs)
+        return
+    tmp = empty_tensor(out._shape, spec.dtype, out.device)
+    impl_fn(tmp, *args, **kwargs)
+    out._np()[...] = convert_array(tmp._np(), spec.dtype, out.dtype)
 
 
 def _resize_out(out, shape, stride=None):

@@ -50,7 +50,7 @@ class TensorMeta:
     __slots__ = ("shape", "dtype", "stride", "device")
 
     def __init__(self, shape, dtype, stride=None, device=None):
-        self.shape = tuple(shape)
+        self.shape = shape if type(shape) is tuple else tuple(shape)
         self.dtype = dtype
         self.stride = stride
         self.device = device
@@ -214,9 +214,14 @@ def elementwise_strides(shape, inputs) -> tuple | None:
     dims have stride 0 and don't vote.
     """
     ndim = len(shape)
-    operands = [t for t in inputs if isinstance(t, Tensor) and t._shape]
-    if ndim < 2 or not operands or all(t._is_contiguous() for t in operands):
+    if ndim < 2:
         return None
+    for t in inputs:                       # the common case: every input is contiguous
+        if isinstance(t, Tensor) and t._shape and not t._is_contiguous():
+            break
+    else:
+        return None
+    operands = [t for t in inputs if isinstance(t, Tensor) and t._shape]
     strides_list = []
     for t in operands:
         offset = ndim - len(t._shape)

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..structured import TensorMeta, elementwise_strides
-from . import IMPLS, impl, kernel, meta
-from .pointwise import (checked_scalar, operand, quiet, require_float, round_to_result_dtype,
+from . import impl, kernel, meta
+from .pointwise import (checked_scalar, operand, quiet, require_float,
                         unary_meta, write)
 
 __all__ = []
@@ -171,4 +171,3 @@ _float_activation("hardswish", "hardswish_cpu", _hardswish)
 _float_activation("mish", "mish_cpu", _mish)
 
 
-round_to_result_dtype([name for name, fn in IMPLS.items() if fn.__module__ == __name__])

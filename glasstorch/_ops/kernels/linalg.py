@@ -153,7 +153,7 @@ def mm_meta(self, mat2):
     (m, k1), (k2, n) = self._shape, mat2._shape
     if k1 != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k1} and {k2}x{n})")
-    return TensorMeta((m, n), self.dtype)
+    return TensorMeta((m, n), self.dtype, None, self.device)
 
 
 @impl("mm")

@@ -29,7 +29,7 @@ from ..._core import dtype as dt
 from ..._tensor import Tensor
 from ..structured import (TensorMeta, broadcast_shapes, check_same_device,
                           elementwise_strides, empty_tensor, result_type)
-from . import IMPLS, META_RULES, impl, kernel, meta
+from . import impl, kernel, meta
 
 FLOATING = dt.FLOATING
 
@@ -169,6 +169,10 @@ def layout(*operands):
 
 def binary_meta(self, other):
     """Broadcast shape, promoted dtype, strides that follow the inputs' layout."""
+    if (type(other) is Tensor and type(self) is Tensor and other._shape == self._shape
+            and other.dtype is self.dtype and other.device is self.device
+            and self._is_contiguous() and other._is_contiguous()):
+        return TensorMeta(self._shape, self.dtype, None, self.device)   # the common case
     dtype = result_type(self, other)
     if isinstance(other, Tensor) and isinstance(self, Tensor):
         check_same_device(self, other)
@@ -203,7 +207,8 @@ class SameDtypeMeta(TensorMeta):
 
 
 def unary_meta(self):
-    return SameDtypeMeta(self._shape, self.dtype, elementwise_strides(self._shape, (self,)))
+    return SameDtypeMeta(self._shape, self.dtype, elementwise_strides(self._shape, (self,)),
+                         self.device)
 
 
 def unary_float_meta(self):
@@ -1061,33 +1066,3 @@ def clamp_max_meta(self, max):
 def clamp_max_impl(out, self, max):
     _clamp_impl(out, self, None, max)
 
-
-# -- float16/bfloat16 results written into an out= of another dtype ----------------------------
-
-def round_to_result_dtype(names):
-    """TensorIterator computes in the result dtype and casts into ``out``; a float16 or
-    bfloat16 result is thus rounded to it before the cast.  The bodies above compute in
-    float32 and round once into ``out``, so an ``out=`` of another dtype gets a
-    temporary of the result dtype first.  (Only calls with a half-precision tensor
-    argument can have such a result: the others skip the check.)"""
-    for name in names:
-        meta_rule, body = META_RULES[name], IMPLS[name]
-
-        def run(out, *args, _meta=meta_rule, _body=body, **kwargs):
-            for a in args:
-                if type(a) is Tensor and a.dtype.opmath is not a.dtype.numpy:
-                    break
-            else:
-                return _body(out, *args, **kwargs)
-            spec = _meta(*args, **kwargs)
-            if type(out) is tuple or spec.dtype is out.dtype:
-                return _body(out, *args, **kwargs)
-            tmp = empty_tensor(out._shape, spec.dtype)
-            _body(tmp, *args, **kwargs)
-            write(out, tmp._np())
-        run.__name__ = run.__qualname__ = body.__name__
-        run.__doc__, run.__module__ = body.__doc__, body.__module__
-        IMPLS[name] = run
-
-
-round_to_result_dtype([name for name, fn in IMPLS.items() if fn.__module__ == __name__])
