@@ -57,3 +57,16 @@ def test_threads_setting_round_trips():
     glasstorch.set_num_threads(1)
     assert glasstorch.get_num_threads() == 1
     glasstorch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv"])
+def test_large_arithmetic_matches(torch, op):
+    """Large contiguous float32 arithmetic takes the threaded native loop."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(512, 1024)).astype(np.float32)
+    y = rng.normal(size=(512, 1024)).astype(np.float32)
+    y[0, :4] = [0.0, -0.0, np.inf, np.nan]
+    import operator
+    ours = getattr(operator, op)(glasstorch.from_numpy(x), glasstorch.from_numpy(y))
+    theirs = getattr(operator, op)(torch.from_numpy(x), torch.from_numpy(y))
+    assert_same(ours, theirs, atol=0, rtol=0)

@@ -1,8 +1,9 @@
 /* glasstorch native CPU loops (the role of ATen's vectorized CPU kernels).
  *
  * numpy covers almost every CPU kernel.  A few loops matter for throughput
- * and numpy is slow at them on machines without AVX-512 (its float32 exp is
- * scalar there): exp, softmax / log_softmax, and float32 sums.  These are
+ * and numpy is slow at them: on machines without AVX-512 its float32 exp is
+ * scalar (exp, softmax / log_softmax), its sums keep one accumulator chain, and
+ * its arithmetic runs on one core (add/sub/mul/div of large tensors).  These are
  * plain C loops that the compiler vectorizes (-O3 -march=native) and OpenMP
  * spreads over the intra-op threads, as at::parallel_for does in PyTorch.
  *
@@ -103,18 +104,47 @@ void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int 
     }
 }
 
-/* Sum of a contiguous float32 array, accumulated in float32 lanes per block
- * and in double across blocks (at least as accurate as PyTorch's cascade). */
+/* Sum of a contiguous float32 array.  Each block keeps 32 float lanes (four
+ * independent vector accumulators, so the adds pipeline instead of waiting on
+ * one chain, like ATen's cascade sum); blocks are added in double. */
 double gt_sum_f32(const float *x, int64_t n) {
     const int64_t block = 4096;
     double total = 0.0;
     #pragma omp parallel for reduction(+:total) schedule(static) if (n > 65536)
     for (int64_t start = 0; start < n; start += block) {
         int64_t end = start + block < n ? start + block : n;
-        float acc = 0.0f;
-        #pragma omp simd reduction(+:acc)
-        for (int64_t i = start; i < end; i++) acc += x[i];
-        total += acc;
+        float acc[32] = {0};
+        int64_t i = start;
+        for (; i + 32 <= end; i += 32)
+            for (int k = 0; k < 32; k++) acc[k] += x[i + k];
+        float tail = 0.0f;
+        for (; i < end; i++) tail += x[i];
+        double block_sum = tail;
+        for (int k = 0; k < 32; k++) block_sum += acc[k];
+        total += block_sum;
     }
     return total;
+}
+
+/* out = a (op) b for contiguous float32 arrays of equal size, threaded: the
+ * arithmetic ops numpy runs on one core.  op: 0 add, 1 sub, 2 mul, 3 div. */
+void gt_binary_f32(int op, const float *a, const float *b, float *out, int64_t n) {
+    switch (op) {
+    case 0:
+        #pragma omp parallel for simd schedule(static)
+        for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+        break;
+    case 1:
+        #pragma omp parallel for simd schedule(static)
+        for (int64_t i = 0; i < n; i++) out[i] = a[i] - b[i];
+        break;
+    case 2:
+        #pragma omp parallel for simd schedule(static)
+        for (int64_t i = 0; i < n; i++) out[i] = a[i] * b[i];
+        break;
+    default:
+        #pragma omp parallel for simd schedule(static)
+        for (int64_t i = 0; i < n; i++) out[i] = a[i] / b[i];
+        break;
+    }
 }

@@ -67,6 +67,7 @@ def _build():
     lib.gt_softmax_f32.argtypes = [f32p, f32p, i64, i64, ctypes.c_int]
     lib.gt_sum_f32.argtypes = [f32p, i64]
     lib.gt_sum_f32.restype = ctypes.c_double
+    lib.gt_binary_f32.argtypes = [ctypes.c_int, f32p, f32p, f32p, i64]
     lib.gt_set_num_threads.argtypes = [ctypes.c_int]
     lib.gt_get_num_threads.restype = ctypes.c_int
     if _threads is not None:
@@ -106,6 +107,20 @@ def softmax(x: np.ndarray, out: np.ndarray, log: bool) -> None:
     cols = x.shape[-1] if x.ndim else 1
     rows = x.size // cols if cols else 0
     library().gt_softmax_f32(_ptr(x), _ptr(out), rows, cols, int(log))
+
+
+BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
+MIN_PARALLEL = 1 << 18   # below this, thread start-up costs more than it saves
+
+
+def binary(op: str, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
+    """``out = a op b`` for large, equal-shape, contiguous float32 arrays; returns
+    False (nothing done) when the arrays don't qualify."""
+    if out.size < MIN_PARALLEL or a.shape != out.shape or b.shape != out.shape or \
+            not usable(a, b, out):
+        return False
+    library().gt_binary_f32(BINARY_OPS[op], _ptr(a), _ptr(b), _ptr(out), out.size)
+    return True
 
 
 def sum_all(x: np.ndarray) -> float:

@@ -29,9 +29,10 @@ from ..._core import dtype as dt
 from ..._tensor import Tensor
 from ..structured import (TensorMeta, broadcast_shapes, check_same_device,
                           elementwise_strides, empty_tensor, result_type)
-from . import impl, kernel, meta
+from . import impl, kernel, meta, native
 
 FLOATING = dt.FLOATING
+_PARALLEL = native.MIN_PARALLEL   # large float32 arithmetic runs threaded (kernels/native.c)
 
 # -- helpers -------------------------------------------------------------------------
 
@@ -286,7 +287,9 @@ def add_impl(out, self, other, alpha=1):
 @quiet
 def _add_float(out, self, other, alpha, rt, compute):
     b = _scaled(cast_operand(other, rt, compute), alpha, compute, rt)
-    np.add(cast_operand(self, rt, compute), b, out=out._np(), dtype=compute, casting="unsafe")
+    a, o = cast_operand(self, rt, compute), out._np()
+    if o.size < _PARALLEL or not native.binary("add", a, b, o):
+        np.add(a, b, out=o, dtype=compute, casting="unsafe")
 
 
 @meta("sub")
@@ -301,8 +304,9 @@ def sub_impl(out, self, other, alpha=1):
     rt = result_type(self, other)
     compute = rt.opmath
     b = _scaled(cast_operand(other, rt, compute), alpha, compute, rt)
-    np.subtract(cast_operand(self, rt, compute), b, out=out._np(), dtype=compute,
-                casting="unsafe")
+    a, o = cast_operand(self, rt, compute), out._np()
+    if o.size < _PARALLEL or not native.binary("sub", a, b, o):
+        np.subtract(a, b, out=o, dtype=compute, casting="unsafe")
 
 
 @meta("rsub")
@@ -340,7 +344,8 @@ def mul_impl(out, self, other):
 
 @quiet
 def _mul_quiet(a, b, out, compute):
-    np.multiply(a, b, out=out, dtype=compute, casting="unsafe")
+    if out.size < _PARALLEL or not native.binary("mul", a, b, out):
+        np.multiply(a, b, out=out, dtype=compute, casting="unsafe")
 
 
 # -- division, remainder, pow ----------------------------------------------------------
@@ -386,8 +391,9 @@ def div_impl(out, self, other, rounding_mode=None):
     if rounding_mode is None:
         ft = float_type(rt)
         compute = ft.opmath
-        np.true_divide(cast_operand(self, ft, compute), scalar_operand(other, ft, compute),
-                       out=out._np(), dtype=compute, casting="unsafe")
+        a, b, o = cast_operand(self, ft, compute), scalar_operand(other, ft, compute), out._np()
+        if o.size < _PARALLEL or not native.binary("div", a, b, o):
+            np.true_divide(a, b, out=o, dtype=compute, casting="unsafe")
         return
     if rt is dt.bool_:
         raise not_implemented(f"div_{rounding_mode}_cpu", rt)
