@@ -181,21 +181,20 @@ def test_numpy_is_zero_copy():
 
 
 def test_glasstorch_never_imports_torch():
-    """Import glasstorch and run a training step (linear regression, gradient
-    written out by hand until autograd exists): torch must not be loaded."""
+    """Import glasstorch and run training steps (linear regression, gradient written
+    with ops until autograd exists); torch must never be loaded."""
     code = """
 import sys, numpy as np
 import glasstorch as gt
-x = gt.from_numpy(np.random.default_rng(0).normal(size=(16, 3)).astype(np.float32))
-w_true = gt.tensor([[1.0], [-2.0], [0.5]])
-y = x @ w_true if hasattr(gt.Tensor, "__matmul__") else None
-w = gt.tensor([[0.0], [0.0], [0.0]])
-for _ in range(3):
-    if y is None:
-        break
+x = gt.from_numpy(np.random.default_rng(0).normal(size=(64, 3)).astype(np.float32))
+y = x @ gt.tensor([[1.0], [-2.0], [0.5]])
+w = gt.zeros(3, 1)
+losses = []
+for _ in range(20):
     err = x @ w - y
-    grad = x.t() @ err * (2.0 / 16)
-    w = w - grad * 0.1
+    losses.append((err * err).mean().item())
+    w = w - x.t() @ err * (2.0 / 64) * 0.1
+assert losses[-1] < losses[0] * 0.1, losses
 assert "torch" not in sys.modules, [m for m in sys.modules if m.startswith("torch")]
 print("ok")
 """
@@ -204,11 +203,8 @@ print("ok")
     assert out.stdout.strip() == "ok"
 
 
-def test_aliases_follow_storage_reallocation():
-    """resize_ may reallocate a storage; views cached before must see the new bytes."""
-    a = glasstorch.zeros(2, 2)
-    b = a.t()
-    b._np()                                  # cache b's array over the old buffer
-    a.untyped_storage()._resize_(64)         # reallocates
-    a.fill_(3.0)
-    assert b.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+def test_demo_runs():
+    out = subprocess.run([sys.executable, "-m", "glasstorch", "demo", "--steps", "10"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "step  10" in out.stdout and "[call] op=[aten::add.Tensor], key=[CPU]" in out.stdout
