@@ -208,3 +208,13 @@ def test_demo_runs():
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "step  10" in out.stdout and "[call] op=[aten::add.Tensor], key=[CPU]" in out.stdout
+
+
+def test_aliases_follow_storage_reallocation():
+    """resize_ may reallocate a storage; views cached before must see the new bytes."""
+    a = glasstorch.zeros(2, 2)
+    b = a.t()
+    b._np()                                  # cache b's array over the old buffer
+    a.untyped_storage()._resize_(64)         # reallocates
+    a.fill_(3.0)
+    assert b.tolist() == [[3.0, 3.0], [3.0, 3.0]]
