@@ -211,16 +211,11 @@ def load(path=YAML_PATH) -> None:
     """Read the declarations and build everything listed in the module docstring."""
     register_builtin_fallbacks()
     kernel_modules.load_all()
-    parts_dir = os.path.join(os.path.dirname(path), "_parts")
-    parts = sorted(os.path.join(parts_dir, f) for f in os.listdir(parts_dir)
-                   if f.endswith(".yaml")) if os.path.isdir(parts_dir) else []
-    for file in [path] + parts:
-        with open(file) as f:
-            text = f.read()
-        entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []
-        debug = _DEBUG.replace("native_functions.yaml", os.path.basename(file))
-        for entry, line in zip(entries, _line_numbers(text)):
-            _load_entry(entry, debug.format(line))
+    with open(path) as f:
+        text = f.read()
+    entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []
+    for entry, line in zip(entries, _line_numbers(text)):
+        _load_entry(entry, _DEBUG.format(line))
     _install_bindings()
     _check_meta_coverage()
 
