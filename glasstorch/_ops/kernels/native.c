@@ -104,7 +104,7 @@ void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int 
     }
 }
 
-/* Sum of a contiguous float32 array.  Each block keeps 32 float lanes (four
+/* Sum of a contiguous float32 array.  Each block keeps 64 float lanes (eight
  * independent vector accumulators, so the adds pipeline instead of waiting on
  * one chain, like ATen's cascade sum); blocks are added in double. */
 double gt_sum_f32(const float *x, int64_t n) {
@@ -113,14 +113,14 @@ double gt_sum_f32(const float *x, int64_t n) {
     #pragma omp parallel for reduction(+:total) schedule(static) if (n > 65536)
     for (int64_t start = 0; start < n; start += block) {
         int64_t end = start + block < n ? start + block : n;
-        float acc[32] = {0};
+        float acc[64] = {0};
         int64_t i = start;
-        for (; i + 32 <= end; i += 32)
-            for (int k = 0; k < 32; k++) acc[k] += x[i + k];
+        for (; i + 64 <= end; i += 64)
+            for (int k = 0; k < 64; k++) acc[k] += x[i + k];
         float tail = 0.0f;
         for (; i < end; i++) tail += x[i];
         double block_sum = tail;
-        for (int k = 0; k < 32; k++) block_sum += acc[k];
+        for (int k = 0; k < 64; k++) block_sum += acc[k];
         total += block_sum;
     }
     return total;
