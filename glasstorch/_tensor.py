@@ -178,7 +178,8 @@ class Tensor:
         offset, dtype) and cached: the CPU kernels' view of the tensor."""
         array = self._array
         data = self._storage._data
-        if array is None or (array is not data and array.base is not data):
+        owner = data if data is None or data.base is None else data.base  # numpy collapses bases
+        if array is None or (array is not owner and array.base is not owner):
             # (re)build: first use, or the storage was reallocated by resize_ after
             # this view was cached (aliases must see the new bytes)
             array = self._array = _strided_view(self)
