@@ -227,9 +227,22 @@ def elementwise_strides(shape, inputs) -> tuple | None:
         offset = ndim - len(t._shape)
         strides_list.append([0] * offset + [0 if n == 1 and shape[offset + i] != 1 else s
                                             for i, (n, s) in enumerate(zip(t._shape, t._stride))])
+    strides = iterator_strides(shape, strides_list)
+    return None if strides == contiguous_strides(shape) else strides
+
+
+def iterator_strides(shape, operand_strides) -> tuple:
+    """Dense strides ordering the dims as the operands lie in memory
+    (TensorIterator::reorder_dimensions, also ATen's infer_dense_strides).
+
+    Start from the innermost-first order and insertion-sort the dims: for a pair,
+    the first operand with unequal, non-zero strides decides; on equal strides the
+    larger dim goes outward; stride 0 (broadcast) doesn't vote.
+    """
+    ndim = len(shape)
 
     def should_swap(dim0, dim1):
-        for st in strides_list:
+        for st in operand_strides:
             s0, s1 = st[dim0], st[dim1]
             if s0 == 0 or s1 == 0:
                 continue
@@ -254,8 +267,7 @@ def elementwise_strides(shape, inputs) -> tuple | None:
     for d in perm:
         strides[d] = acc
         acc *= max(shape[d], 1)
-    strides = tuple(strides)
-    return None if strides == contiguous_strides(shape) else strides
+    return tuple(strides)
 
 
 def check_out_cast(result_dtype, out_dtype):

@@ -20,7 +20,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import preserve_format
 from ..._tensor import Tensor
-from ..structured import TensorMeta, broadcast_shapes, empty_tensor, wrap_dim
+from ..structured import TensorMeta, broadcast_shapes, empty_tensor, iterator_strides, wrap_dim
 from . import impl, kernel, meta
 from .view import _shape_str, assign, compute_stride, expand_geometry, strides_for_format
 
@@ -104,41 +104,6 @@ def _broadcast_index_shapes(indices):
     except RuntimeError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
                          "shapes " + ", ".join(_shape_str(s) for s in shapes)) from None
-
-
-def iterator_strides(shape, operands):
-    """TensorIterator's output strides for operands given as stride tuples
-    (0 = broadcast): insertion-sort the dims innermost-first by the first
-    operand with unequal non-zero strides."""
-    ndim = len(shape)
-    perm = list(range(ndim - 1, -1, -1))
-
-    def should_swap(d0, d1):
-        for st in operands:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return 1 if s0 > s1 else -1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    for i in range(1, ndim):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            c = should_swap(perm[dim0], perm[dim1])
-            if c > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif c < 0:
-                break
-    out = [0] * ndim
-    acc = 1
-    for d in perm:
-        out[d] = acc
-        acc *= max(shape[d], 1)
-    return tuple(out)
 
 
 def index_geometry(self, indices):

@@ -37,7 +37,8 @@ from ..._core.layout import (as_memory_format, channels_last, channels_last_3d,
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
                         channels_last_strides, contiguous_strides)
-from ..structured import TensorMeta, broadcast_shapes, convert_array, wrap_dim
+from ..structured import (TensorMeta, broadcast_shapes, convert_array, iterator_strides,
+                          wrap_dim)
 from . import impl, kernel, meta
 
 INT64_MAX = sys.maxsize  # what PyTorch passes for an open slice end
@@ -717,36 +718,8 @@ def suggest_memory_format(t):
 
 
 def dense_strides(shape, stride):
-    """ATen's infer_dense_strides: dense strides that keep the dims' order in memory
-    (TensorIterator's insertion sort; ties keep the larger dim outside)."""
-    ndim = len(shape)
-    if ndim == 0:
-        return ()
-    perm = list(range(ndim - 1, -1, -1))
-
-    def should_swap(d0, d1):
-        s0, s1 = stride[d0], stride[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return 1 if s0 > s1 else -1
-        return 1 if shape[d0] > shape[d1] else 0
-
-    for i in range(1, ndim):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            c = should_swap(perm[dim0], perm[dim1])
-            if c > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif c < 0:
-                break
-    out = [0] * ndim
-    acc = 1
-    for d in perm:
-        out[d] = acc
-        acc *= max(shape[d], 1)
-    return tuple(out)
+    """ATen's infer_dense_strides: dense strides that keep the dims' order in memory."""
+    return iterator_strides(shape, [stride]) if shape else ()
 
 
 def strides_for_format(t, memory_format):
