@@ -295,26 +295,24 @@ def _weighted(values, weight, input, reduction):
                      "'sum'.")
 
 
-def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+def _regression_loss(name, elementwise):
+    """mse_loss / l1_loss: legacy size_average/reduce, broadcasting (with PyTorch's
+    warning), an optional elementwise ``weight``, then the aten op."""
+    def loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
              reduction: str = "mean", weight=None) -> Tensor:
-    _size_warning(input, target)
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    a, b = _broadcast(input, target)
-    if weight is not None:
-        return _weighted(_torch("pow")(a - b, 2), weight, input, reduction)
-    return _F["nn"]["mse_loss"](a, b, _reduction_enum(reduction))
+        _size_warning(input, target)
+        if size_average is not None or reduce is not None:
+            reduction = _legacy_reduction(size_average, reduce)
+        a, b = _broadcast(input, target)
+        if weight is not None:
+            return _weighted(elementwise(a - b), weight, input, reduction)
+        return _F["nn"][name](a, b, _reduction_enum(reduction))
+    loss.__name__ = loss.__qualname__ = name
+    return loss
 
 
-def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
-            reduction: str = "mean", weight=None) -> Tensor:
-    _size_warning(input, target)
-    if size_average is not None or reduce is not None:
-        reduction = _legacy_reduction(size_average, reduce)
-    a, b = _broadcast(input, target)
-    if weight is not None:
-        return _weighted(_torch("abs")(a - b), weight, input, reduction)
-    return _F["nn"]["l1_loss"](a, b, _reduction_enum(reduction))
+mse_loss = _regression_loss("mse_loss", lambda d: _torch("pow")(d, 2))
+l1_loss = _regression_loss("l1_loss", lambda d: _torch("abs")(d))
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,

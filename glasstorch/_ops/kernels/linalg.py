@@ -312,32 +312,22 @@ def _dot_checks(name, self, other):
     return TensorMeta((), self.dtype)
 
 
-@meta("dot")
-def dot_meta(self, tensor):
-    return _dot_checks("dot", self, tensor)
+def _dot_op(name, np_fn):
+    """dot and vdot: 1-d x 1-d -> 0-d, computed in opmath."""
+    meta(name)(lambda self, other: _dot_checks(name, self, other))
+
+    @impl(name)
+    def body(out, self, other):
+        d = out.dtype
+        if d is dt.bool_:
+            raise not_implemented(name, d)
+        compute = d.opmath
+        out._np()[()] = np_fn(_operand(self, compute), _operand(other, compute))
+    body.__name__ = f"{name}_impl"
 
 
-@impl("dot")
-def dot_impl(out, self, tensor):
-    d = out.dtype
-    if d is dt.bool_:
-        raise not_implemented("dot", d)
-    compute = d.opmath
-    out._np()[()] = np.dot(_operand(self, compute), _operand(tensor, compute))
-
-
-@meta("vdot")
-def vdot_meta(self, other):
-    return _dot_checks("vdot", self, other)
-
-
-@impl("vdot")
-def vdot_impl(out, self, other):
-    d = out.dtype
-    if d is dt.bool_:
-        raise not_implemented("vdot", d)
-    compute = d.opmath
-    out._np()[()] = np.vdot(_operand(self, compute), _operand(other, compute))
+_dot_op("dot", np.dot)
+_dot_op("vdot", np.vdot)
 
 
 # -- einsum (a direct kernel for now: numpy's contraction) -------------------------------------
