@@ -27,7 +27,7 @@ from ._core import dtype as dt
 from ._core.device import device as Device
 from ._dispatcher.dispatcher import dispatcher, ops
 from ._ops import registry as _registry
-from ._ops.structured import empty_tensor
+from ._ops.structured import checked_convert, empty_tensor
 from ._tensor import Size, Tensor
 
 __all__ = ["broadcast_shapes", "split", "unbind", "chunk", "tensor_split", "split_with_sizes",
@@ -224,11 +224,10 @@ def _getitem(self, index):
 
 
 def _scalar_tensor(value, dtype):
-    """A 0-dim CPU tensor of ``dtype`` holding a Python number (valueToTensor)."""
+    """A 0-dim CPU tensor of ``dtype`` holding a Python number (PyTorch's
+    valueToTensor: made outside dispatch, like ``torch.tensor``)."""
     out = empty_tensor((), dtype, _CPU)
-    with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out._np()[()] = np.asarray(value).astype(dtype.numpy)
+    out._np()[()] = checked_convert(value, dtype)   # out of range: PyTorch's error
     return out
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from .._core import dtype as dt
@@ -308,3 +309,50 @@ def convert_array(src: np.ndarray, src_dtype, dtype) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         return np.asarray(src).astype(dtype.numpy)
+
+
+# -- Scalar arguments (c10::checked_convert) -------------------------------------------
+
+_OVERFLOW_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
+                   "int32": "int", "int64": "int64_t", "float16": "c10::Half",
+                   "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def checked_convert(value, dtype):
+    """c10::checked_convert: a Python number (a Scalar argument) as a numpy scalar
+    of ``dtype``; a value out of the dtype's range is PyTorch's error, float ->
+    int truncates, unsigned types take negative *integers* down to -max (they
+    wrap), half/bfloat16 round through float32."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if dtype is dt.bool_:
+        return np.bool_(bool(value))
+    cat = dtype.category
+    if isinstance(value, complex) and cat != dt.COMPLEX:
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {_OVERFLOW_NAMES[dtype.name]} "
+                               "without overflow")
+        value = value.real
+    if cat == dt.INTEGRAL:
+        info = np.iinfo(dtype.numpy)
+        if isinstance(value, float):   # a float must fit the range itself (no wrapping)
+            if not math.isfinite(value) or value < info.min or value > info.max:
+                raise RuntimeError(f"value cannot be converted to type "
+                                   f"{_OVERFLOW_NAMES[dtype.name]} without overflow")
+        value = int(value)
+        lo = -info.max if info.min == 0 else info.min
+        if value > info.max or value < lo:
+            raise RuntimeError(f"value cannot be converted to type {_OVERFLOW_NAMES[dtype.name]} "
+                               "without overflow")
+        return np.array(value & ((1 << (8 * dtype.itemsize)) - 1), np.uint64) \
+            .astype(f"u{dtype.itemsize}").view(dtype.numpy)[()]
+    if cat == dt.FLOATING:
+        value = float(value)
+        if math.isfinite(value) and abs(value) > float(ml_dtypes.finfo(dtype.numpy).max):
+            raise RuntimeError(f"value cannot be converted to type "
+                                   f"{_OVERFLOW_NAMES[dtype.name]} without overflow")
+        if dtype in (dt.float16, dt.bfloat16):
+            return np.float32(value).astype(dtype.numpy)
+        return dtype.numpy.type(value)
+    return dtype.numpy.type(complex(value))

@@ -24,7 +24,7 @@ from ..._core.device import device as Device
 from ..._core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
-from ..structured import convert_array, elementwise_strides, empty_tensor
+from ..structured import checked_convert, convert_array, elementwise_strides, empty_tensor
 from . import kernel
 
 CPU = Device("cpu")
@@ -92,51 +92,6 @@ def _dtype(dtype):
     return dtype if dtype is not None else dt.get_default_dtype()
 
 
-_OVERFLOW_NAMES = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t",
-                   "int32": "int", "int64": "int64_t", "float16": "c10::Half",
-                   "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-                   "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
-
-
-def scalar_to(value, dtype):
-    """A Python number converted to ``dtype`` as PyTorch's checked Scalar
-    conversion does (fill_, full): overflow is an error, float -> int truncates,
-    half/bfloat16 round through float32."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if dtype is dt.bool_:
-        return np.bool_(bool(value))
-    cat = dtype.category
-    if isinstance(value, complex) and cat != dt.COMPLEX:
-        if value.imag != 0:
-            raise RuntimeError(f"value cannot be converted to type {_OVERFLOW_NAMES[dtype.name]} "
-                               "without overflow")
-        value = value.real
-    if cat == dt.INTEGRAL:
-        info = np.iinfo(dtype.numpy)
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise RuntimeError(f"value cannot be converted to type "
-                                   f"{_OVERFLOW_NAMES[dtype.name]} without overflow")
-            value = int(value)
-        value = int(value)
-        lo = -info.max if info.min == 0 else info.min
-        if value > info.max or value < lo:
-            raise RuntimeError(f"value cannot be converted to type {_OVERFLOW_NAMES[dtype.name]} "
-                               "without overflow")
-        return np.array(value & ((1 << (8 * dtype.itemsize)) - 1), np.uint64) \
-            .astype(f"u{dtype.itemsize}").view(dtype.numpy)[()]
-    if cat == dt.FLOATING:
-        value = float(value)
-        if math.isfinite(value) and abs(value) > float(ml_dtypes.finfo(dtype.numpy).max):
-            raise RuntimeError(f"value cannot be converted to type "
-                                   f"{_OVERFLOW_NAMES[dtype.name]} without overflow")
-        if dtype in (dt.float16, dt.bfloat16):
-            return np.float32(value).astype(dtype.numpy)
-        return dtype.numpy.type(value)
-    return dtype.numpy.type(complex(value))
-
-
 # -- empty ---------------------------------------------------------------------------
 
 @kernel("empty")
@@ -195,13 +150,13 @@ def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
 
 @kernel("fill_scalar")
 def fill_scalar(self, value):
-    self._np()[...] = scalar_to(value, self.dtype)
+    self._np()[...] = checked_convert(value, self.dtype)
     return self
 
 
 @kernel("fill_scalar_meta")
 def fill_scalar_meta(self, value):
-    scalar_to(value, self.dtype)
+    checked_convert(value, self.dtype)
     return self
 
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._tensor import Tensor
-from ..structured import (TensorMeta, broadcast_shapes, check_same_device,
+from ..structured import (TensorMeta, broadcast_shapes, check_same_device, checked_convert,
                           elementwise_strides, empty_tensor, result_type)
 from . import impl, kernel, meta, native
 
@@ -125,28 +125,13 @@ def require_float(name, d):
 
 
 # Scalar::to<T>()'s names of the C++ types, for its overflow error.
-_SCALAR_T = {dt.bool_: "bool", dt.uint8: "uint8_t", dt.int8: "int8_t", dt.int16: "int16_t",
-             dt.int32: "int", dt.int64: "int64_t", dt.float16: "c10::Half",
-             dt.bfloat16: "c10::BFloat16", dt.float32: "float", dt.float64: "double"}
-
-
 def checked_scalar(value, d: dt.dtype):
-    """c10::checked_convert: a Scalar argument (not a wrapped number) must fit the dtype
-    the kernel runs in.  Unsigned types accept negatives down to -max (they wrap)."""
+    """A Scalar argument (not a wrapped number) must fit the dtype the kernel runs
+    in (c10::checked_convert); float64 and complex kernels take any number."""
     if isinstance(value, (Tensor, bool, complex)) or value is None or d is dt.bool_ or \
             d.category > FLOATING or d is dt.float64:
         return
-    if d.category == FLOATING:     # inf and nan convert; finite values must be in range
-        info = ml_dtypes.finfo(d.numpy)
-        bad = math.isfinite(value) and (value < float(info.min) or value > float(info.max))
-    else:
-        info = np.iinfo(d.numpy)
-        if isinstance(value, float):  # nan and inf never fit an integer
-            bad = not math.isfinite(value) or value < info.min or value > info.max
-        else:
-            bad = value > info.max or (value < -info.max if info.min == 0 else value < info.min)
-    if bad:
-        raise RuntimeError(f"value cannot be converted to type {_SCALAR_T[d]} without overflow")
+    checked_convert(value, d)
 
 
 # C++ type names (caffe2::TypeMeta), used by a few of PyTorch's messages.
