@@ -308,10 +308,10 @@ def test_errors_match_pytorch(name):
     assert str(ours.value) == str(theirs.value)
 
 
-def test_setitem_scalar_is_range_checked_like_pytorch(torch):
+def test_setitem_scalar_is_range_checked_like_pytorch():
     """x[i] = value converts with c10::checked_convert, as PyTorch's valueToTensor."""
     for value in (1000, -1, -300, 2.7, -2.5):
-        ours, theirs = glasstorch.zeros(3, dtype=glasstorch.uint8), torch.zeros(3, dtype=torch.uint8)
+        ours, theirs = gt.zeros(3, dtype=gt.uint8), torch.zeros(3, dtype=torch.uint8)
         try:
             theirs[0] = value
         except RuntimeError as e:
