@@ -1,14 +1,20 @@
-"""Shared fixtures: real PyTorch as the oracle, hypothesis profiles sized for CI."""
+"""Shared fixtures: real PyTorch as the oracle, hypothesis profiles sized for CI.
+
+Profiles are named ``glasstorch-*``: Hypothesis registers its own ``ci`` profile
+and loads it when ``CI`` is set; re-registering that name makes its settings
+chain recurse.  CI runs are derandomized (the same examples every run, so a
+green CI is reproducible); local runs explore new examples each time.
+"""
 import os
 
 import pytest
-from hypothesis import settings, HealthCheck
+from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", max_examples=25, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=10, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+_COMMON = dict(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("glasstorch-dev", **_COMMON)
+settings.register_profile("glasstorch-ci", derandomize=True, database=None, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or
+                      ("glasstorch-ci" if os.environ.get("CI") else "glasstorch-dev"))
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,11 @@
 * the Meta device gives the CPU result's shape, dtype and strides.
 """
 import importlib
+import os
 import pkgutil
+import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
 
 import glasstorch
 from glasstorch._dispatcher.dispatcher import dispatcher
@@ -55,18 +56,25 @@ def _shares_input(result, args):
     return result.untyped_storage().data_ptr() == first.untyped_storage().data_ptr()
 
 
+# Data seeds: a fixed one, plus one drawn per local run (fixed under CI, so a
+# green CI is reproducible).  A failure names its seed.
+SEEDS = (7, 1234 if os.environ.get("CI") else random.randrange(2**31))
+
+
 @pytest.mark.parametrize("name,smp", CASES, ids=[s.name for _, s in CASES])
-@settings(max_examples=2)
-@given(seed=st.integers(0, 2**31 - 1))
-def test_matches_pytorch_and_meta(name, smp, seed):
+def test_matches_pytorch_and_meta(name, smp):
     """Values, dtype, shape, strides; storage sharing (views alias, copies don't,
     exactly as in PyTorch); and Meta agreeing with CPU on shape, dtype, strides."""
     import torch
-    ours, our_args = _run(glasstorch, name, smp, seed)
-    theirs, their_args = _run(torch, name, smp, seed)
-    assert_same(ours, theirs, atol=smp.atol, rtol=smp.rtol, values=not smp.random)
-    if not smp.inplace:
-        assert _shares_input(ours, our_args) == _shares_input(theirs, their_args), \
-            "aliases its input in one library but not in the other"
-    meta, _ = _run(glasstorch, name, smp, seed, device="meta")
-    assert_same(meta, ours, values=False)
+    for seed in SEEDS:
+        try:
+            ours, our_args = _run(glasstorch, name, smp, seed)
+            theirs, their_args = _run(torch, name, smp, seed)
+            assert_same(ours, theirs, atol=smp.atol, rtol=smp.rtol, values=not smp.random)
+            if not smp.inplace:
+                assert _shares_input(ours, our_args) == _shares_input(theirs, their_args), \
+                    "aliases its input in one library but not in the other"
+            meta, _ = _run(glasstorch, name, smp, seed, device="meta")
+            assert_same(meta, ours, values=False)
+        except AssertionError as e:
+            raise AssertionError(f"data seed {seed}: {e}") from None
