@@ -118,6 +118,8 @@ class UntypedStorage:
             meta_allocator.stats.current += nbytes - self._nbytes
             self._nbytes = nbytes
             return
+        if self._allocator is None:   # memory we don't own (from_numpy): fixed size
+            raise RuntimeError("Trying to resize storage that is not resizable")
         fresh = cpu_allocator.allocate(nbytes, np.uint8)
         fresh[: self._nbytes] = self._bytes()
         self._allocator.free(self._nbytes)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..structured import TensorMeta, elementwise_strides
-from . import impl, kernel, meta
+from . import impl, kernel, meta, native
 from .pointwise import (checked_scalar, operand, quiet, require_float,
                         unary_meta, write)
 
@@ -107,14 +107,13 @@ def _silu(x, c):
 
 _SQRT1_2 = 1 / math.sqrt(2)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-_erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def _gelu(x, c, *, approximate="none"):
     if approximate == "tanh":
         inner = c.type(_SQRT_2_OVER_PI) * (x + c.type(0.044715) * x * x * x)
         return c.type(0.5) * x * (c.type(1) + np.tanh(inner))
-    erf = np.asarray(_erf(x.astype(np.float64) * _SQRT1_2), dtype=np.float64)
+    erf = native.erf(x.astype(np.float64) * _SQRT1_2)
     return 0.5 * x.astype(np.float64) * (1.0 + erf)
 
 

@@ -148,3 +148,16 @@ void gt_binary_f32(int op, const float *a, const float *b, float *out, int64_t n
         break;
     }
 }
+
+/* erf / erfc of float64 values (libm's, correctly rounded to ~1 ulp).  numpy has
+ * no erf ufunc; this is the loop behind erf, erfc and exact gelu.
+ * which: 0 erf, 1 erfc. */
+void gt_erf_f64(int which, const double *x, double *out, int64_t n) {
+    if (which == 0) {
+        #pragma omp parallel for schedule(static) if (n > 32768)
+        for (int64_t i = 0; i < n; i++) out[i] = erf(x[i]);
+    } else {
+        #pragma omp parallel for schedule(static) if (n > 32768)
+        for (int64_t i = 0; i < n; i++) out[i] = erfc(x[i]);
+    }
+}

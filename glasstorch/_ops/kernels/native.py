@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import os
 import platform
 import shutil
@@ -68,6 +69,8 @@ def _build():
     lib.gt_sum_f32.argtypes = [f32p, i64]
     lib.gt_sum_f32.restype = ctypes.c_double
     lib.gt_binary_f32.argtypes = [ctypes.c_int, f32p, f32p, f32p, i64]
+    f64p = ctypes.POINTER(ctypes.c_double)
+    lib.gt_erf_f64.argtypes = [ctypes.c_int, f64p, f64p, i64]
     lib.gt_set_num_threads.argtypes = [ctypes.c_int]
     lib.gt_get_num_threads.restype = ctypes.c_int
     if _threads is not None:
@@ -121,6 +124,20 @@ def binary(op: str, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
         return False
     library().gt_binary_f32(BINARY_OPS[op], _ptr(a), _ptr(b), _ptr(out), out.size)
     return True
+
+
+def erf(x, complement: bool = False) -> np.ndarray:
+    """erf (or erfc) of any real array, in float64: libm's loop when the native
+    library is there, else Python's math.erf element by element."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    lib = library()
+    if lib is None:
+        fn = math.erfc if complement else math.erf
+        return np.asarray(np.frompyfunc(fn, 1, 1)(x), dtype=np.float64)
+    out = np.empty_like(x)
+    f64p = ctypes.POINTER(ctypes.c_double)
+    lib.gt_erf_f64(int(complement), x.ctypes.data_as(f64p), out.ctypes.data_as(f64p), x.size)
+    return out
 
 
 def sum_all(x: np.ndarray) -> float:

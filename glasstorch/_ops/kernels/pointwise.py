@@ -877,15 +877,11 @@ def nan_to_num_impl(out, self, nan=None, posinf=None, neginf=None):
 # -- unary ops computing in floating point (ints and bools give the default float) -------------
 
 def _erf(x):
-    return np.asarray(_vector_erf(x), dtype=np.float64)
+    return native.erf(x)
 
 
 def _erfc(x):
-    return np.asarray(_vector_erfc(x), dtype=np.float64)
-
-
-_vector_erf = np.frompyfunc(math.erf, 1, 1)
-_vector_erfc = np.frompyfunc(math.erfc, 1, 1)
+    return native.erf(x, complement=True)
 
 
 def _erfinv(y):
