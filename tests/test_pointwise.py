@@ -612,3 +612,14 @@ def test_results_are_fresh_and_keep_dtype_rules():
     assert_same(i + gt.tensor(2.5, dtype=gt.float64), ti + torch.tensor(2.5, dtype=torch.float64))
     assert_same(gt.add(2, i), torch.add(2, ti))
     assert_same(gt.mul(1.5, i), torch.mul(1.5, ti))
+
+
+def test_where_method_binds_self_second_schema_argument():
+    """x.where(cond, y) is where.self(condition, self, other): the method's tensor
+    is `self` even though it is not the schema's first argument."""
+    cond = np.array([True, False, True])
+    x, y = np.array([1.0, 2.0, 3.0], np.float32), np.array([9.0, 8.0, 7.0], np.float32)
+    check(lambda: gt.tensor(x).where(gt.tensor(cond), gt.tensor(y)),
+          lambda: torch.tensor(x).where(torch.tensor(cond), torch.tensor(y)))
+    check(lambda: gt.tensor(x).where(gt.tensor(cond), 5.0),
+          lambda: torch.tensor(x).where(torch.tensor(cond), 5.0))

@@ -288,6 +288,11 @@ def make_parser(sig: PythonSignature):
         if not star:
             header.append("*")
         header.append("out=None")
+    if sig.method and "self" in header and header[0] != "self":
+        # x.where(cond, y) binds where.self(Tensor condition, Tensor self, ...): the
+        # method's tensor comes first in Python, arguments keep the schema order
+        header.remove("self")
+        header.insert(0, "self")
     lines = [f"def parse({', '.join(header)}):"]
     lines += body
     # positional args, dropping trailing ones still at their default object
