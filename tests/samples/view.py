@@ -533,3 +533,40 @@ def take(make, lib):
 @sample("aten::masked_scatter")
 def masked_scatter(make, lib):
     return (make(2, 3), lib.tensor([[True, False, True], [False, False, True]]), make(6)), {}
+
+
+# -- in-place metadata ops (the first argument is compared after the call) --
+
+@sample("aten::unsqueeze_", inplace=True)
+def unsqueeze_inplace(make, lib):
+    return (make(2, 3, noncontiguous=True), -1), {}
+
+
+@sample("aten::squeeze_", inplace=True)
+def squeeze_inplace(make, lib):
+    return (make(1, 3, 1),), {}
+
+
+@sample("aten::squeeze_.dim", inplace=True)
+def squeeze_dim_inplace(make, lib):
+    return (make(3, 1, 2), 1), {}
+
+
+@sample("aten::squeeze_.dims", inplace=True)
+def squeeze_dims_inplace(make, lib):
+    return (make(1, 3, 1), [0, 2]), {}
+
+
+@sample("aten::transpose_", inplace=True)
+def transpose_inplace(make, lib):
+    return (make(2, 3, 4), 0, 2), {}
+
+
+@sample("aten::t_", inplace=True)
+def t_inplace(make, lib):
+    return (make(2, 3),), {}
+
+
+@sample("aten::as_strided_", inplace=True)
+def as_strided_inplace(make, lib):
+    return (make(4, 4), [2, 2], [1, 4], 1), {}

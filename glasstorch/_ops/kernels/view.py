@@ -39,7 +39,7 @@ from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
                         channels_last_strides, contiguous_strides)
 from ..structured import (TensorMeta, broadcast_shapes, convert_array, iterator_strides,
                           wrap_dim)
-from . import impl, kernel, meta
+from . import KERNELS, impl, kernel, meta
 
 INT64_MAX = sys.maxsize  # what PyTorch passes for an open slice end
 
@@ -917,3 +917,24 @@ def triu_impl(out, self, diagonal=0):
     drop = np.tri(rows, cols, diagonal - 1, dtype=bool)
     src = self._np()
     np.copyto(out._np(), np.where(drop, np.zeros((), src.dtype), src))
+
+
+# -- in-place metadata ops ---------------------------------------------------------------
+
+def _restride_in_place(name, view_name):
+    """``x.unsqueeze_(0)``, ``x.t_()`` ...: the tensor takes the geometry its view
+    would have (sizes, strides, offset); storage and bytes are untouched."""
+    view_kernel = KERNELS[view_name]
+
+    @kernel(name)
+    def restride(self, *args):
+        view = view_kernel(self, *args)
+        self._set_sizes_strides(view._shape, view._stride, view._offset)
+        return self
+    restride.__name__ = restride.__qualname__ = name
+
+
+for _name, _view in (("unsqueeze_", "unsqueeze"), ("squeeze_", "squeeze"),
+                     ("squeeze__dim", "squeeze_dim"), ("squeeze__dims", "squeeze_dims"),
+                     ("transpose_", "transpose"), ("t_", "t"), ("as_strided_", "as_strided")):
+    _restride_in_place(_name, _view)
