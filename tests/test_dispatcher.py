@@ -232,3 +232,14 @@ def test_wrong_argument_types_are_type_errors(torch):
         glasstorch.add(x, "a")
     with pytest.raises(TypeError):
         x + "a"
+
+
+def test_packet_call_picks_overload_or_says_none_matched(torch):
+    x = glasstorch.ones(2, 2)
+    assert glasstorch.ops.aten.sum(x, [0]).tolist() == [2.0, 2.0]      # sum.dim_IntList
+    with pytest.raises(RuntimeError) as ours:
+        glasstorch.ops.aten.add(x, "a")
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ops.aten.add(torch.ones(2, 2), "a")
+    head = "Overloaded torch operator invoked from Python failed to match any schema:"
+    assert str(ours.value).startswith(head) and str(theirs.value).startswith(head)

@@ -385,14 +385,17 @@ def _describe_value(v) -> str:
 def resolve_overload(overloads, args, kwargs, qualified_name):
     """``torch.ops.aten.add(x, y)``: the first overload whose schema accepts the call."""
     for op in overloads:
-        sig = PythonSignature(op, method=True)
         parser = getattr(op, "_packet_parser", None)
         if parser is None:
-            parser = op._packet_parser = make_parser(sig)
+            parser = op._packet_parser = make_parser(PythonSignature(op, method=True))
         try:
             parser(*args, **kwargs)
         except (_NoMatch, TypeError):
             continue
         return op
-    raise RuntimeError(f"{qualified_name}() Expected a value of type ... No overload of "
-                       f"{qualified_name} matched the given arguments")
+    got = ", ".join([_describe_value(a) for a in args] +
+                    [f"{k}={_describe_value(v)}" for k, v in kwargs.items()])
+    schemas = "\n".join(f"  {op._schema}" for op in overloads)
+    raise RuntimeError("Overloaded torch operator invoked from Python failed to match any "
+                       f"schema:\n{qualified_name.replace('.', '::', 1)}() got ({got}); "
+                       f"the schemas are:\n{schemas}")
