@@ -324,9 +324,8 @@ def _check_requires_grad(t):
                            "gradients")
 
 
-def _with_requires_grad(name):
-    fn = _registry.function(name)
-
+def _with_requires_grad(fn, name):
+    """Factories take ``requires_grad=`` in Python (it is not in their schemas)."""
     def factory(*args, requires_grad=False, **kwargs):
         out = fn(*args, **kwargs)
         if requires_grad:
@@ -340,26 +339,9 @@ def _with_requires_grad(name):
 
 
 for _name in _FACTORIES:
-    globals()[_name] = _with_requires_grad(_name)
-del _name
-
-
-def _method_with_requires_grad(name):
-    method = getattr(Tensor, name)
-
-    def new_factory(self, *args, requires_grad=False, **kwargs):
-        out = method(self, *args, **kwargs)
-        if requires_grad:
-            _check_requires_grad(out)
-            out.requires_grad_(True)
-        return out
-    new_factory.__name__ = new_factory.__qualname__ = name
-    new_factory.__doc__ = method.__doc__
-    return new_factory
-
-
+    globals()[_name] = _with_requires_grad(_registry.function(_name), _name)
 for _name in ("new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full"):
-    setattr(Tensor, _name, _method_with_requires_grad(_name))
+    setattr(Tensor, _name, _with_requires_grad(getattr(Tensor, _name), _name))
 del _name
 
 

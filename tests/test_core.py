@@ -218,3 +218,13 @@ def test_aliases_follow_storage_reallocation():
     a.untyped_storage()._resize_(64)         # reallocates
     a.fill_(3.0)
     assert b.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+def test_external_storage_cannot_grow(torch):
+    """from_numpy memory is not ours to reallocate: PyTorch's error, not a crash."""
+    import numpy as np
+    with pytest.raises(RuntimeError) as theirs:
+        torch.from_numpy(np.zeros(2, np.float32)).resize_(10)
+    with pytest.raises(RuntimeError) as ours:
+        glasstorch.from_numpy(np.zeros(2, np.float32)).resize_(10)
+    assert str(ours.value) == str(theirs.value)
