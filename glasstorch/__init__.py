@@ -45,5 +45,13 @@ from . import return_types  # noqa: E402,F401
 from . import _C, cuda, library, nn  # noqa: E402,F401
 from .functional import einsum  # noqa: E402,F401  (torch.functional: varargs wrappers)
 from ._tensor_str import set_printoptions  # noqa: E402
+from . import autograd  # noqa: E402
+from .autograd import variable_type as _variable_type, variable as _variable  # noqa: E402
+from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402,F401
+                                 is_grad_enabled, is_inference_mode_enabled)
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
+
+_variable_type.register_autograd_kernels()
+_variable.install()
 
 __version__ = "0.1.0"

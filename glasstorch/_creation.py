@@ -486,18 +486,6 @@ def _cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
     return self.to(device, non_blocking=non_blocking)
 
 
-def _requires_grad_(self, requires_grad=True):
-    """Minimal: flips the flag on leaves (the autograd layer extends this)."""
-    if requires_grad and self.dtype.category < dt.FLOATING:
-        raise RuntimeError("only Tensors of floating point dtype can require gradients")
-    if not requires_grad and not self.is_leaf:
-        raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
-                           "want to use a computed variable in a subgraph that doesn't require "
-                           "differentiation use var_no_grad = var.detach().")
-    self.requires_grad = bool(requires_grad)
-    return self
-
-
 # -- Python number conversions -----------------------------------------------------
 
 def _one_element(self):
@@ -586,7 +574,6 @@ Tensor.to = _to
 Tensor.type = _type
 Tensor.cpu = _cpu
 Tensor.cuda = _cuda
-Tensor.requires_grad_ = _requires_grad_
 Tensor.new_tensor = _new_tensor
 Tensor.__bool__ = _bool
 Tensor.__float__ = _float

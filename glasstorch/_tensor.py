@@ -407,19 +407,37 @@ _CPU_KEYS = _KEYS["cpu", True]
 _CPU_KEYS_INFERENCE = _KEYS["cpu", False]
 
 
+def version_counter(t) -> list:
+    """The tensor's version counter (c10::VariableVersion): a one-element list
+    shared by a base, its views and ``detach()``; in-place ops bump it.  Made on
+    first need, so tensors that are never viewed or modified don't pay for it."""
+    vc = t._version_counter
+    if vc is None:
+        base = t._base
+        vc = t._version_counter = version_counter(base) if base is not None else [0]
+    return vc
+
+
 class AutogradMeta:
     """c10's AutogradMeta: the autograd half of a tensor, created on first need
     so that tensors which never meet autograd pay nothing for it."""
 
-    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad")
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
+                 "grad_accumulator", "post_acc_hooks", "attr_version", "creation_meta",
+                 "view_fn_name")
 
     def __init__(self):
-        self.requires_grad = False
+        self.requires_grad = False   # leaf flag; also True once the tensor has a grad_fn
         self.grad = None
         self.grad_fn = None
         self.output_nr = 0
-        self.hooks = None
+        self.hooks = None            # tensor hooks of a leaf
         self.retains_grad = False
+        self.grad_accumulator = None  # weakref to the leaf's AccumulateGrad
+        self.post_acc_hooks = None
+        self.attr_version = -1       # views: the version their grad_fn was made at
+        self.creation_meta = 0       # views: CreationMeta (DEFAULT, NO_GRAD_MODE, ...)
+        self.view_fn_name = None
 
 
 def _wrap_dim(dim, ndim):

@@ -207,7 +207,7 @@ def test_demo_runs():
     out = subprocess.run([sys.executable, "-m", "glasstorch", "demo", "--steps", "10"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "step  10" in out.stdout and "[call] op=[aten::add.Tensor], key=[CPU]" in out.stdout
+    assert "step  10" in out.stdout and "[call] op=[aten::add.Tensor], key=[AutogradCPU]" in out.stdout
 
 
 def test_aliases_follow_storage_reallocation():

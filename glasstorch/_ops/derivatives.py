@@ -17,7 +17,7 @@ from .._dispatcher.dispatcher import dispatcher
 from .._dispatcher.schema import parse_schema
 
 PATH = os.path.join(os.path.dirname(__file__), "derivatives.yaml")
-_RESERVED = {"name", "output_differentiability", "result", "dispatch"}
+_RESERVED = {"name", "output_differentiability", "result", "dispatch", "node"}
 
 
 @dataclass
@@ -35,10 +35,22 @@ def _camel(base: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in base.strip("_").split("_"))
 
 
+def _read_entries(path):
+    entries = []
+    # TEMPORARY while issue 3 is built in parallel: per-family fragments next to
+    # the main file (merged into derivatives.yaml before the issue closes).
+    directory = os.path.dirname(path)
+    paths = [path] + sorted(os.path.join(directory, f) for f in os.listdir(directory)
+                            if f.startswith("derivatives_wip_") and f.endswith(".yaml"))
+    for p in paths:
+        with open(p) as f:
+            entries += yaml.safe_load(f) or []
+    return entries
+
+
 def load(path: str = PATH) -> dict[str, Derivative]:
     """Read and validate every entry; returns them by qualified op name."""
-    with open(path) as f:
-        entries = yaml.safe_load(f) or []
+    entries = _read_entries(path)
     by_op: dict[str, Derivative] = {}
     index_of_base: dict[str, int] = {}
     for entry in entries:
@@ -53,7 +65,9 @@ def load(path: str = PATH) -> dict[str, Derivative]:
         base = schema.name.split("::")[1].rstrip("_")
         index = index_of_base.get(base, 0)
         index_of_base[base] = index + 1
-        info = Derivative(op_name, f"{_camel(base)}Backward{index}",
+        # ``node:`` overrides the name where PyTorch's numbering counts overloads
+        # that glasstorch does not declare
+        info = Derivative(op_name, entry.get("node") or f"{_camel(base)}Backward{index}",
                           output_differentiability=entry.get("output_differentiability"))
         arg_names = {a.name for a in schema.arguments}
         for key, text in entry.items():
@@ -68,5 +82,7 @@ def load(path: str = PATH) -> dict[str, Derivative]:
             except SyntaxError as e:
                 raise RuntimeError(f"derivatives.yaml: bad formula for {op_name} {key}: {e}") from None
             info.sources[inputs] = str(text)
+        if op_name in by_op:
+            raise RuntimeError(f"derivatives.yaml: {op_name} has two entries")
         by_op[op_name] = info
     return by_op

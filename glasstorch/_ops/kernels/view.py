@@ -40,6 +40,7 @@ from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
 from ..structured import (TensorMeta, broadcast_shapes, convert_array, iterator_strides,
                           wrap_dim)
 from . import KERNELS, impl, kernel, meta
+from ..._tensor import version_counter
 
 INT64_MAX = sys.maxsize  # what PyTorch passes for an open slice end
 
@@ -51,7 +52,7 @@ def make_view(self: Tensor, shape, stride, offset) -> Tensor:
     out = Tensor._make(self._storage, shape, stride, offset, self.dtype, self.device, self._keys)
     base = self._base
     out._base = self if base is None else base
-    out._version_counter = self._version_counter
+    out._version_counter = version_counter(self)
     return out
 
 
@@ -184,7 +185,7 @@ def _unsafe_view(self, size):
         raise RuntimeError(_NOT_VIEWABLE)
     out = Tensor._make(self._storage, shape, stride, self._offset, self.dtype, self.device,
                        self._keys)
-    out._version_counter = self._version_counter
+    out._version_counter = version_counter(self)
     return out
 
 
@@ -625,7 +626,7 @@ def detach(self):
     (``_base`` stays None), but it shares storage and version counter."""
     out = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype,
                        self.device, self._keys)
-    out._version_counter = self._version_counter
+    out._version_counter = version_counter(self)
     return out
 
 

@@ -1,0 +1,152 @@
+"""``torch.autograd``: reverse-mode automatic differentiation.
+
+Where things live:
+
+    variable_type.py  the autograd kernels generated from derivatives.yaml (record)
+    graph.py          Node, AccumulateGrad, SavedVariable, saved-tensor hooks
+    engine.py         the backward pass (dependency counting, ready queue)
+    variable.py       a tensor's autograd state: requires_grad, grad_fn, views, hooks
+    view_nodes.py     CopySlices and view grad_fn regeneration
+    formulas/         helpers the derivatives.yaml formulas call
+    grad_mode.py      no_grad, enable_grad, set_grad_enabled, inference_mode
+    function.py       custom autograd.Function
+    anomaly_mode.py   detect_anomaly
+    gradcheck.py      finite-difference checks
+
+``backward`` and ``grad`` below turn tensors into root edges and seeds and hand
+them to the engine.
+"""
+from __future__ import annotations
+
+from .._tensor import Tensor
+from . import graph  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, \
+    is_anomaly_check_nan_enabled  # noqa: F401
+from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
+                        is_grad_enabled, is_inference_mode_enabled, set_multithreading_enabled)
+from .variable import gradient_edge, requires_grad as _requires_grad
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "detect_anomaly", "set_detect_anomaly", "Variable"]
+
+Variable = Tensor
+
+
+def _tensor_or_tensors_to_tuple(tensors, length):
+    if tensors is None:
+        return (None,) * length
+    if isinstance(tensors, Tensor):
+        return (tensors,)
+    return tuple(tensors)
+
+
+def _make_grads(outputs, grads, is_grads_batched=False):
+    """Seeds for the roots: ``ones_like`` for one-element outputs, checked
+    shapes for given ones (PyTorch's errors otherwise)."""
+    from .. import ones_like
+    new_grads = []
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if isinstance(grad, Tensor):
+            if grad._shape != out._shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
+                    f"output[{i}] has a shape of {out.shape}.")
+            if out.dtype.is_complex != grad.dtype.is_complex:
+                raise RuntimeError(
+                    f"For complex Tensors, both grad_output and output are required to have the "
+                    f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {grad.dtype} "
+                    f"and output[{i}] has a dtype of {out.dtype}.")
+            new_grads.append(grad)
+        elif grad is None:
+            if _requires_grad(out):
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if out.dtype.category < 2:
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                       f"outputs but got {out.dtype}")
+                new_grads.append(ones_like(out))
+            else:
+                new_grads.append(None)
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(grad).__name__}")
+    return tuple(new_grads)
+
+
+def _root_edges(outputs):
+    edges = []
+    for i, out in enumerate(outputs):
+        if not _requires_grad(out):
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               f"a grad_fn")
+        edges.append(gradient_edge(out))
+    return edges
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves."""
+    from .engine import execute
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    if inputs is not None:
+        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+        if len(inputs) == 0:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    grads = _make_grads(tensors, _tensor_or_tensors_to_tuple(grad_tensors, len(tensors)))
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_edges(tensors)
+    input_edges = None
+    if inputs is not None:
+        input_edges = [_input_edge(t) for t in inputs]
+    captured = execute(roots, list(grads), retain_graph, create_graph, input_edges,
+                       accumulate_grad=True)
+    if inputs is not None:
+        # non-leaf inputs: their captured gradients accumulate into .grad
+        for t, edge, g in zip(inputs, input_edges, captured or ()):
+            if g is not None and t.grad_fn is not None:
+                meta = t._autograd_meta
+                meta.grad = g if meta.grad is None else meta.grad + g
+
+
+def _input_edge(t):
+    if not _requires_grad(t):
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return gradient_edge(t)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad``
+    untouched)."""
+    from .engine import execute
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    is_tensor_input = isinstance(inputs, Tensor)
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    inputs = (inputs,) if is_tensor_input else tuple(inputs)
+    if not inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
+    grads = _make_grads(outputs, _tensor_or_tensors_to_tuple(grad_outputs, len(outputs)))
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_edges(outputs)
+    input_edges = [_input_edge(t) for t in inputs]
+    result = execute(roots, list(grads), retain_graph, create_graph, input_edges,
+                     accumulate_grad=False)
+    result = list(result)
+    for i, g in enumerate(result):
+        if g is None:
+            if materialize_grads:
+                from .. import zeros_like
+                result[i] = zeros_like(inputs[i])
+            elif not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   f"been used in the graph. Set allow_unused=True if this is "
+                                   f"the desired behavior.")
+    return tuple(result)

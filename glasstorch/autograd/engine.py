@@ -1,0 +1,286 @@
+"""The backward engine (torch/csrc/autograd/engine.cpp, single-threaded).
+
+``execute`` runs one GraphTask:
+
+1. count dependencies: for every node reachable from the root, how many edges
+   point at it;
+2. with ``inputs`` (``autograd.grad`` or ``backward(inputs=...)``), mark the
+   nodes that lie on a path to a requested input (``exec_info``) and where each
+   requested gradient is captured;
+3. run a ready queue ordered as PyTorch orders it: the node created latest in
+   forward first (highest sequence number; AccumulateGrad's is UINT64_MAX, so a
+   ready leaf is served at once).  Each node's incoming gradients accumulate in
+   its input buffer until its dependency count reaches zero.
+
+Around each node: tensor pre-hooks, retains_grad hooks, node pre-hooks, the
+node, ``validate_outputs`` (sum_to broadcast shapes, cast dtypes, PyTorch's
+errors otherwise), post-hooks; then saved tensors are freed unless
+``keep_graph``.  Grad mode during the pass equals ``create_graph``.
+"""
+from __future__ import annotations
+
+import heapq
+
+from .._core.tls import state as _tls
+from . import anomaly_mode
+from .graph import GraphRoot
+
+__all__ = ["execute", "queue_callback"]
+
+
+class _GraphTask:
+    """State of one backward pass (what PyTorch's GraphTask holds)."""
+
+    __slots__ = ("keep_graph", "exec_info", "needed", "captures", "captured", "final_callbacks")
+
+    def __init__(self, keep_graph):
+        self.keep_graph = keep_graph
+        self.exec_info = None      # nodes the pass visits, when inputs were given
+        self.needed = None         # ... of which these execute (others only capture)
+        self.captures = None       # {(node, input_nr): [result index, ...]}
+        self.captured = None
+        self.final_callbacks = []
+
+
+_current_tasks: list = []
+
+
+def queue_callback(callback) -> None:
+    """``Variable._execution_engine.queue_callback``: run after this backward."""
+    if not _current_tasks:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _current_tasks[-1].final_callbacks.append(callback)
+
+
+def execute(roots, seeds, keep_graph, create_graph, inputs=None, accumulate_grad=True):
+    """Run backward from ``roots`` (edges) seeded with ``seeds``.
+
+    ``inputs`` are edges whose gradients are wanted: with ``accumulate_grad``
+    False they are returned (``autograd.grad``), otherwise only the paths to
+    them run and leaves accumulate as usual.
+    """
+    task = _GraphTask(keep_graph)
+    if len(roots) == 1:
+        root, input_nr = roots[0]
+        buffer = [None] * len(root._input_metadata)
+        buffer[input_nr] = seeds[0]
+    else:
+        root = GraphRoot(roots, seeds)
+        buffer = []
+    dependencies = _compute_dependencies(root)
+    if inputs is not None:
+        _init_exec_info(task, root, inputs, accumulate_grad)
+
+    prev_grad_mode = _tls.grad_enabled
+    _tls.grad_enabled = bool(create_graph)
+    _current_tasks.append(task)
+    try:
+        _run(task, root, buffer, dependencies)
+        for callback in task.final_callbacks:
+            callback()
+    finally:
+        _current_tasks.pop()
+        _tls.grad_enabled = prev_grad_mode
+    return task.captured
+
+
+def _compute_dependencies(root) -> dict:
+    dependencies = {}
+    seen = {root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for edge in node._next_edges:
+            if edge is None:
+                continue
+            nxt = edge[0]
+            dependencies[nxt] = dependencies.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return dependencies
+
+
+def _init_exec_info(task, root, inputs, accumulate_grad) -> None:
+    """Mark the nodes on a path to a requested input edge (post-order walk)."""
+    targets = {}
+    for index, edge in enumerate(inputs):
+        targets.setdefault(edge, []).append(index)
+    if accumulate_grad:
+        # backward(inputs=...): run those leaves' AccumulateGrad, capture others
+        wanted = {edge[0] for edge in targets if edge[1] == 0 and _is_accumulate(edge[0])}
+        task.captures = {edge: idx for edge, idx in targets.items() if edge[0] not in wanted}
+    else:
+        wanted = set()
+        task.captures = targets
+    capture_nodes = {edge[0] for edge in task.captures}
+    needed = set(wanted)
+    state = {}
+    stack = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if children_done:
+            if any(e is not None and (e[0] in needed or e[0] in capture_nodes)
+                   for e in node._next_edges):
+                needed.add(node)
+            continue
+        if node in state:
+            continue
+        state[node] = True
+        stack.append((node, True))
+        for edge in node._next_edges:
+            if edge is not None and edge[0] not in state:
+                stack.append((edge[0], False))
+    task.needed = needed
+    task.exec_info = needed | capture_nodes
+    task.captured = [None] * len(inputs)
+
+
+def _is_accumulate(node) -> bool:
+    from .graph import AccumulateGrad
+    return type(node) is AccumulateGrad
+
+
+def _run(task, root, root_buffer, dependencies) -> None:
+    keep_graph = task.keep_graph
+    exec_info = task.exec_info
+    captures = task.captures
+    buffers = {root: root_buffer}
+    heap = [(-root._seq, 0, root)]
+    tie = 1
+    check_nan = anomaly_mode.state.enabled and anomaly_mode.state.check_nan
+    while heap:
+        node = heapq.heappop(heap)[2]
+        grads = buffers.pop(node)
+        if exec_info is not None:
+            _run_tensor_pre_hooks(node, grads)
+            if captures:
+                _capture(task, node, grads)
+            if node not in task.needed:
+                continue
+        outputs = _call_function(node, grads, keep_graph, exec_info is None)
+        grads = None
+        if check_nan:
+            anomaly_mode.check_nan(node, outputs)
+        edges = node._next_edges
+        for i in range(len(edges)):
+            edge = edges[i]
+            if edge is None:
+                continue
+            nxt, input_nr = edge
+            if exec_info is not None and nxt not in exec_info:
+                continue
+            remaining = dependencies[nxt] - 1
+            dependencies[nxt] = remaining
+            buffer = buffers.get(nxt)
+            if buffer is None:
+                buffer = buffers[nxt] = [None] * len(nxt._input_metadata)
+            grad = outputs[i]
+            if grad is not None:
+                old = buffer[input_nr]
+                buffer[input_nr] = grad if old is None else old + grad
+            if remaining == 0:
+                heapq.heappush(heap, (-nxt._seq, tie, nxt))
+                tie += 1
+        outputs = None
+    if buffers and exec_info is None:
+        raise RuntimeError("could not compute gradients for some functions")
+
+
+def _capture(task, node, grads) -> None:
+    for (cap_node, input_nr), indices in task.captures.items():
+        if cap_node is node:
+            for index in indices:
+                task.captured[index] = grads[input_nr]
+
+
+def _run_tensor_pre_hooks(node, grads) -> None:
+    hooks = node._tensor_pre_hooks
+    if hooks:
+        for input_nr, fn in list(hooks.values()):
+            grad = grads[input_nr]
+            if grad is not None:
+                result = fn(grad)
+                if result is not None:
+                    grads[input_nr] = result
+    leaf_hooks = getattr(node, "variable", None)
+    if leaf_hooks is not None:
+        meta = leaf_hooks._autograd_meta
+        if meta is not None and meta.hooks and grads[0] is not None:
+            for fn in list(meta.hooks.values()):
+                result = fn(grads[0])
+                if result is not None:
+                    grads[0] = result
+    retains = node._retains_grad_hooks
+    if retains:
+        for input_nr, fn in list(retains.items()):
+            if grads[input_nr] is not None:
+                fn(grads[input_nr])
+
+
+def _call_function(node, grads, keep_graph, run_tensor_hooks):
+    if run_tensor_hooks:
+        _run_tensor_pre_hooks(node, grads)
+    pre_hooks = node._pre_hooks
+    if pre_hooks:
+        for fn in list(pre_hooks.values()):
+            result = fn(tuple(grads))
+            if result is not None:
+                grads = list(result)
+    inputs_for_post = tuple(grads) if node._post_hooks else None
+    try:
+        outputs = node.apply(grads)
+    except Exception:
+        anomaly_mode.report_error(node)
+        raise
+    if not keep_graph:
+        node.release_variables()
+    outputs = validate_outputs(node, outputs)
+    post_hooks = node._post_hooks
+    if post_hooks:
+        for fn in list(post_hooks.values()):
+            result = fn(tuple(outputs), inputs_for_post)
+            if result is not None:
+                outputs = list(result)
+    return outputs
+
+
+def validate_outputs(node, outputs):
+    """Check each gradient against the metadata of the input it flows into:
+    sum a broadcast gradient down to the input's shape, cast its dtype."""
+    edges = node._next_edges
+    if len(outputs) != len(edges):
+        raise RuntimeError(f"Function {node.name()} returned an invalid number of gradients - "
+                           f"expected {len(edges)}, but got {len(outputs)}")
+    outputs = list(outputs)
+    for i, grad in enumerate(outputs):
+        edge = edges[i]
+        if edge is None or grad is None:
+            continue
+        shape, dtype, device = edge[0]._input_metadata[edge[1]]
+        if grad._shape != shape:
+            if not _expandable_to(shape, grad._shape):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(grad._shape)} but expected shape compatible with {list(shape)}")
+            from .formulas import sum_to
+            grad = sum_to(grad, shape)
+        if grad.dtype is not dtype:
+            grad = grad.to(dtype)
+        if grad.device != device:
+            if grad.dim() == 0:
+                grad = grad.to(device)
+            else:
+                raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index "
+                                   f"{i} - expected device {device} but got {grad.device}")
+        outputs[i] = grad
+    return outputs
+
+
+def _expandable_to(shape, desired) -> bool:
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True

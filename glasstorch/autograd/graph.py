@@ -1,0 +1,353 @@
+"""The autograd graph (torch/csrc/autograd/function.h, saved_variable.cpp,
+functions/accumulate_grad.cpp; Python side torch/autograd/graph.py).
+
+A ``Node`` is one backward function.  It holds
+
+    _next_edges     one Edge per differentiable forward input: (node, input_nr)
+                    or None where that input did not require grad
+    _input_metadata one (shape, dtype, device) per forward output, used by the
+                    engine to check and fix the gradients flowing in
+    _sequence_nr    creation order; the engine runs the latest-created ready
+                    node first
+    hooks           tensor pre-hooks, retains_grad hooks, pre-hooks, post-hooks
+
+``apply(grads)`` maps one gradient per forward output to one gradient per next
+edge.  Leaves that require grad get an ``AccumulateGrad`` node that writes
+``.grad``.  Tensors a backward formula needs are kept as ``SavedVariable``s,
+which remember the version they were saved at.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+import weakref
+
+from .._core import dtype as dt
+from .._core.tls import state as _tls
+from .._tensor import version_counter
+from ..utils.hooks import RemovableHandle
+
+__all__ = ["Node", "AccumulateGrad", "SavedVariable", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version"]
+
+UINT64_MAX = 2 ** 64 - 1
+_sequence = itertools.count()
+
+
+class HookDict(dict):
+    """A dict a ``RemovableHandle`` can refer to weakly."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _add_hook(owner, attr, fn, value=None):
+    hooks = getattr(owner, attr)
+    if hooks is None:
+        hooks = HookDict()
+        setattr(owner, attr, hooks)
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn if value is None else value
+    return handle
+
+
+class Node:
+    """``torch.autograd.graph.Node``: base of every backward function."""
+
+    __slots__ = ("_next_edges", "_input_metadata", "_seq", "_tensor_pre_hooks",
+                 "_retains_grad_hooks", "_pre_hooks", "_post_hooks", "_metadata",
+                 "_anomaly_trace", "__weakref__")
+
+    def __init__(self, next_edges=(), sequence_nr=None):
+        self._next_edges = next_edges
+        self._input_metadata = ()
+        self._seq = next(_sequence) if sequence_nr is None else sequence_nr
+        self._tensor_pre_hooks = None
+        self._retains_grad_hooks = None
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._metadata = None
+        self._anomaly_trace = None
+
+    # -- what Python sees -------------------------------------------------------
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple((None, 0) if e is None else e for e in self._next_edges)
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def _sequence_nr(self) -> int:
+        return self._seq
+
+    def register_hook(self, fn):
+        """Post-hook ``fn(grad_inputs, grad_outputs) -> tuple or None``."""
+        return _add_hook(self, "_post_hooks", fn)
+
+    def register_prehook(self, fn):
+        """Pre-hook ``fn(grad_outputs) -> tuple or None``, run before the node."""
+        return _add_hook(self, "_pre_hooks", fn)
+
+    def _register_tensor_pre_hook(self, output_nr, fn):
+        return _add_hook(self, "_tensor_pre_hooks", fn, (output_nr, fn))
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def apply(self, grads):
+        raise NotImplementedError
+
+    def release_variables(self) -> None:
+        """Free saved tensors (after a backward without retain_graph)."""
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: accumulates into ``variable.grad``
+    (PyTorch's stealing/accumulating rules, pytorch-facts §4.4)."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__((), UINT64_MAX)
+        self.variable = variable
+        self._input_metadata = ((variable._shape, variable.dtype, variable.device),)
+
+    def apply(self, grads):
+        from .variable import accumulate_grad
+        new_grad = grads[0]
+        grads[0] = None  # let accumulate_grad see whether it holds the only reference
+        if new_grad is not None:
+            accumulate_grad(self.variable, new_grad)
+        return ()
+
+
+class GraphRoot(Node):
+    """The synthetic root of a backward with several outputs: returns the seeds."""
+
+    __slots__ = ("seeds",)
+
+    def __init__(self, edges, seeds):
+        super().__init__(tuple(edges))
+        self.seeds = seeds
+
+    def apply(self, grads):
+        return list(self.seeds)
+
+
+# -- saved tensors ----------------------------------------------------------------
+
+_BACKWARD_SUFFIX = re.compile(r"Backward\d*$")
+
+ERR_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward.")
+
+ERR_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+    "`torch.inference_mode()`.")
+
+
+class _SavedHooksState(threading.local):
+    stack = ()
+    disabled_message = None
+
+
+_saved_hooks = _SavedHooksState()
+
+
+def increment_version(t) -> None:
+    """``torch.autograd.graph.increment_version``: what every in-place op does."""
+    version_counter(t)[0] += 1
+
+
+def is_inference(t) -> bool:
+    from .._core import dispatch_key as dk
+    return not (t._keys & (dk.ADINPLACEORVIEW | dk.AUTOGRAD_FUNCTIONALITY))
+
+
+class SavedVariable:
+    """A tensor kept for backward.  Inputs are kept as they are; a node's own
+    output is kept without its grad_fn (no reference cycle) and gets it back on
+    unpack.  Unpacking checks that nobody modified the tensor in place since."""
+
+    __slots__ = ("data", "version", "counter", "is_output", "output_nr", "node_name",
+                 "packed", "unpack_hook", "released", "was_none")
+
+    def __init__(self, t, is_output=False):
+        self.released = False
+        self.was_none = t is None
+        self.packed = self.unpack_hook = None
+        if t is None:
+            self.data = None
+            return
+        if _tls.inference_mode is False and is_inference(t):
+            raise RuntimeError(ERR_INFERENCE_SAVED)
+        counter = self.counter = version_counter(t)
+        self.version = counter[0]
+        self.is_output = is_output
+        meta = t._autograd_meta
+        self.output_nr = meta.output_nr if meta is not None else 0
+        self.node_name = None
+        if is_output:
+            grad_fn = meta.grad_fn if meta is not None else None
+            self.node_name = grad_fn.name() if grad_fn is not None else None
+        hooks = _saved_hooks.stack
+        if hooks:
+            pack, unpack = hooks[-1]
+            self.data = None
+            self.unpack_hook = unpack
+            self.packed = pack(t)
+            return
+        self.data = _detached_alias(t) if is_output else t
+
+    def unpack(self, node=None):
+        if self.released:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if self.was_none:
+            return None
+        if self.unpack_hook is not None:
+            t = self.unpack_hook(self.packed)
+            from .._tensor import Tensor
+            if not isinstance(t, Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                                f"got result of type {type(t).__name__}")
+            return t
+        data = self.data
+        if self.counter[0] != self.version:
+            raise RuntimeError(self._modified_message(data))
+        if self.is_output and node is not None:
+            out = _detached_alias(data)
+            meta = out._meta_for_write()
+            meta.grad_fn = node
+            meta.output_nr = self.output_nr
+            meta.requires_grad = True
+            return out
+        return data
+
+    def _modified_message(self, data) -> str:
+        if self.is_output:
+            name = self.node_name
+        else:
+            grad_fn = data.grad_fn
+            name = grad_fn.name() if grad_fn is not None else None
+        where = f", which is output {self.output_nr} of {_BACKWARD_SUFFIX.sub('', name)}," \
+            if name is not None else ""
+        from .anomaly_mode import is_anomaly_enabled
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute its "
+                "gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!") if is_anomaly_enabled() else (
+                "Hint: enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+        sizes = ", ".join(map(str, data._shape))
+        return (f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{data.type()} [{sizes}]]{where} is at version "
+                f"{self.counter[0]}; expected version {self.version} instead. {hint}")
+
+    def release(self) -> None:
+        self.data = None
+        self.packed = None
+        self.released = True
+
+
+def _detached_alias(t):
+    """Same storage, geometry and version counter; no autograd history."""
+    out = type(t)._make(t._storage, t._shape, t._stride, t._offset, t.dtype, t.device, t._keys)
+    out._array = t._array
+    out._base = t._base
+    out._version_counter = t._version_counter
+    return out
+
+
+class saved_tensors_hooks:
+    """``with saved_tensors_hooks(pack, unpack):`` every tensor saved for backward
+    inside goes through ``pack`` at save time and ``unpack`` at backward time
+    (a thread-local stack; the innermost pair applies)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _saved_hooks.disabled_message is not None:
+            raise RuntimeError(_saved_hooks.disabled_message)
+        _saved_hooks.stack = _saved_hooks.stack + ((self.pack_hook, self.unpack_hook),)
+        return self
+
+    def __exit__(self, *exc):
+        _saved_hooks.stack = _saved_hooks.stack[:-1]
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are copied to (optionally pinned) CPU memory in forward and
+    moved back to their device in backward."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            if t.device.type == "cpu":
+                return (t.device, t.detach().clone())
+            return (t.device, t.detach().to("cpu"))
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Inside, installing saved-tensor hooks raises ``error_message``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self.prev = _saved_hooks.disabled_message
+        _saved_hooks.disabled_message = self.error_message
+
+    def __exit__(self, *exc):
+        _saved_hooks.disabled_message = self.prev
+
+
+class GradientEdge(tuple):
+    """``torch.autograd.graph.GradientEdge(node, output_nr)``."""
+
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr):
+        return tuple.__new__(cls, (node, output_nr))
+
+    @property
+    def node(self):
+        return self[0]
+
+    @property
+    def output_nr(self):
+        return self[1]
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge a gradient for ``tensor`` flows into."""
+    from .variable import gradient_edge
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    return GradientEdge(*gradient_edge(tensor))
+
+
+def is_differentiable_dtype(dtype) -> bool:
+    return dtype.category >= dt.FLOATING

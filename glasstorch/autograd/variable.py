@@ -1,0 +1,407 @@
+"""The autograd half of a tensor (torch/csrc/autograd/variable.cpp, VariableHooks,
+python_variable.cpp) and the Tensor methods built on it.
+
+A tensor's autograd state lives in its lazily created ``AutogradMeta``
+(``glasstorch._tensor``): requires_grad, grad, grad_fn/output_nr, hooks, the
+weakly cached grad accumulator and, for views, ``attr_version`` and
+``creation_meta``.  A view's ``_base`` is its root base; a differentiable view
+derives ``requires_grad`` from its base and regenerates its ``grad_fn``
+(``AsStridedBackward0`` onto the base's history) whenever the shared version
+counter moved since its grad_fn was set: that is how a view sees an in-place
+op applied to its base or to another view.
+"""
+from __future__ import annotations
+
+import sys
+import warnings
+import weakref
+
+from .._core import dispatch_key as dk
+from .._core import dtype as dt
+from .._core.layout import contiguous_format
+from .._core.tls import state as _tls
+from .._tensor import Tensor
+from .graph import (AccumulateGrad, HookDict, RemovableHandle, is_inference,
+                    version_counter)
+
+# CreationMeta (torch/csrc/autograd/variable.h)
+DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE = range(5)
+
+
+# -- reading the graph position of a tensor ------------------------------------------
+
+def requires_grad(t) -> bool:
+    """Leaf flag, or has history, or is a differentiable view of such a tensor."""
+    try:
+        meta = t._autograd_meta
+    except AttributeError:   # a Python number passed for a Tensor argument
+        return False
+    if meta is not None and meta.requires_grad:
+        return True
+    base = t._base
+    return base is not None and _is_differentiable_view(t) and requires_grad(base)
+
+
+def _is_differentiable_view(t) -> bool:
+    return t.dtype.category >= dt.FLOATING and t._base.dtype.category >= dt.FLOATING
+
+
+def grad_fn(t):
+    """``t.grad_fn``; for a view, regenerated if an in-place op moved the version."""
+    meta = t._autograd_meta
+    base = t._base
+    if base is None or not _is_differentiable_view(t):
+        return None if meta is None else meta.grad_fn
+    current = version_counter(t)[0]
+    if meta is not None and meta.attr_version == current:
+        return meta.grad_fn
+    if not requires_grad(base):
+        return None if meta is None else meta.grad_fn
+    if meta is None:
+        # made without recording (grad mode off or base not requiring grad then):
+        # its grad_fn is regenerated only once its version moves
+        meta = t._meta_for_write()
+        if not _tls.grad_enabled and meta.grad_fn is None:
+            meta.attr_version = current
+            return None
+    from .view_nodes import as_strided_backward_node
+    meta.grad_fn = as_strided_backward_node(t, base)
+    meta.output_nr = 0
+    meta.attr_version = current
+    return meta.grad_fn
+
+
+def gradient_edge(t):
+    """Where a gradient for ``t`` goes: (grad_fn, output_nr) or its accumulator."""
+    fn = grad_fn(t)
+    if fn is not None:
+        return (fn, t._autograd_meta.output_nr)
+    return (grad_accumulator(t), 0)
+
+
+def grad_accumulator(t):
+    """The leaf's AccumulateGrad, cached weakly (the graph owns it)."""
+    meta = t._meta_for_write()
+    ref = meta.grad_accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        meta.grad_accumulator = weakref.ref(node)
+    return node
+
+
+def set_history(t, node, output_nr) -> None:
+    meta = t._autograd_meta
+    if meta is None:
+        meta = t._meta_for_write()
+    meta.grad_fn = node
+    meta.output_nr = output_nr
+    meta.requires_grad = True
+    if t._base is not None:
+        meta.attr_version = version_counter(t)[0]
+
+
+# -- gradient accumulation into .grad (AccumulateGrad::accumulateGrad) --------------
+
+def accumulate_grad(variable, new_grad) -> None:
+    meta = variable._autograd_meta
+    if meta is None or not meta.requires_grad:
+        return
+    old = meta.grad
+    if old is None:
+        # steal the incoming tensor when nobody else can see it and it already
+        # has the layout .grad must have; otherwise store a copy that has it
+        if (not _tls.grad_enabled and sys.getrefcount(new_grad) <= 3
+                and new_grad._base is None and _obeys_layout(variable, new_grad)):
+            meta.grad = new_grad.detach()
+        else:
+            meta.grad = _clone_obey_contract(variable, new_grad)
+    elif not _tls.grad_enabled and old._shape == new_grad._shape:
+        old.add_(new_grad)      # in place: .grad keeps its identity
+    else:
+        meta.grad = old + new_grad
+    hooks = meta.post_acc_hooks
+    if hooks:
+        for fn in list(hooks.values()):
+            fn(variable)
+
+
+def _obeys_layout(variable, grad) -> bool:
+    if variable.is_non_overlapping_and_dense():
+        return grad._stride == variable._stride
+    return grad._is_contiguous()
+
+
+def _clone_obey_contract(variable, grad):
+    """Same strides as the parameter when it is dense, else row-major."""
+    if variable.is_non_overlapping_and_dense():
+        if grad._stride == variable._stride:
+            return grad.clone()
+        out = grad.new_empty_strided(variable._shape, variable._stride)
+        return out.copy_(grad)
+    return grad.clone(memory_format=contiguous_format)
+
+
+# -- in-place checks (VariableTypeUtils.h: check_inplace) ---------------------------
+
+def check_inplace(t, any_requires_grad) -> None:
+    """Errors for in-place ops that autograd cannot record."""
+    if not (any_requires_grad and _tls.grad_enabled):
+        return
+    base = t._base
+    meta = t._autograd_meta
+    if base is not None and _is_differentiable_view(t):
+        creation = meta.creation_meta if meta is not None else DEFAULT
+        if creation != DEFAULT:
+            raise RuntimeError(_view_rebase_message(t, meta, creation))
+        if base._autograd_meta is not None and base._autograd_meta.requires_grad \
+                and base._autograd_meta.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+    elif meta is not None and meta.requires_grad and meta.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+
+
+_NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad "
+                 "mode enabled. ")
+_MULTI_OUTPUT = ("This view is the output of a function that returns multiple views. Such "
+                 "functions do not allow the output views to be modified inplace. You should "
+                 "replace the inplace operation by an out-of-place one.")
+
+
+def _view_rebase_message(t, meta, creation) -> str:
+    if creation == MULTI_OUTPUT_NODE:
+        if meta.grad_fn is None or not _tls.grad_enabled:
+            return _NO_GRAD_VIEW + _MULTI_OUTPUT
+        node_name = meta.view_fn_name or meta.grad_fn.name()
+        return (f"Output {meta.output_nr} of {node_name} is a view and is being modified "
+                f"inplace. " + _MULTI_OUTPUT)
+    if creation == INFERENCE_MODE:
+        return ("A view was created in inference mode and is being modified inplace in normal "
+                "mode.")
+    if creation == IN_CUSTOM_FUNCTION:
+        return ("A view was created inside a custom Function (or because an input was returned "
+                "as-is) and the autograd logic to handle view+inplace would override the custom "
+                "backward associated with the custom Function, leading to incorrect gradients. "
+                "This behavior is forbidden. You can fix this by cloning the output of the "
+                "custom Function.")
+    return (_NO_GRAD_VIEW + "Given that this use case is ambiguous and error-prone, it is "
+            "forbidden. You can clarify your code by moving both the view and the inplace either "
+            "both inside the no_grad block (if you don't want the inplace to be tracked) or both "
+            "outside (if you want the inplace to be tracked).")
+
+
+# -- Tensor methods ---------------------------------------------------------------------
+
+def _requires_grad_get(self) -> bool:
+    return requires_grad(self)
+
+
+def _requires_grad_set(self, value) -> None:
+    _set_requires_grad(self, value, "requires_grad")
+
+
+def _set_requires_grad(self, value, how) -> None:
+    value = bool(value)
+    meta = self._autograd_meta
+    if meta is not None and meta.grad_fn is not None or (self._base is not None and not value
+                                                          and grad_fn(self) is not None):
+        if not value:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        return
+    if value:
+        if self.dtype.category < dt.FLOATING:
+            if how == "requires_grad_":
+                raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        if is_inference(self) and not _tls.inference_mode:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
+    self._meta_for_write().requires_grad = value
+
+
+def _requires_grad_(self, requires_grad=True):
+    _set_requires_grad(self, requires_grad, "requires_grad_")
+    return self
+
+
+def _grad_fn_get(self):
+    return grad_fn(self)
+
+
+def _is_leaf(self) -> bool:
+    return grad_fn(self) is None
+
+
+def _grad_get(self):
+    meta = self._autograd_meta
+    if meta is not None and meta.grad_fn is not None and not meta.retains_grad:
+        warnings.warn(
+            "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+            ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+            "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+            "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
+            "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
+            "informations. (Triggered internally at "
+            "/pytorch/build/aten/src/ATen/core/TensorBody.h:494.)", UserWarning, stacklevel=2)
+    return None if meta is None else meta.grad
+
+
+def _grad_set(self, value) -> None:
+    if value is not None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                            f"{type(value).__name__}")
+        if value.dtype is not self.dtype:
+            raise RuntimeError("assigned grad has data of a different type")
+        if value.device != self.device:
+            raise RuntimeError("assigned grad has data located on a different device")
+        if value._shape != self._shape:
+            raise RuntimeError("assigned grad has data of a different size")
+    self._meta_for_write().grad = value
+
+
+def _version(self) -> int:
+    if is_inference(self):
+        raise RuntimeError("Inference tensors do not track version counter.")
+    vc = self._version_counter
+    if vc is None and self._base is not None:
+        vc = version_counter(self)
+    return vc[0] if vc is not None else 0
+
+
+def _output_nr(self) -> int:
+    meta = self._autograd_meta
+    return 0 if meta is None else meta.output_nr
+
+
+def _register_hook(self, hook):
+    """``fn(grad) -> Tensor or None`` run when the gradient for this tensor is computed."""
+    if not requires_grad(self):
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    fn = grad_fn(self)
+    if fn is not None:
+        return fn._register_tensor_pre_hook(self._autograd_meta.output_nr, hook)
+    meta = self._meta_for_write()
+    if meta.hooks is None:
+        meta.hooks = HookDict()
+    handle = RemovableHandle(meta.hooks)
+    meta.hooks[handle.id] = hook
+    return handle
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    if grad_fn(self) is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not requires_grad(self):
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    meta = self._meta_for_write()
+    if meta.post_acc_hooks is None:
+        meta.post_acc_hooks = HookDict()
+    handle = RemovableHandle(meta.post_acc_hooks)
+    meta.post_acc_hooks[handle.id] = hook
+    return handle
+
+
+def _retain_grad(self) -> None:
+    if not requires_grad(self):
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    fn = grad_fn(self)
+    if fn is None:   # leaves keep their grad anyway
+        return
+    meta = self._autograd_meta
+    if meta.retains_grad:
+        return
+    ref = weakref.ref(self)
+
+    def retain(grad):
+        t = ref()
+        if t is None:
+            return
+        t_meta = t._autograd_meta
+        if t_meta.grad is None:
+            t_meta.grad = grad.detach().clone() if not _tls.grad_enabled else grad.clone()
+        else:
+            t_meta.grad = t_meta.grad + grad
+
+    if fn._retains_grad_hooks is None:
+        fn._retains_grad_hooks = {}
+    fn._retains_grad_hooks[meta.output_nr] = retain
+    meta.retains_grad = True
+
+
+def _retains_grad(self) -> bool:
+    meta = self._autograd_meta
+    return meta is not None and meta.retains_grad
+
+
+def _is_inference_method(self) -> bool:
+    return is_inference(self)
+
+
+def _data_get(self):
+    """A tensor sharing storage with no history and a fresh version counter."""
+    from .graph import _detached_alias
+    out = _detached_alias(self)
+    out._base = None
+    out._version_counter = None
+    return out
+
+
+def _data_set(self, value) -> None:
+    """``x.data = y``: x takes y's storage and geometry (its autograd state stays)."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+    self._storage = value._storage
+    self.dtype = value.dtype
+    self.device = value.device
+    self._keys = value._keys | (self._keys & (dk.ADINPLACEORVIEW | dk.AUTOGRAD_FUNCTIONALITY))
+    self._set_sizes_strides(value._shape, value._stride, value._offset)
+
+
+def _detach_(self):
+    """In place: drop history, become a leaf (views of leaves can't)."""
+    if self._base is not None and _is_differentiable_view(self):
+        meta = self._autograd_meta
+        if meta is not None and meta.creation_meta == MULTI_OUTPUT_NODE:
+            raise RuntimeError("This view is the output of a function that returns multiple "
+                               "views. Detaching such views inplace is not allowed.")
+        raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                           "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view "
+                           "is set as True, gradients are views of DDP buckets, and hence detach_() "
+                           "cannot be called on these gradients. To fix this error, please refer "
+                           "to the Optimizer.zero_grad() function in torch/optim/optimizer.py as "
+                           "the solution.")
+    meta = self._autograd_meta
+    if meta is not None:
+        meta.grad_fn = None
+        meta.requires_grad = False
+        meta.output_nr = 0
+    return self
+
+
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    from . import backward
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def install() -> None:
+    Tensor.requires_grad = property(_requires_grad_get, _requires_grad_set)
+    Tensor.requires_grad_ = _requires_grad_
+    Tensor.grad_fn = property(_grad_fn_get)
+    Tensor.is_leaf = property(_is_leaf)
+    Tensor.grad = property(_grad_get, _grad_set)
+    Tensor._version = property(_version)
+    Tensor.output_nr = property(_output_nr)
+    Tensor.register_hook = _register_hook
+    Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+    Tensor.retain_grad = _retain_grad
+    Tensor.retains_grad = property(_retains_grad)
+    Tensor.is_inference = _is_inference_method
+    Tensor.data = property(_data_get, _data_set)
+    Tensor.detach_ = _detach_
+    Tensor.backward = _backward

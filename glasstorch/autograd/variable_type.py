@@ -1,0 +1,455 @@
+"""The autograd kernels (PyTorch's generated VariableType and ADInplaceOrView
+kernels, torch/csrc/autograd/generated/, from tools/autograd/gen_variable_type.py).
+
+For every op with an entry in ``derivatives.yaml`` this module generates:
+
+* a backward node class named as PyTorch names it (``MulBackward0``) whose
+  ``apply`` evaluates the entry's formulas (ops, so they dispatch and can be
+  differentiated again), with the saved values exposed as ``_saved_<name>``;
+* an autograd kernel, registered at the ``Autograd`` alias key, for the
+  functional op and for its in-place variant.  When grad mode is on and a
+  differentiable input requires grad, it builds the node (edges to the inputs'
+  grad_fns, saved values), redispatches below autograd, and sets the outputs'
+  history; an in-place op on a view rebases the base's history (CopySlices).
+  Otherwise it only redispatches: under ``no_grad`` the kernel still runs;
+  under ``inference_mode`` it is never reached;
+* for out= variants, a kernel raising PyTorch's "functions with out=...
+  arguments don't support automatic differentiation" error.
+
+Every in-place and out= op also gets an ``ADInplaceOrView`` kernel that bumps
+the version counter of what it wrote (and refuses inference tensors outside
+inference mode).
+"""
+from __future__ import annotations
+
+from .._core import dispatch_key as dk
+from .._core import dtype as dt
+from .._core.dispatch_key import DispatchKey
+from .._core.tls import state as _tls
+from .._dispatcher.dispatcher import BOXED, KEYSET, KernelFunction, dispatcher, ops
+from .._dispatcher.schema import NO_DEFAULT
+from .._ops import derivatives as derivatives_yaml
+from .._tensor import Tensor
+from . import anomaly_mode
+from .formulas import FORMULA_GLOBALS
+from .graph import Node, SavedVariable, is_inference, version_counter
+from .variable import (MULTI_OUTPUT_NODE, NO_GRAD_MODE, check_inplace, gradient_edge,
+                       requires_grad, set_history)
+
+__all__ = ["register_autograd_kernels", "NODE_CLASSES", "BuiltinNode"]
+
+BELOW_AUTOGRAD = dk.full_after(DispatchKey.AutogradOther)
+BELOW_ADINPLACEORVIEW = dk.full_after(DispatchKey.ADInplaceOrView)
+
+FUNCTIONAL, INPLACE, VIEW = "functional", "inplace", "view"
+
+# Names a formula may use to save metadata instead of a whole tensor
+# (PyTorch's codegen rewrites self.sym_sizes() and friends the same way).
+_METADATA = {
+    "sym_sizes": lambda t: t._shape,
+    "sym_strides": lambda t: t._stride,
+    "scalar_type": lambda t: t.dtype,
+    "options": lambda t: (t.dtype, t.device),
+    "dim": lambda t: len(t._shape),
+    "sym_numel": lambda t: t.numel(),
+    "geometry": lambda t: (t._shape, t._stride, t._offset),
+    "device": lambda t: t.device,
+}
+
+NODE_CLASSES: dict = {}   # "aten::mul.Tensor" -> MulBackward0
+
+
+class BuiltinNode(Node):
+    """A node generated from derivatives.yaml; ``_info`` is its ``DerivativeInfo``."""
+
+    __slots__ = ("_slot_map",)
+    _info = None
+
+    def apply(self, grads):
+        info = self._info
+        edges = self._next_edges
+        outputs = [None] * len(edges)
+        if info.uses_grads_list:
+            if all(g is None for g in grads):
+                return outputs
+            grads = [g if g is not None else _zeros_for(meta)
+                     for g, meta in zip(grads, self._input_metadata)]
+        elif grads[0] is None:
+            return outputs
+        env = {"grad": grads[0], "grads": grads}
+        for name in info.saved_names:
+            value = getattr(self, "_raw_saved_" + name)
+            if type(value) is SavedVariable:
+                value = value.unpack(self)
+            elif type(value) is list and value and type(value[0]) is SavedVariable:
+                value = [v.unpack(self) for v in value]
+            env[name] = value
+        positions = self._slot_map
+        for formula in info.formulas:
+            slots = [positions[name] for name in formula.slots]
+            mask = [any(edges[j] is not None for j in s) for s in slots]
+            if not any(mask):
+                continue
+            env["grad_input_mask"] = mask
+            value = eval(formula.code, FORMULA_GLOBALS, env)
+            if len(slots) == 1:
+                value = (value,)
+            for s, is_list, v in zip(slots, formula.is_list, value):
+                if is_list:
+                    for j, g in zip(s, v if v is not None else [None] * len(s)):
+                        outputs[j] = g
+                else:
+                    outputs[s[0]] = v
+        return outputs
+
+    def release_variables(self):
+        for name in self._info.saved_tensor_names:
+            value = getattr(self, "_raw_saved_" + name)
+            if type(value) is SavedVariable:
+                value.release()
+            elif type(value) is list:
+                for v in value:
+                    v.release()
+
+
+def _zeros_for(meta):
+    from .. import zeros
+    shape, dtype, device = meta
+    return zeros(shape, dtype=dtype, device=device)
+
+
+class _Formula:
+    __slots__ = ("code", "slots", "is_list")
+
+    def __init__(self, code, slots, is_list):
+        self.code = code
+        self.slots = slots
+        self.is_list = is_list
+
+
+class DerivativeInfo:
+    """Everything the kernel and node of one forward overload need, computed once."""
+
+    def __init__(self, derivative, entry):
+        schema = entry.schema
+        self.op_name = entry.name
+        self.node_name = derivative.node_name
+        self.schema = schema
+        args = schema.arguments
+        self.arg_names = [a.name for a in args]
+        self.is_list_arg = [a.type.is_tensor_like and a.type.is_list for a in args]
+        self.is_tensor_arg = [a.type.is_tensor_like for a in args]
+        referenced = set()
+        for code in derivative.formulas.values():
+            referenced |= _names_in(code)
+        self.uses_grads_list = "grads" in referenced
+        diff_names = [name for key in derivative.formulas for name in key]
+        self.diff_indices = [i for i, a in enumerate(args) if a.name in diff_names]
+        self.saved_args = [(a.name, i) for i, a in enumerate(args) if a.name in referenced]
+        self.saved_metadata = []
+        for i, a in enumerate(args):
+            for suffix, fn in _METADATA.items():
+                name = f"{a.name}_{suffix}"
+                if name in referenced:
+                    self.saved_metadata.append((name, i, fn))
+        n_returns = len(schema.returns)
+        self.saved_results = [r for r in (["result"] + [f"result{i}" for i in range(n_returns)])
+                              if r in referenced]
+        self.saved_names = [n for n, _ in self.saved_args] + \
+            [n for n, _, _ in self.saved_metadata] + self.saved_results
+        self.saved_tensor_names = [n for n, i in self.saved_args if self.is_tensor_arg[i]] + \
+            self.saved_results
+        self.output_differentiability = derivative.output_differentiability
+        self.returns_list = n_returns == 1 and schema.returns[0].type.is_list
+        self.returns_tuple = n_returns > 1
+        self.formulas = []
+        for key, code in derivative.formulas.items():
+            slots, is_list = [], []
+            for name in key:
+                slots.append(name)
+                is_list.append(self.is_list_arg[self.arg_names.index(name)])
+            self.formulas.append(_Formula(code, slots, is_list))
+        self.node_cls = _node_class(self)
+        NODE_CLASSES[self.op_name] = self.node_cls
+
+        self.defaults = [None if a.default_value is NO_DEFAULT else a.default_value
+                         for a in args]
+        self.static_slots = None if any(self.is_list_arg[i] for i in self.diff_indices) \
+            else self.slots_for_call(None)
+
+    def slots_for_call(self, args):
+        """Map each differentiable input to its edge slot(s) for these arguments
+        (a Tensor[] input has one slot per element)."""
+        position = {}
+        n = 0
+        for i in self.diff_indices:
+            if self.is_list_arg[i]:
+                count = len(args[i])
+                position[self.arg_names[i]] = list(range(n, n + count))
+                n += count
+            else:
+                position[self.arg_names[i]] = [n]
+                n += 1
+        return position
+
+
+def _names_in(code) -> set:
+    names = set(code.co_names) | set(code.co_varnames)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names_in(const)
+    return names
+
+
+def _node_class(info):
+    slots = tuple("_raw_saved_" + n for n in info.saved_names)
+    namespace = {"__slots__": slots, "_info": info}
+    for name in info.saved_names:
+        namespace["_saved_" + name] = _saved_property(name)
+    return type(info.node_name, (BuiltinNode,), namespace)
+
+
+def _saved_property(name):
+    attr = "_raw_saved_" + name
+
+    def get(self):
+        value = getattr(self, attr)
+        if type(value) is SavedVariable:
+            return value.unpack(self)
+        if type(value) is list and value and type(value[0]) is SavedVariable:
+            return [v.unpack(self) for v in value]
+        if type(value) is tuple and name.endswith(("sym_sizes", "sym_strides")):
+            return value
+        return value
+    return property(get)
+
+
+# -- recording ---------------------------------------------------------------------
+
+def _record(info, kind, op, ks, args, kwargs):
+    """The slow path of an autograd kernel: build the node, run the op below
+    autograd, set the outputs' history."""
+    n = len(args)
+    values = [args[i] if i < n else kwargs.get(name, info.defaults[i])
+              for i, name in enumerate(info.arg_names)]
+    flat = []
+    for i in info.diff_indices:
+        value = values[i]
+        if info.is_list_arg[i]:
+            flat.extend(value)
+        else:
+            flat.append(value)
+    if kind == INPLACE:
+        check_inplace(values[0], True)
+    node = info.node_cls()
+    node._next_edges = tuple(gradient_edge(t) if t is not None and requires_grad(t) else None
+                             for t in flat)
+    node._slot_map = info.static_slots or info.slots_for_call(values)
+    if anomaly_mode.state.enabled:
+        anomaly_mode.record_forward(node)
+    for name, i in info.saved_args:
+        value = values[i]
+        if isinstance(value, Tensor):
+            if kind == INPLACE and i == 0:
+                value = _original_self(value)
+            value = SavedVariable(value)
+        elif info.is_list_arg[i] and value is not None:
+            value = [SavedVariable(v) for v in value]
+        setattr(node, "_raw_saved_" + name, value)
+    for name, i, fn in info.saved_metadata:
+        value = values[i]
+        if info.is_list_arg[i]:
+            setattr(node, "_raw_saved_" + name, [fn(v) for v in value])
+        else:
+            setattr(node, "_raw_saved_" + name, fn(value) if value is not None else None)
+
+    result = op.redispatch(ks & BELOW_AUTOGRAD, *args, **kwargs)
+
+    outputs = result if info.returns_tuple or info.returns_list else (result,)
+    node._input_metadata = tuple((o._shape, o.dtype, o.device) for o in outputs)
+    differentiable = info.output_differentiability
+    for i, out in enumerate(outputs):
+        if differentiable is not None and not differentiable[i]:
+            continue
+        if out.dtype.category < dt.FLOATING:
+            continue
+        if kind == INPLACE:
+            _rebase_history(out, node)
+        else:
+            set_history(out, node, i)
+            if kind == VIEW and info.returns_list:
+                out._autograd_meta.creation_meta = MULTI_OUTPUT_NODE
+    for name in info.saved_results:
+        value = result if name == "result" else outputs[int(name[6:])]
+        setattr(node, "_raw_saved_" + name, SavedVariable(value, is_output=True))
+    return result
+
+
+def _original_self(t):
+    """An in-place op's formula that needs the old ``self`` gets a copy taken
+    before the op (PyTorch's ``original_self``)."""
+    prev = _tls.grad_enabled
+    _tls.grad_enabled = False
+    try:
+        return t.clone()
+    finally:
+        _tls.grad_enabled = prev
+
+
+def _rebase_history(t, node) -> None:
+    """In-place on ``t``: ``t`` gets ``node`` as history; if ``t`` is a view,
+    its base gets a CopySlices wrapping ``node`` instead."""
+    base = t._base
+    if base is not None and base.dtype.category >= dt.FLOATING:
+        from .view_nodes import CopySlices
+        copy_slices = CopySlices(base, t, node)
+        set_history(base, copy_slices, 0)
+        return
+    set_history(t, node, 0)
+
+
+def _mark_view_created_without_grad(result, creation) -> None:
+    outputs = result if isinstance(result, (list, tuple)) else (result,)
+    for out in outputs:
+        if out._base is not None and out.dtype.category >= dt.FLOATING:
+            meta = out._meta_for_write()
+            meta.creation_meta = creation
+            meta.attr_version = version_counter(out)[0]
+
+
+# -- kernel generation -------------------------------------------------------------
+
+def _make_kernel(info, kind, op):
+    """Generate the autograd kernel: a cheap "does anything need grad?" test on
+    the differentiable inputs, then record or just redispatch.  Arguments are
+    passed on exactly as received (kernels below keep their own defaults)."""
+    lines = ["def kernel(ks, *args, **kwargs):",
+             "    if _tls.grad_enabled:",
+             "        n = len(args)"]
+    for i in info.diff_indices:
+        name = info.arg_names[i]
+        get = f"args[{i}] if n > {i} else kwargs.get({name!r})"
+        lines.append(f"        a = {get}")
+        if info.is_list_arg[i]:
+            lines.append("        if a is not None and any(t is not None and _rg(t) for t in a):")
+        else:
+            lines.append("        if a is not None and _rg(a):")
+        lines.append("            return _record(_INFO, _KIND, _OP, ks, args, kwargs)")
+    if kind == VIEW:
+        lines += ["    result = _redispatch(ks & _BELOW, *args, **kwargs)",
+                  "    if not _tls.grad_enabled:",
+                  "        _mark(result, _NO_GRAD)",
+                  "    elif _MULTI:",
+                  "        _mark(result, _MULTI_OUTPUT)",
+                  "    return result"]
+    else:
+        lines.append("    return _redispatch(ks & _BELOW, *args, **kwargs)")
+    namespace = {"_tls": _tls, "_rg": requires_grad, "_record": _record, "_INFO": info,
+                 "_KIND": kind, "_OP": op, "_redispatch": op.redispatch, "_BELOW": BELOW_AUTOGRAD,
+                 "_mark": _mark_view_created_without_grad,
+                 "_NO_GRAD": NO_GRAD_MODE, "_MULTI_OUTPUT": MULTI_OUTPUT_NODE,
+                 "_MULTI": info.returns_list}
+    exec("\n".join(lines), namespace)
+    kernel = namespace["kernel"]
+    kernel.__name__ = f"autograd_{op._name.replace('.', '_').replace('::', '_')}"
+    kernel.__qualname__ = kernel.__name__
+    return kernel
+
+
+def _make_out_kernel(op, base_name):
+    message = (f"{base_name}(): functions with out=... arguments don't support automatic "
+               "differentiation, but one of the arguments requires grad.")
+
+    def out_kernel(op_, ks, args, kwargs):
+        if _tls.grad_enabled:
+            for value in list(args) + list(kwargs.values()):
+                if isinstance(value, Tensor) and requires_grad(value):
+                    raise RuntimeError(message)
+                if isinstance(value, (list, tuple)) and any(
+                        isinstance(v, Tensor) and requires_grad(v) for v in value):
+                    raise RuntimeError(message)
+        return op_.redispatch(ks & BELOW_AUTOGRAD, *args, **kwargs)
+    return out_kernel
+
+
+def _make_inplace_or_view_kernel(op):
+    """ADInplaceOrView for an op that writes: check, run below, bump versions."""
+    written = [(i, a.name) for i, a in enumerate(op._schema.arguments) if a.is_write]
+
+    def inplace_or_view(op_, ks, args, kwargs):
+        targets = []
+        for i, name in written:
+            t = args[i] if i < len(args) else kwargs.get(name)
+            if t is None:
+                continue
+            for x in (t if isinstance(t, (list, tuple)) else (t,)):
+                if not _tls.inference_mode and is_inference(x):
+                    raise RuntimeError(
+                        "Inplace update to inference tensor outside InferenceMode is not allowed."
+                        "You can make a clone to get a normal tensor before doing inplace update."
+                        "See https://github.com/pytorch/rfcs/pull/17 for more details.")
+                targets.append(x)
+        result = op_.redispatch(ks & BELOW_ADINPLACEORVIEW, *args, **kwargs)
+        for x in targets:
+            if not is_inference(x):
+                version_counter(x)[0] += 1
+        return result
+    return inplace_or_view
+
+
+def _is_view_op(schema) -> bool:
+    return any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+
+
+def _variants_of(entry):
+    """The in-place and out= overloads derived from a functional overload."""
+    from .._ops.registry import DECLARATIONS, _autogen_list, _derive
+    decl = DECLARATIONS.get(entry.name)
+    found = []
+    if decl is None:
+        return found
+    for spec in _autogen_list(decl):
+        kind, text = _derive(entry.schema, spec)
+        from .._dispatcher.schema import parse_schema
+        schema = parse_schema("aten::" + text)
+        name = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
+        found.append((kind, dispatcher.find(name)))
+    return found
+
+
+def register_autograd_kernels() -> None:
+    """Install autograd kernels from derivatives.yaml and ADInplaceOrView
+    kernels for every op that writes to an argument."""
+    derivatives = derivatives_yaml.load()
+    debug = "registered at glasstorch/autograd/variable_type.py (generated from derivatives.yaml)"
+    for op_name, derivative in derivatives.items():
+        entry = dispatcher.find(op_name)
+        info = DerivativeInfo(derivative, entry)
+        op = _op_of(entry)
+        kind = VIEW if _is_view_op(entry.schema) else FUNCTIONAL
+        entry.register(DispatchKey.Autograd,
+                       KernelFunction(_make_kernel(info, kind, op), KEYSET, debug))
+        base = entry.schema.name.split("::")[1]
+        for variant_kind, variant in _variants_of(entry):
+            if variant is None:
+                continue
+            variant_op = _op_of(variant)
+            if variant_kind == "inplace":
+                if variant.has_kernel(DispatchKey.Autograd):
+                    continue
+                kernel = _make_kernel(info, INPLACE, variant_op)
+                variant.register(DispatchKey.Autograd, KernelFunction(kernel, KEYSET, debug))
+            else:
+                variant.register(DispatchKey.Autograd,
+                                 KernelFunction(_make_out_kernel(variant_op, base), BOXED, debug))
+    for name, entry in dispatcher.operators.items():
+        if name.startswith("aten::") and any(a.is_write for a in entry.schema.arguments):
+            op = _op_of(entry)
+            entry.register(DispatchKey.ADInplaceOrView,
+                           KernelFunction(_make_inplace_or_view_kernel(op), BOXED,
+                                          "registered at glasstorch/autograd/variable_type.py"))
+
+
+def _op_of(entry):
+    base = entry.schema.name.split("::")[1]
+    return getattr(getattr(ops.aten, base), entry.schema.overload_name or "default")

@@ -1,0 +1,1 @@
+"""``torch.utils``: hooks handles, checkpointing (data loading comes with nn)."""

