@@ -23,6 +23,7 @@ import re
 import threading
 import weakref
 
+from .._core import dispatch_key as dk
 from .._core import dtype as dt
 from .._core.tls import state as _tls
 from .._tensor import version_counter
@@ -175,9 +176,12 @@ def increment_version(t) -> None:
     version_counter(t)[0] += 1
 
 
+_AUTOGRAD_TENSOR_KEYS = dk.ADINPLACEORVIEW | dk.AUTOGRAD_FUNCTIONALITY
+
+
 def is_inference(t) -> bool:
-    from .._core import dispatch_key as dk
-    return not (t._keys & (dk.ADINPLACEORVIEW | dk.AUTOGRAD_FUNCTIONALITY))
+    """Made in inference mode: the tensor carries neither autograd key."""
+    return not (t._keys & _AUTOGRAD_TENSOR_KEYS)
 
 
 class SavedVariable:

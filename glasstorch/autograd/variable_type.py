@@ -174,6 +174,11 @@ class DerivativeInfo:
 
         self.defaults = [None if a.default_value is NO_DEFAULT else a.default_value
                          for a in args]
+        self.n_args = len(args)
+        self.saved_arg_plan = [("_raw_saved_" + name, i, self.is_tensor_arg[i],
+                                self.is_list_arg[i]) for name, i in self.saved_args]
+        self.saved_metadata_plan = [("_raw_saved_" + name, i, fn)
+                                    for name, i, fn in self.saved_metadata]
         self.static_slots = None if any(self.is_list_arg[i] for i in self.diff_indices) \
             else self.slots_for_call(None)
 
@@ -230,43 +235,51 @@ def _record(info, kind, op, ks, args, kwargs):
     """The slow path of an autograd kernel: build the node, run the op below
     autograd, set the outputs' history."""
     n = len(args)
-    values = [args[i] if i < n else kwargs.get(name, info.defaults[i])
-              for i, name in enumerate(info.arg_names)]
-    flat = []
-    for i in info.diff_indices:
-        value = values[i]
-        if info.is_list_arg[i]:
-            flat.extend(value)
-        else:
-            flat.append(value)
+    if n == info.n_args:
+        values = args
+    else:
+        values = [args[i] if i < n else kwargs.get(name, info.defaults[i])
+                  for i, name in enumerate(info.arg_names)]
+    if info.static_slots is not None:
+        flat = [values[i] for i in info.diff_indices]
+    else:
+        flat = []
+        for i in info.diff_indices:
+            if info.is_list_arg[i]:
+                flat.extend(values[i])
+            else:
+                flat.append(values[i])
     if kind == INPLACE:
         check_inplace(values[0], True)
     node = info.node_cls()
-    node._next_edges = tuple(gradient_edge(t) if t is not None and requires_grad(t) else None
-                             for t in flat)
+    node._next_edges = tuple([gradient_edge(t) if t is not None and requires_grad(t) else None
+                              for t in flat])
     node._slot_map = info.static_slots or info.slots_for_call(values)
     if anomaly_mode.state.enabled:
         anomaly_mode.record_forward(node)
-    for name, i in info.saved_args:
+    for attr, i, tensor_arg, list_arg in info.saved_arg_plan:
         value = values[i]
-        if isinstance(value, Tensor):
-            if kind == INPLACE and i == 0:
-                value = _original_self(value)
-            value = SavedVariable(value)
-        elif info.is_list_arg[i] and value is not None:
-            value = [SavedVariable(v) for v in value]
-        setattr(node, "_raw_saved_" + name, value)
-    for name, i, fn in info.saved_metadata:
+        if tensor_arg:
+            if list_arg:
+                value = None if value is None else [SavedVariable(v) for v in value]
+            elif isinstance(value, Tensor):
+                value = SavedVariable(_original_self(value) if kind == INPLACE and i == 0
+                                      else value)
+            elif value is not None:
+                value = _wrapped_number(value)      # formulas always see tensors
+        setattr(node, attr, value)
+    for attr, i, fn in info.saved_metadata_plan:
         value = values[i]
         if info.is_list_arg[i]:
-            setattr(node, "_raw_saved_" + name, [fn(v) for v in value])
-        else:
-            setattr(node, "_raw_saved_" + name, fn(value) if value is not None else None)
+            value = [fn(v) for v in value]
+        elif value is not None:
+            value = fn(value if isinstance(value, Tensor) else _wrapped_number(value))
+        setattr(node, attr, value)
 
     result = op.redispatch(ks & BELOW_AUTOGRAD, *args, **kwargs)
 
     outputs = result if info.returns_tuple or info.returns_list else (result,)
-    node._input_metadata = tuple((o._shape, o.dtype, o.device) for o in outputs)
+    node._input_metadata = tuple([(o._shape, o.dtype, o.device) for o in outputs])
     differentiable = info.output_differentiability
     for i, out in enumerate(outputs):
         if differentiable is not None and not differentiable[i]:
@@ -283,6 +296,22 @@ def _record(info, kind, op, ks, args, kwargs):
         value = result if name == "result" else outputs[int(name[6:])]
         setattr(node, "_raw_saved_" + name, SavedVariable(value, is_output=True))
     return result
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (bool, int, float, complex))
+
+
+def _wrapped_number(value):
+    """A Python number given for a Tensor argument, as the 0-dim tensor PyTorch
+    wraps it in (double for floats, long for ints)."""
+    from .._ops.structured import checked_convert, empty_tensor
+    from .._core.device import device
+    dtype = dt.bool_ if isinstance(value, bool) else dt.int64 if isinstance(value, int) else \
+        dt.float64 if isinstance(value, float) else dt.complex128
+    out = empty_tensor((), dtype, device("cpu"))
+    out._np()[()] = checked_convert(value, dtype)
+    return out
 
 
 def _original_self(t):
