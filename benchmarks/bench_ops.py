@@ -197,6 +197,87 @@ def _large_softmax(lib):
     return lambda: softmax(x, -1)
 
 
+group("autograd", "autograd: recording, grad modes, backward (4×4 float32)")
+AUTOGRAD = latency(6)
+
+
+def _leaves(lib, *seeds):
+    return [T(lib, data(4, 4, seed=s), requires_grad=True) for s in seeds]
+
+
+@case("a + b, requires_grad", "autograd", AUTOGRAD, check=False)
+def _rg_add(lib):
+    a, b = _leaves(lib, 1, 2)
+    return lambda: a + b
+
+
+@case("a * b, requires_grad", "autograd", AUTOGRAD, check=False)
+def _rg_mul(lib):
+    a, b = _leaves(lib, 1, 2)
+    return lambda: a * b
+
+
+@case("a @ b, requires_grad", "autograd", AUTOGRAD, check=False)
+def _rg_matmul(lib):
+    a, b = _leaves(lib, 1, 2)
+    return lambda: a @ b
+
+
+@case("relu(a), requires_grad", "autograd", AUTOGRAD, check=False)
+def _rg_relu(lib):
+    (a,), relu = _leaves(lib, 1), lib.relu
+    return lambda: relu(a)
+
+
+def _hundred_adds(lib, mode):
+    a, b = _leaves(lib, 1, 2)
+
+    def run():
+        with mode():
+            for _ in range(100):
+                a + b
+    return run
+
+
+@case("100 × (a + b), requires_grad, under no_grad", "autograd", AUTOGRAD, check=False)
+def _no_grad_adds(lib):
+    return _hundred_adds(lib, lib.no_grad)
+
+
+@case("100 × (a + b), requires_grad, under inference_mode", "autograd", AUTOGRAD, check=False)
+def _inference_adds(lib):
+    return _hundred_adds(lib, lib.inference_mode)
+
+
+CHAIN = ("mul", "add", "tanh", "sigmoid", "neg")
+
+
+def _chain(lib, x):
+    """50 elementwise ops: (×1.01, +0.1, tanh, sigmoid, neg) ten times."""
+    for i in range(50):
+        step = CHAIN[i % 5]
+        x = x * 1.01 if step == "mul" else x + 0.1 if step == "add" else \
+            x.tanh() if step == "tanh" else x.sigmoid() if step == "sigmoid" else -x
+    return x
+
+
+@case("50-op elementwise chain: forward (recording)", "autograd", AUTOGRAD, check=False)
+def _chain_forward(lib):
+    (x,) = _leaves(lib, 3)
+    return lambda: _chain(lib, x)
+
+
+@case("50-op elementwise chain: forward + backward", "autograd", AUTOGRAD)
+def _chain_backward(lib):
+    (x,) = _leaves(lib, 3)
+
+    def run():
+        x.grad = None
+        _chain(lib, x).sum().backward()
+        return x.grad
+    return run
+
+
 # --------------------------------------------------------------------------
 # Measuring
 # --------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """``python -m glasstorch demo``: train a small model, then show what the runtime did.
 
-Until the autograd layer lands the gradient of the least-squares loss is written
-out with ops (2/N · Xᵀ(Xw − y)); every op still goes through the dispatcher, so
-the walkthrough after training shows the real path of a call.
+Training uses autograd (``loss.backward()``, updates under ``no_grad``); the
+walkthrough after it shows the path of a call through the dispatch keys, the
+autograd graph the forward recorded, and the grad modes.
 """
 from __future__ import annotations
 
@@ -18,21 +18,23 @@ def _section(title: str) -> None:
 
 def train(torch, steps: int = 60) -> None:
     """Fit y = Xw + b on synthetic data with gradient descent, printing progress."""
-    _section("training: linear regression, gradient descent")
+    _section("training: linear regression, gradient descent with autograd")
     rng = np.random.default_rng(0)
     x = torch.from_numpy(rng.normal(size=(256, 8)).astype(np.float32))
     w_true = torch.from_numpy(rng.normal(size=(8, 1)).astype(np.float32))
     y = x @ w_true + 0.5 + torch.from_numpy(rng.normal(scale=0.01, size=(256, 1)).astype(np.float32))
-    w = torch.zeros(8, 1)
-    b = torch.zeros(1)
+    w = torch.zeros(8, 1, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
     lr = 0.1
     for step in range(1, steps + 1):
-        err = x @ w + b - y                       # forward: matmul, add, sub
+        err = x @ w + b - y                       # forward records MmBackward0, AddBackward0 ...
         loss = (err * err).mean()
-        grad_w = x.t() @ err * (2.0 / x.shape[0])  # the gradient, written with ops
-        grad_b = err.mean(0) * 2.0
-        w = w - grad_w * lr
-        b = b - grad_b * lr
+        loss.backward()                           # the engine walks the graph into w.grad, b.grad
+        with torch.no_grad():                     # the update itself is not recorded
+            w -= w.grad * lr
+            b -= b.grad * lr
+            w.grad = None
+            b.grad = None
         if step % 10 == 0 or step == 1:
             print(f"step {step:3d}  loss {loss.item():.6f}")
     print(f"learned bias {b.item():.4f} (true 0.5); max |w - w_true| = "
@@ -66,7 +68,8 @@ def walkthrough(torch) -> None:
     with dispatch_trace() as trace:
         x + y
     print(trace)
-    print("(AutogradCPU, ADInplaceOrView and AutocastCPU were skipped: fallthrough kernels)")
+    print("(AutogradCPU's kernel ran, found no input requiring grad, and redispatched;\n"
+          " ADInplaceOrView and AutocastCPU were skipped: fallthrough kernels)")
     print("\naten::add.Tensor's table (non-fallthrough entries):")
     for line in torch._C._dispatch_dump_table("aten::add.Tensor").splitlines():
         if "fallthrough" not in line:
@@ -75,6 +78,32 @@ def walkthrough(torch) -> None:
     _section("a composite op decomposes: matmul of 2-d tensors")
     with dispatch_trace() as trace:
         torch.matmul(x, y)
+    print(trace)
+
+    _section("autograd: the graph a forward records")
+    a_ = torch.tensor(2.0, requires_grad=True)
+    b_ = torch.tensor(3.0, requires_grad=True)
+    d = a_ * b_ + a_
+    print("d = a * b + a  ->", d)
+    print("d.grad_fn.next_functions:", d.grad_fn.next_functions)
+    d.backward()
+    print("after d.backward(): a.grad =", a_.grad, " b.grad =", b_.grad)
+    xw = torch.randn(4, 4, requires_grad=True)
+    z = torch.addmm(torch.randn(4, requires_grad=True), xw, torch.randn(4, 4, requires_grad=True))
+    node, names = z.sum().grad_fn, []
+    while node is not None:
+        names.append(type(node).__name__)
+        node = node.next_functions[0][0] if node.next_functions else None
+    print("addmm(...).sum(): walk of next_functions[0]:", " -> ".join(names))
+
+    _section("grad modes: no_grad vs inference_mode")
+    with torch.no_grad(), dispatch_trace() as trace:
+        xw * 2
+    print("under no_grad (the Autograd kernel still runs, records nothing):")
+    print(trace)
+    with torch.inference_mode(), dispatch_trace() as trace:
+        xw * 2
+    print("under inference_mode (the Autograd keys are excluded: never entered):")
     print(trace)
 
     _section("the meta device: shapes and dtypes, no bytes")
