@@ -53,5 +53,6 @@ from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enab
 
 _variable_type.register_autograd_kernels()
 _variable.install()
+from .utils import checkpoint as _checkpoint_module  # noqa: E402,F401  (torch.utils.checkpoint)
 
 __version__ = "0.1.0"

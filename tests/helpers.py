@@ -13,7 +13,7 @@ def to_numpy(t):
     t = t.detach()
     if t.dtype in (torch.bfloat16, torch.float16):
         t = t.float()
-    return t.numpy()
+    return t.numpy(force=True)   # (force: a gradient may be a ZeroTensor)
 
 
 def assert_same(ours, theirs, *, atol=1e-5, rtol=1.3e-6, values=True, strides=True, equal_nan=True):

@@ -32,7 +32,9 @@ class Derivative:
 
 
 def _camel(base: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in base.strip("_").split("_"))
+    """``native_layer_norm`` -> ``NativeLayerNorm``; a letter after a digit is
+    capitalised too (``log1p`` -> ``Log1P``), as PyTorch's codegen does."""
+    return "".join(part.title() for part in base.strip("_").split("_"))
 
 
 def _read_entries(path):

@@ -29,7 +29,42 @@ from .variable import gradient_edge, requires_grad as _requires_grad
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "detect_anomaly", "set_detect_anomaly", "Variable"]
 
-Variable = Tensor
+class _ImperativeEngine:
+    """``torch._C._ImperativeEngine``: the engine as Python code reaches it,
+    ``Variable._execution_engine``."""
+
+    @staticmethod
+    def queue_callback(callback) -> None:
+        from .engine import queue_callback
+        queue_callback(callback)
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """``torch.autograd.Variable``: the pre-0.4 wrapper.  Every tensor is an
+    instance; calling it returns ``data.detach()`` with ``requires_grad`` set."""
+
+    _execution_engine = _ImperativeEngine()
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False):
+        import warnings
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                          "instead.", UserWarning, stacklevel=2)
+        if data is None:
+            from .. import empty
+            data = empty(0)
+        elif not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        out = data.detach()
+        if requires_grad:
+            from .variable import _set_requires_grad
+            _set_requires_grad(out, True, "requires_grad")
+        return out
 
 
 def _tensor_or_tensors_to_tuple(tensors, length):
@@ -100,15 +135,31 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     roots = _root_edges(tensors)
     input_edges = None
     if inputs is not None:
-        input_edges = [_input_edge(t) for t in inputs]
-    captured = execute(roots, list(grads), retain_graph, create_graph, input_edges,
-                       accumulate_grad=True)
-    if inputs is not None:
-        # non-leaf inputs: their captured gradients accumulate into .grad
-        for t, edge, g in zip(inputs, input_edges, captured or ()):
-            if g is not None and t.grad_fn is not None:
-                meta = t._autograd_meta
-                meta.grad = g if meta.grad is None else meta.grad + g
+        input_edges = []
+        for t in inputs:
+            t.retain_grad()     # a non-leaf input's .grad is filled as retain_grad does
+            input_edges.append(_input_edge(t))
+    if create_graph:
+        _warn_create_graph_cycle()
+    execute(roots, list(grads), retain_graph, create_graph, input_edges, accumulate_grad=True)
+
+
+_warned_create_graph = []
+
+
+def _warn_create_graph_cycle() -> None:
+    """PyTorch warns once per process (TORCH_WARN_ONCE in Engine::execute)."""
+    if not _warned_create_graph:
+        _warned_create_graph.append(True)
+        import warnings
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the "
+            "parameter and its gradient which can cause a memory leak. We recommend using "
+            "autograd.grad when creating the graph to avoid this. If you have to use this "
+            "function, make sure to reset the .grad fields of your parameters to None after use "
+            "to break the cycle and avoid the leak. (Triggered internally at "
+            "/__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:1307.)", UserWarning,
+            stacklevel=3)
 
 
 def _input_edge(t):
@@ -131,7 +182,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     inputs = (inputs,) if is_tensor_input else tuple(inputs)
     if not inputs:
-        raise RuntimeError("grad requires non-empty inputs.")
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _make_grads(outputs, _tensor_or_tensors_to_tuple(grad_outputs, len(outputs)))
     if retain_graph is None:
         retain_graph = create_graph
@@ -150,3 +201,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    f"been used in the graph. Set allow_unused=True if this is "
                                    f"the desired behavior.")
     return tuple(result)
+
+
+from .function import Function, FunctionCtx, InplaceFunction, once_differentiable  # noqa: E402,F401
+from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401
+from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: E402,F401
+from . import function  # noqa: E402,F401

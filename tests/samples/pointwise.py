@@ -816,3 +816,72 @@ def relu6_int(make, lib):
 @sample("aten::relu6_", inplace=True)
 def relu6_inplace(make, lib):
     return (make(3, 4, low=-9, high=9),), {}
+
+
+# -- gradient edge cases (tests/test_autograd_registry.py): ties, kinks, crossed bounds ------------
+
+@sample("aten::clamp.Tensor")
+def clamp_tensor_crossed_bounds(make, lib):
+    """Where min > max the result is max; only max gets the gradient there."""
+    return (make(3, 4), make(3, 4, low=-1, high=1), make(3, 4, low=-1, high=1)), {}
+
+
+@sample("aten::clamp")
+def clamp_at_the_bounds(make, lib):
+    """The bounds are inclusive: x == min and x == max still get the gradient."""
+    return (_special(make, lib, [-1.0, 1.0, 0.0, 2.0, -2.0]), -1.0, 1.0), {}
+
+
+for _op in ("maximum", "minimum", "fmax", "fmin"):
+    def _ties(make, lib):
+        """Equal values split the gradient (maximum/minimum) or give it to self
+        (fmax/fmin); a nan on either side."""
+        return (_special(make, lib, [1.0, 2.0, np.nan, 3.0, 0.5]),
+                _special(make, lib, [1.0, 0.0, 1.0, np.nan, 0.5])), {}
+
+    _reg(f"aten::{_op}", _ties)
+
+
+@sample("aten::pow.Tensor_Tensor")
+def pow_zero_base(make, lib):
+    """At base 0 the exponent's gradient is taken as 0 for exponent >= 0."""
+    return (_special(make, lib, [0.0, 0.0, 2.0, 0.0, 1.5]),
+            _special(make, lib, [0.0, 2.0, 0.0, -1.0, 0.5])), {}
+
+
+@sample("aten::pow.Scalar")
+def pow_zero_scalar_base(make, lib):
+    return (0.0, _special(make, lib, [0.0, 2.0, -1.0, 0.5])), {}
+
+
+@sample("aten::copysign.Tensor")
+def copysign_zeros(make, lib):
+    return (_special(make, lib, [0.0, -0.0, 1.0, -2.0]),
+            _special(make, lib, [-1.0, 1.0, -1.0, 1.0])), {}
+
+
+@sample("aten::xlogy.Scalar_Other")
+def xlogy_zero_other(make, lib):
+    """log(0) = -inf: the gradient is 0 where self == 0."""
+    return (_special(make, lib, [0.0, 1.0, 2.0, 0.0]), 0), {}
+
+
+@sample("aten::abs")
+def abs_zero(make, lib):
+    return (_special(make, lib, [0.0, -0.0, 1.5, -2.0]),), {}
+
+
+@sample("aten::threshold")
+def threshold_at_threshold(make, lib):
+    return (_special(make, lib, [0.5, -0.5, 0.0, 1.0]), 0.5, -2.0), {}
+
+
+@sample("aten::hardtanh")
+def hardtanh_at_the_bounds(make, lib):
+    """Unlike clamp, hardtanh gives no gradient at its bounds."""
+    return (_special(make, lib, [-0.5, 1.5, 0.0, 2.0]), -0.5, 1.5), {}
+
+
+@sample("aten::where.self")
+def where_both_require_grad(make, lib):
+    return (make(3, 4, dtype="bool"), make(4), make(3, 1)), {}

@@ -440,3 +440,171 @@ def _log_softmax_dim1(make, lib):
 @sample("aten::_log_softmax.out")
 def _log_softmax_out(make, lib):
     return (make(3, 4), 0, False), {"out": make(3, 4)}
+
+
+
+# -- gradient edge cases (tests/test_autograd_registry.py) ------------------------------
+# Names say "ties"/"zeros" where the function is not differentiable at the
+# sample, which keeps those out of the finite-difference gradcheck.
+
+def _ties(lib):
+    return lib.tensor([[1., 3., 3., 0.], [3., 0., 2., 3.], [-1., 2., 2., 2.]])
+
+
+def _zeros(lib):
+    return lib.tensor([[1., 0., 2., 3.], [0., 0., 1., 2.], [1., 2., 3., 4.]])
+
+
+@sample("aten::max")
+def max_ties_share_grad(make, lib):
+    return (_ties(lib),), {}
+
+
+@sample("aten::min")
+def min_ties_share_grad(make, lib):
+    return (_ties(lib),), {}
+
+
+@sample("aten::max.dim")
+def max_dim_ties_keepdim(make, lib):
+    return (_ties(lib), 0, True), {}
+
+
+@sample("aten::min.dim")
+def min_dim_ties(make, lib):
+    return (_ties(lib), -1), {}
+
+
+@sample("aten::amax")
+def amax_ties(make, lib):
+    return (_ties(lib), [1]), {}
+
+
+@sample("aten::amin")
+def amin_ties_all_dims_keepdim(make, lib):
+    return (_ties(lib), [0, 1], True), {}
+
+
+@sample("aten::aminmax")
+def aminmax_ties(make, lib):
+    return (_ties(lib),), {"dim": 0}
+
+
+@sample("aten::median")
+def median_ties(make, lib):
+    return (_ties(lib),), {}
+
+
+@sample("aten::mode")
+def mode_float_ties(make, lib):
+    return (_ties(lib), 1, True), {}
+
+
+@sample("aten::sort.stable")
+def sort_stable_float_ties(make, lib):
+    return (_ties(lib),), {"stable": True, "dim": 0}
+
+
+@sample("aten::prod")
+def prod_one_zero(make, lib):
+    return (lib.tensor([[1., 2.], [0., 3.]]),), {}
+
+
+@sample("aten::prod")
+def prod_several_zeros(make, lib):
+    return (_zeros(lib),), {}
+
+
+@sample("aten::prod")
+def prod_0d(make, lib):
+    return (make(()),), {}
+
+
+@sample("aten::prod.dim_int")
+def prod_dim_zeros(make, lib):
+    return (_zeros(lib), 1), {}
+
+
+@sample("aten::prod.dim_int")
+def prod_dim_zeros_keepdim_dtype(make, lib):
+    return (_zeros(lib), 0, True), {"dtype": lib.float64}
+
+
+@sample("aten::cumprod")
+def cumprod_zeros(make, lib):
+    return (_zeros(lib), 1), {}
+
+
+@sample("aten::cumprod")
+def cumprod_zeros_dtype(make, lib):
+    return (_zeros(lib), 0), {"dtype": lib.float64}
+
+
+@sample("aten::cumsum")
+def cumsum_0d(make, lib):
+    return (make(()), 0), {}
+
+
+@sample("aten::sum")
+def sum_0d(make, lib):
+    return (make(()),), {}
+
+
+@sample("aten::sum.dim_IntList")
+def sum_empty_dim_list(make, lib):
+    return (make(2, 3), []), {}
+
+
+@sample("aten::mean.dim")
+def mean_size0_keepdim(make, lib):
+    return (make(0, 3), [0], True), {}
+
+
+@sample("aten::mean.dim")
+def mean_two_dims(make, lib):
+    return (make(2, 3, 4), [-1, 0]), {}
+
+
+@sample("aten::logsumexp")
+def logsumexp_two_dims_keepdim(make, lib):
+    return (make(2, 3, 4), [0, 2], True), {}
+
+
+@sample("aten::norm.Scalar")
+def norm_zero_vector(make, lib):                 # gradient 0 where the norm is 0
+    return (lib.zeros(3, 2), 3), {}
+
+
+@sample("aten::norm.Scalar")
+def norm_half_with_zeros(make, lib):
+    return (_zeros(lib), 0.5), {}
+
+
+@sample("aten::norm.ScalarOpt_dim")
+def norm_dim_p_1_5(make, lib):
+    return (make(3, 4), 1.5, [0], True), {}
+
+
+@sample("aten::linalg_vector_norm")
+def vector_norm_inf_ties(make, lib):
+    return (_ties(lib), float("inf"), [1]), {}
+
+
+@sample("aten::linalg_vector_norm")
+def vector_norm_zero_rows(make, lib):
+    return (lib.zeros(2, 3), 2, [1]), {}
+
+
+@sample("aten::std.correction")
+def std_zero_row(make, lib):                     # std 0 -> gradient 0
+    return (lib.tensor([[1., 1., 1.], [1., 2., 4.]]), [1]), {}
+
+
+@sample("aten::var_mean.correction")
+def var_mean_two_dims_correction(make, lib):
+    return (make(2, 3, 4), [0, 2]), {"correction": 2}
+
+
+@sample("aten::std_mean.correction")
+def std_mean_all(make, lib):
+    return (make(3, 4),), {}

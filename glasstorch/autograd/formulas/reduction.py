@@ -1,0 +1,260 @@
+"""Helpers for the gradients of reductions, scans, sorting and norms
+(PyTorch's FunctionsManual.cpp: sum_backward, prod_backward, norm_backward...).
+
+A reduced gradient is first given back the dims the forward removed
+(unsqueeze, or a reshape), then broadcast against the input.  Where PyTorch
+picks a cheaper formula by looking at the data (no zeros in ``prod``'s input,
+a NaN maximum), these helpers look the same way, with ``item()``; on the Meta
+device they take the formula that reads no values.
+``value_selecting_reduction_backward`` and ``cumprod_backward`` are aten ops
+(kernels/reduction_backward.py), as in PyTorch.
+"""
+from __future__ import annotations
+
+import math
+
+from ..._core.tls import state as _tls
+from ..._dispatcher.dispatcher import ops
+from ..._ops.structured import wrap_dim
+from .common import is_complex_dtype
+
+__all__ = ["unsqueeze_multiple", "sum_backward", "mean_backward", "prod_backward",
+           "evenly_distribute_backward", "restore_reduced_dims", "scale_grad_by_count",
+           "aminmax_backward", "cumsum_backward", "logsumexp_backward", "norm_backward",
+           "var_backward", "std_backward", "var_mean_backward", "std_mean_backward"]
+
+aten = ops.aten
+
+
+def _conj(t):
+    """``t.conj()``: nothing to do (and no op) for a real tensor."""
+    return aten.conj.default(t) if is_complex_dtype(t.dtype) else t
+
+
+def _dim_list(dim):
+    """An ``int[1]?`` argument as a list (None stays None: "every dim")."""
+    return [dim] if isinstance(dim, int) else dim
+
+
+def _has_data(t) -> bool:
+    """Whether ``t``'s values can be read (a Meta tensor has none): the
+    data-dependent shortcuts are taken only then, as in PyTorch."""
+    return t.device.type != "meta"
+
+
+def _safe_size(sizes, dims):
+    """How many elements each reduced slice has (1 for a 0-d input)."""
+    if not sizes:
+        return 1
+    return math.prod(sizes[wrap_dim(d, len(sizes))] for d in dims)
+
+
+def unsqueeze_multiple(t, dims, n_dims):
+    """Put back the ``dims`` (of an ``n_dims``-d input) that a reduction
+    without keepdim removed; None or [] leaves ``t`` alone."""
+    dims = _dim_list(dims)
+    if not dims:
+        return t
+    if len(dims) == 1:
+        return aten.unsqueeze.default(t, dims[0])
+    for d in sorted(wrap_dim(d, n_dims) for d in dims):
+        t = aten.unsqueeze.default(t, d)
+    return t
+
+
+def sum_backward(grad, sizes, dims, keepdim):
+    """Each input element of a sum gets its slice's gradient."""
+    if not keepdim and sizes:
+        grad = unsqueeze_multiple(grad, dims, len(sizes))
+    return aten.expand.default(grad, list(sizes))
+
+
+def mean_backward(grad, sizes, dims, numel, keepdim):
+    """sum_backward divided by the number of elements averaged."""
+    dims = _dim_list(dims)
+    n = numel if not dims else _safe_size(sizes, dims)
+    return aten.div.Scalar(sum_backward(grad, sizes, dims, keepdim), n)
+
+
+def _prod_safe_zeros_backward(grad, inp, dim):
+    """Product of all the other elements along ``dim``, computed without
+    dividing (so zeros are fine): exclusive cumprods from the left and from
+    the right, multiplied."""
+    if inp.numel() == 0:
+        return aten.expand_as.default(grad, inp)
+    n = inp.shape[dim]
+    if n == 1:
+        return grad
+    ones_size = list(inp.shape)
+    ones_size[dim] = 1
+    ones = aten.ones.default(ones_size, dtype=grad.dtype, device=grad.device)
+    before = aten.cumprod.default(aten.cat.default([ones, aten.narrow.default(inp, dim, 0, n - 1)],
+                                                   dim), dim)
+    reversed_tail = aten.flip.default(aten.narrow.default(inp, dim, 1, n - 1), [dim])
+    after = aten.flip.default(
+        aten.cumprod.default(aten.cat.default([ones, reversed_tail], dim), dim), [dim])
+    return aten.mul.Tensor(grad, _conj(aten.mul.Tensor(before, after)))
+
+
+def prod_backward(grad, input, result, dim=None, keepdim=False):
+    """d prod / dx_i = product of the other elements: result / x_i when no
+    element is zero, else computed without division.  With two zeros or more
+    in a full product every gradient is 0 (shortcut when no graph is built)."""
+    if input.dim() == 0:
+        return grad
+    if dim is None:
+        if _has_data(input):
+            zeros = aten.nonzero.default(aten.eq.Scalar(input, 0))
+            if zeros.shape[0] == 0:
+                return aten.mul.Tensor(grad, _conj(aten.div.Tensor(result, input)))
+            if not _tls.grad_enabled and zeros.shape[0] > 1:
+                return aten.zeros_like.default(input)
+        flat = aten.view.default(aten.contiguous.default(input), [-1])
+        return aten.view_as.default(_prod_safe_zeros_backward(grad, flat, 0), input)
+    dim = wrap_dim(dim, input.dim())
+    if not keepdim:
+        grad = aten.unsqueeze.default(grad, dim)
+        result = aten.unsqueeze.default(result, dim)
+    if _has_data(input):
+        zero_counts = aten.sum.dim_IntList(aten.eq.Scalar(input, 0), [dim], True)
+        if aten.sum.default(zero_counts).item() == 0:
+            return aten.mul.Tensor(grad, _conj(aten.div.Tensor(result, input)))
+    return _prod_safe_zeros_backward(grad, input, dim)
+
+
+def evenly_distribute_backward(grad, input, value):
+    """Full max/min/median: the gradient is shared equally by every element
+    equal to the result (every NaN when the result is NaN)."""
+    if not _has_data(input):
+        both_nan = aten.logical_and.default(aten.isnan.default(input), aten.isnan.default(value))
+        mask = aten.logical_or_.default(aten.eq.Tensor(input, value), both_nan)
+        return aten.mul.Tensor(mask, aten.div.Tensor(grad, aten.sum.default(mask)))
+    if aten.isnan.default(value).item():
+        mask = aten.isnan.default(input)
+    else:
+        mask = aten.eq.Tensor(input, value)
+    zeros = aten.new_zeros.default(grad, list(input.shape), dtype=input.dtype)
+    return aten.masked_fill_.Tensor(zeros, mask, aten.div.Tensor(grad, aten.sum.default(mask)))
+
+
+def restore_reduced_dims(output, dims, keepdim):
+    """Reshape a reduction's output to its keepdim shape (size 1 at ``dims``)."""
+    if keepdim:
+        return output
+    dims = _dim_list(dims)
+    total = output.dim() + len(dims)
+    shape = [0] * total
+    for d in dims:
+        shape[d + total if d < 0 else d] = 1
+    kept = iter(output.shape)
+    shape = [1 if s == 1 else next(kept) for s in shape]
+    return aten.reshape.default(output, shape)
+
+
+def scale_grad_by_count(grad, mask, dims):
+    """Share each slice's gradient equally among the ``mask``ed elements."""
+    counts = aten.sum.dim_IntList(mask, _dim_list(dims), True)
+    return aten.mul.Tensor(aten.div.Tensor(grad, counts), mask)
+
+
+def _amaxamin_backward(grad, self, value, dims, keepdim):
+    mask = aten.eq.Tensor(restore_reduced_dims(value, dims, keepdim), self)
+    return scale_grad_by_count(restore_reduced_dims(grad, dims, keepdim), mask, dims)
+
+
+def aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max):
+    """amin's and amax's gradients, added."""
+    dims = [] if dim is None else [dim]
+    return aten.add.Tensor(_amaxamin_backward(grad_min, self, min, dims, keepdim),
+                           _amaxamin_backward(grad_max, self, max, dims, keepdim))
+
+
+def cumsum_backward(grad, dim):
+    """Input k feeds outputs k, k+1, ...: a cumsum from the end."""
+    if grad.numel() <= 1 or grad.shape[dim] == 1:
+        return grad
+    return aten.flip.default(aten.cumsum.default(aten.flip.default(grad, [dim]), dim), [dim])
+
+
+def logsumexp_backward(grad, self, result, dim, keepdim):
+    """softmax(self) along ``dim``, times the gradient."""
+    if not keepdim and self.dim() != 0:
+        grad = unsqueeze_multiple(grad, dim, self.dim())
+        result = unsqueeze_multiple(result, dim, self.dim())
+    return aten.mul.Tensor(grad, _conj(aten.exp.default(aten.sub.Tensor(self, result))))
+
+
+def norm_backward(grad, self, p, norm, dim=(), keepdim=False):
+    """Gradient of the p-norm; 0 where the norm is 0 (and no gradient at all
+    for p = 0, which counts non-zeros)."""
+    p = 2.0 if p is None else float(p)
+    dim = list(_dim_list(dim) or [])
+    if not keepdim and self.dim() != 0:
+        grad = unsqueeze_multiple(grad, dim, self.dim())
+        norm = unsqueeze_multiple(norm, dim, self.dim())
+    if p == 0.0:
+        return None
+    if p == 1.0:
+        return aten.mul.Tensor(aten.sgn.default(self), grad)
+    if p == 2.0:
+        scaled = aten.masked_fill_.Scalar(aten.div.Tensor(self, norm), aten.eq.Scalar(norm, 0), 0)
+        return aten.mul.Tensor(grad, scaled)
+    if math.isinf(p):
+        # the gradient of amax(|self|), NaNs counting as maxima
+        self_abs = aten.abs.default(self)
+        mask = aten.logical_or.default(aten.eq.Tensor(self_abs, norm),
+                                       aten.isnan.default(self_abs))
+        return aten.mul.Tensor(aten.sgn.default(self), scale_grad_by_count(grad, mask, dim))
+    if p < 1.0:
+        powered = aten.masked_fill_.Scalar(aten.pow_.Scalar(aten.abs.default(self), p - 1),
+                                           aten.eq.Scalar(self, 0), 0)
+        self_scaled = aten.mul.Tensor(aten.sgn.default(self), powered)
+        norm_power = aten.pow.Tensor_Scalar(norm, 1 - p)
+        return aten.mul.Tensor(aten.mul.Tensor(self_scaled, grad), norm_power)
+    if p < 2.0:
+        powered = aten.pow_.Scalar(aten.abs.default(self), p - 1)
+        self_scaled = aten.mul.Tensor(aten.sgn.default(self), powered)
+    else:
+        self_scaled = aten.mul.Tensor(self, aten.pow_.Scalar(aten.abs.default(self), p - 2))
+    scale = aten.div.Tensor(grad, aten.pow.Tensor_Scalar(norm, p - 1))
+    aten.masked_fill_.Scalar(scale, aten.eq.Scalar(norm, 0), 0)
+    return aten.mul.Tensor(self_scaled, scale)
+
+
+def var_backward(grad, self, dim, correction, keepdim):
+    """2 (x - mean) / (N - correction), times the gradient; N - correction
+    <= 0 over the whole input gives inf (NaN where x equals the mean)."""
+    correction = 1.0 if correction is None else float(correction)
+    dim = _dim_list(dim)
+    if self.dim() == 0 or dim is None:
+        dof = self.numel() - correction
+        if dof <= 0:
+            at_mean = aten.eq.Tensor(self, aten.mean.default(self))
+            return aten.mul.Tensor(grad, aten.where.Scalar(at_mean, math.nan, math.inf))
+        centered = aten.sub.Tensor(self, aten.mean.default(self))
+        return aten.mul.Tensor(aten.mul.Scalar(grad, 2.0 / dof), centered)
+    if not keepdim and self.dim() > 1:
+        grad = unsqueeze_multiple(grad, dim, self.dim())
+    centered = aten.sub.Tensor(self, aten.mean.dim(self, dim, True))
+    dof = _safe_size(self.shape, dim) - correction
+    scale = 2.0 / dof if dof != 0 else math.inf       # C++ double division
+    return aten.mul.Tensor(aten.mul.Scalar(grad, scale), centered)
+
+
+def std_backward(result, grad, self, dim, correction, keepdim):
+    """var_backward of grad / (2 std), with 0 where std is 0."""
+    grad_var = aten.masked_fill_.Scalar(aten.div.Tensor(grad, aten.mul.Scalar(result, 2)),
+                                        aten.eq.Scalar(result, 0), 0)
+    return var_backward(grad_var, self, dim, correction, keepdim)
+
+
+def var_mean_backward(grad_var, grad_mean, self, dim, correction, keepdim):
+    """var's and mean's gradients, added."""
+    return aten.add.Tensor(var_backward(grad_var, self, dim, correction, keepdim),
+                           mean_backward(grad_mean, self.shape, dim, self.numel(), keepdim))
+
+
+def std_mean_backward(grad_std, grad_mean, self, std, dim, correction, keepdim):
+    """std's and mean's gradients, added."""
+    return aten.add.Tensor(std_backward(std, grad_std, self, dim, correction, keepdim),
+                           mean_backward(grad_mean, self.shape, dim, self.numel(), keepdim))
