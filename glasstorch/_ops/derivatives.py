@@ -33,8 +33,11 @@ class Derivative:
 
 def _camel(base: str) -> str:
     """``native_layer_norm`` -> ``NativeLayerNorm``; a letter after a digit is
-    capitalised too (``log1p`` -> ``Log1P``), as PyTorch's codegen does."""
-    return "".join(part.title() for part in base.strip("_").split("_"))
+    capitalised too (``log1p`` -> ``Log1P``, ``avg_pool2d`` -> ``AvgPool2D``) and a
+    ``_forward`` suffix is dropped (``nll_loss_forward`` -> ``NllLoss``), as
+    PyTorch's codegen does."""
+    name = "".join(part.title() for part in base.strip("_").split("_"))
+    return name[:-len("Forward")] if name.endswith("Forward") else name  # nll_loss_forward
 
 
 def _read_entries(path):

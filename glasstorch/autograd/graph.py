@@ -57,7 +57,7 @@ class Node:
 
     __slots__ = ("_next_edges", "_input_metadata", "_seq", "_tensor_pre_hooks",
                  "_retains_grad_hooks", "_pre_hooks", "_post_hooks", "_metadata",
-                 "_anomaly_trace", "__weakref__")
+                 "__weakref__")
 
     def __init__(self, next_edges=(), sequence_nr=None):
         self._next_edges = next_edges
@@ -68,12 +68,14 @@ class Node:
         self._pre_hooks = None
         self._post_hooks = None
         self._metadata = None
-        self._anomaly_trace = None
 
     # -- what Python sees -------------------------------------------------------
 
+    # The engine's own nodes are C++ classes in PyTorch: name() is qualified.
+    _name_prefix = ""
+
     def name(self) -> str:
-        return type(self).__name__
+        return self._name_prefix + type(self).__name__
 
     @property
     def next_functions(self):
@@ -109,7 +111,7 @@ class Node:
         """Free saved tensors (after a backward without retain_graph)."""
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
 
 class AccumulateGrad(Node):
@@ -117,6 +119,7 @@ class AccumulateGrad(Node):
     (PyTorch's stealing/accumulating rules, pytorch-facts §4.4)."""
 
     __slots__ = ("variable",)
+    _name_prefix = "torch::autograd::"
 
     def __init__(self, variable):
         super().__init__((), UINT64_MAX)
@@ -136,6 +139,7 @@ class GraphRoot(Node):
     """The synthetic root of a backward with several outputs: returns the seeds."""
 
     __slots__ = ("seeds",)
+    _name_prefix = "torch::autograd::"
 
     def __init__(self, edges, seeds):
         super().__init__(tuple(edges))
@@ -190,9 +194,9 @@ class SavedVariable:
     unpack.  Unpacking checks that nobody modified the tensor in place since."""
 
     __slots__ = ("data", "version", "counter", "is_output", "output_nr", "node_name",
-                 "packed", "unpack_hook", "released", "was_none")
+                 "packed", "unpack_hook", "released", "was_none", "hook_history")
 
-    def __init__(self, t, is_output=False):
+    def __init__(self, t, is_output=False, wrapped_number=False):
         self.released = False
         self.was_none = t is None
         self.packed = self.unpack_hook = None
@@ -203,45 +207,70 @@ class SavedVariable:
             raise RuntimeError(ERR_INFERENCE_SAVED)
         counter = self.counter = version_counter(t)
         self.version = counter[0]
-        self.is_output = is_output
         meta = t._autograd_meta
+        if is_output and (meta is None or meta.grad_fn is None):
+            is_output = False       # a non-differentiable output: no history to restore
+        self.is_output = is_output
         self.output_nr = meta.output_nr if meta is not None else 0
         self.node_name = None
         if is_output:
             grad_fn = meta.grad_fn if meta is not None else None
             self.node_name = grad_fn.name() if grad_fn is not None else None
         hooks = _saved_hooks.stack
-        if hooks:
+        if hooks and not wrapped_number:    # a Python number never reaches the pack hook
             pack, unpack = hooks[-1]
             self.data = None
             self.unpack_hook = unpack
+            self.hook_history = _history_of(t, is_output)
             self.packed = pack(t)
             return
         self.data = _detached_alias(t) if is_output else t
 
     def unpack(self, node=None):
-        if self.released:
-            raise RuntimeError(ERR_BACKWARD_TWICE)
         if self.was_none:
             return None
+        if self.released:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
         if self.unpack_hook is not None:
             t = self.unpack_hook(self.packed)
             from .._tensor import Tensor
             if not isinstance(t, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(t).__name__}")
-            return t
+            # what the hook returns gets the saved tensor's place in the graph back
+            grad_fn, accumulator = self.hook_history
+            if self.is_output:
+                grad_fn = node
+            if grad_fn is None and accumulator is None and not t.requires_grad:
+                return t
+            return _with_history(t, grad_fn, self.output_nr, accumulator)
         data = self.data
         if self.counter[0] != self.version:
             raise RuntimeError(self._modified_message(data))
         if self.is_output and node is not None:
-            out = _detached_alias(data)
-            meta = out._meta_for_write()
-            meta.grad_fn = node
-            meta.output_nr = self.output_nr
-            meta.requires_grad = True
-            return out
+            return _with_history(data, node, self.output_nr, None)
         return data
+
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """``SavedTensor.register_hooks``: pack the saved tensor now; backward
+        gets ``unpack_hook(packed)`` instead (with no version check)."""
+        if self.unpack_hook is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already "
+                               "been set. Hint: only one pair of hooks is allowed at a time.")
+        if self.released:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved variables after calling "
+                "backward.")
+        if self.was_none:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
+                               "forbidden")
+        data, self.data = self.data, None
+        self.hook_history = _history_of(data, self.is_output)
+        self.unpack_hook = unpack_hook
+        self.packed = pack_hook(data)
 
     def _modified_message(self, data) -> str:
         if self.is_output:
@@ -266,6 +295,35 @@ class SavedVariable:
         self.data = None
         self.packed = None
         self.released = True
+
+
+def _history_of(t, is_output):
+    """(grad_fn, weakref to the leaf's AccumulateGrad) to restore on unpack when
+    only a hook's packed value is kept; an output gets its node back instead."""
+    if is_output:
+        return None, None
+    grad_fn = t.grad_fn
+    if grad_fn is not None or not t.requires_grad:
+        return grad_fn, None
+    from .variable import grad_accumulator
+    return None, weakref.ref(grad_accumulator(t))
+
+
+def _with_history(t, grad_fn, output_nr, accumulator):
+    """An alias of ``t`` at (grad_fn, output_nr), or a leaf requiring grad whose
+    gradient goes to ``accumulator`` (a weakref); neither: no history."""
+    out = _detached_alias(t)
+    meta = out._meta_for_write()
+    if grad_fn is not None:
+        meta.grad_fn = grad_fn
+        meta.output_nr = output_nr
+        meta.requires_grad = True
+    elif accumulator is not None:
+        meta.grad_accumulator = accumulator
+        meta.requires_grad = True
+    if out._base is not None:   # its grad_fn is current: no view regeneration
+        meta.attr_version = version_counter(out)[0]
+    return out
 
 
 def _detached_alias(t):

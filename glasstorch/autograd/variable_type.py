@@ -33,15 +33,30 @@ from .._tensor import Tensor
 from . import anomaly_mode
 from .formulas import FORMULA_GLOBALS
 from .graph import Node, SavedVariable, is_inference, version_counter
-from .variable import (MULTI_OUTPUT_NODE, NO_GRAD_MODE, check_inplace, gradient_edge,
-                       requires_grad, set_history)
+from .variable import (DEFAULT, INFERENCE_MODE, MULTI_OUTPUT_NODE, NO_GRAD_MODE, check_inplace,
+                       gradient_edge, move_retains_grad_hook, requires_grad, set_history)
 
 __all__ = ["register_autograd_kernels", "NODE_CLASSES", "BuiltinNode"]
 
 BELOW_AUTOGRAD = dk.full_after(DispatchKey.AutogradOther)
 BELOW_ADINPLACEORVIEW = dk.full_after(DispatchKey.ADInplaceOrView)
+# at::AutoDispatchBelowADInplaceOrView: what the autograd and ADInplaceOrView
+# kernels exclude while the kernels below them run, so that the ops those call
+# neither record history nor bump version counters.
+_BELOW_AD_EXCLUDED = dk.AUTOGRAD_KEYS | dk.ADINPLACEORVIEW
+
+
+def redispatch_below_autograd(op, keyset, args, kwargs):
+    """``op.redispatch(keyset, ...)`` under AutoDispatchBelowADInplaceOrView."""
+    prev = _tls.excluded
+    _tls.excluded = prev | _BELOW_AD_EXCLUDED
+    try:
+        return op.redispatch(keyset, *args, **kwargs)
+    finally:
+        _tls.excluded = prev
 
 FUNCTIONAL, INPLACE, VIEW = "functional", "inplace", "view"
+INPLACE_VIEW = "inplace_view"      # squeeze_, transpose_ ...: self's geometry changes
 
 # Names a formula may use to save metadata instead of a whole tensor
 # (PyTorch's codegen rewrites self.sym_sizes() and friends the same way).
@@ -72,7 +87,7 @@ class BuiltinNode(Node):
         if info.uses_grads_list:
             if all(g is None for g in grads):
                 return outputs
-            grads = [g if g is not None else _zeros_for(meta)
+            grads = [g if g is not None or meta is None else _zeros_for(meta)
                      for g, meta in zip(grads, self._input_metadata)]
         elif grads[0] is None:
             return outputs
@@ -176,11 +191,28 @@ class DerivativeInfo:
                          for a in args]
         self.n_args = len(args)
         self.saved_arg_plan = [("_raw_saved_" + name, i, self.is_tensor_arg[i],
-                                self.is_list_arg[i]) for name, i in self.saved_args]
+                                self.is_list_arg[i], self._save_guard(derivative, name, i))
+                               for name, i in self.saved_args]
         self.saved_metadata_plan = [("_raw_saved_" + name, i, fn)
                                     for name, i, fn in self.saved_metadata]
         self.static_slots = None if any(self.is_list_arg[i] for i in self.diff_indices) \
             else self.slots_for_call(None)
+
+    def _save_guard(self, derivative, name, i):
+        """The edge whose need decides whether input ``name`` is saved at all,
+        or None when it is always saved.  As PyTorch's generated kernels do
+        (gen_variable_type.py: guard_for), only a plain Tensor input of an op
+        with several differentiable inputs, none a Tensor[], that exactly one
+        single-input formula uses; ``*_backward`` ops always save."""
+        diff_names = [self.arg_names[j] for j in self.diff_indices]
+        if ("backward" in self.op_name or len(diff_names) <= 1
+                or any(self.is_list_arg[j] for j in self.diff_indices)
+                or not self.schema.arguments[i].type.is_tensor):
+            return None
+        users = [key for key, code in derivative.formulas.items() if name in _names_in(code)]
+        if len(users) != 1 or len(users[0]) != 1:
+            return None
+        return diff_names.index(users[0][0])
 
     def slots_for_call(self, args):
         """Map each differentiable input to its edge slot(s) for these arguments
@@ -249,7 +281,7 @@ def _record(info, kind, op, ks, args, kwargs):
                 flat.extend(values[i])
             else:
                 flat.append(values[i])
-    if kind == INPLACE:
+    if kind == INPLACE or kind == INPLACE_VIEW:
         check_inplace(values[0], True)
     node = info.node_cls()
     node._next_edges = tuple([gradient_edge(t) if t is not None and requires_grad(t) else None
@@ -257,16 +289,19 @@ def _record(info, kind, op, ks, args, kwargs):
     node._slot_map = info.static_slots or info.slots_for_call(values)
     if anomaly_mode.state.enabled:
         anomaly_mode.record_forward(node)
-    for attr, i, tensor_arg, list_arg in info.saved_arg_plan:
+    edges = node._next_edges
+    for attr, i, tensor_arg, list_arg, guard in info.saved_arg_plan:
         value = values[i]
-        if tensor_arg:
+        if guard is not None and edges[guard] is None:
+            value = SavedVariable(None)     # only an input not requiring grad needs it
+        elif tensor_arg:
             if list_arg:
                 value = None if value is None else [SavedVariable(v) for v in value]
             elif isinstance(value, Tensor):
                 value = SavedVariable(_original_self(value) if kind == INPLACE and i == 0
                                       else value)
-            elif value is not None:
-                value = _wrapped_number(value)      # formulas always see tensors
+            elif value is not None:   # formulas always see tensors
+                value = SavedVariable(_wrapped_number(value), wrapped_number=True)
         setattr(node, attr, value)
     for attr, i, fn in info.saved_metadata_plan:
         value = values[i]
@@ -276,22 +311,30 @@ def _record(info, kind, op, ks, args, kwargs):
             value = fn(value if isinstance(value, Tensor) else _wrapped_number(value))
         setattr(node, attr, value)
 
-    result = op.redispatch(ks & BELOW_AUTOGRAD, *args, **kwargs)
+    result = redispatch_below_autograd(op, ks & BELOW_AUTOGRAD, args, kwargs)
 
     outputs = result if info.returns_tuple or info.returns_list else (result,)
-    node._input_metadata = tuple([(o._shape, o.dtype, o.device) for o in outputs])
+    # (a backward op such as convolution_backward returns None for outputs its
+    # output_mask did not ask for)
+    node._input_metadata = tuple([(o._shape, o.dtype, o.device) if o is not None else None
+                                  for o in outputs])
     differentiable = info.output_differentiability
     for i, out in enumerate(outputs):
         if differentiable is not None and not differentiable[i]:
             continue
-        if out.dtype.category < dt.FLOATING:
+        if out is None or out.dtype.category < dt.FLOATING:
             continue
         if kind == INPLACE:
             _rebase_history(out, node)
+        elif kind == INPLACE_VIEW:
+            set_history(out, node, 0)   # a view stays a view of its base, with new geometry
         else:
             set_history(out, node, i)
-            if kind == VIEW and info.returns_list:
-                out._autograd_meta.creation_meta = MULTI_OUTPUT_NODE
+            if kind == VIEW:
+                creation = _propagate_creation_meta(
+                    values[0], MULTI_OUTPUT_NODE if info.returns_list else DEFAULT)
+                if creation != DEFAULT:
+                    out._autograd_meta.creation_meta = creation
     for name in info.saved_results:
         value = result if name == "result" else outputs[int(name[6:])]
         setattr(node, "_raw_saved_" + name, SavedVariable(value, is_output=True))
@@ -302,39 +345,54 @@ def _is_number(value) -> bool:
     return isinstance(value, (bool, int, float, complex))
 
 
+_WRAPPED: dict = {}
+
+
 def _wrapped_number(value):
     """A Python number given for a Tensor argument, as the 0-dim tensor PyTorch
-    wraps it in (double for floats, long for ints)."""
-    from .._ops.structured import checked_convert, empty_tensor
-    from .._core.device import device
-    dtype = dt.bool_ if isinstance(value, bool) else dt.int64 if isinstance(value, int) else \
-        dt.float64 if isinstance(value, float) else dt.complex128
-    out = empty_tensor((), dtype, device("cpu"))
-    out._np()[()] = checked_convert(value, dtype)
+    wraps it in (double for floats, long for ints).  Cached per value: loops
+    keep multiplying by the same constants."""
+    key = (type(value), value)
+    out = _WRAPPED.get(key)
+    if out is None:
+        from .._ops.structured import checked_convert, empty_tensor
+        from .._core.device import device
+        dtype = dt.bool_ if isinstance(value, bool) else dt.int64 if isinstance(value, int) \
+            else dt.float64 if isinstance(value, float) else dt.complex128
+        out = empty_tensor((), dtype, device("cpu"))
+        out._np()[()] = checked_convert(value, dtype)
+        if len(_WRAPPED) < 1024:
+            _WRAPPED[key] = out
     return out
 
 
 def _original_self(t):
     """An in-place op's formula that needs the old ``self`` gets a copy taken
-    before the op (PyTorch's ``original_self``)."""
-    prev = _tls.grad_enabled
-    _tls.grad_enabled = False
-    try:
-        return t.clone()
-    finally:
-        _tls.grad_enabled = prev
+    before the op (PyTorch's ``original_self``).  The copy is recorded
+    (CloneBackward0), so double backward reaches the old self's history."""
+    return t.clone()
 
 
 def _rebase_history(t, node) -> None:
     """In-place on ``t``: ``t`` gets ``node`` as history; if ``t`` is a view,
-    its base gets a CopySlices wrapping ``node`` instead."""
+    its base gets a CopySlices wrapping ``node`` instead.  A retain_grad hook
+    follows the tensor to its new node."""
     base = t._base
     if base is not None and base.dtype.category >= dt.FLOATING:
         from .view_nodes import CopySlices
-        copy_slices = CopySlices(base, t, node)
-        set_history(base, copy_slices, 0)
-        return
+        t, node = base, CopySlices(base, t, node)
+    meta = t._autograd_meta
+    old_fn, old_nr = (meta.grad_fn, meta.output_nr) if meta is not None else (None, 0)
     set_history(t, node, 0)
+    move_retains_grad_hook(t, old_fn, old_nr)
+
+
+def _propagate_creation_meta(source, creation):
+    """A view of a view keeps the more restrictive CreationMeta of the two (a
+    slice of an unbind output may not be modified in place either)."""
+    meta = source._autograd_meta if source._base is not None else None
+    previous = meta.creation_meta if meta is not None else DEFAULT
+    return previous if creation == DEFAULT or previous == INFERENCE_MODE else creation
 
 
 def _mark_view_created_without_grad(result, creation) -> None:
@@ -365,16 +423,17 @@ def _make_kernel(info, kind, op):
             lines.append("        if a is not None and _rg(a):")
         lines.append("            return _record(_INFO, _KIND, _OP, ks, args, kwargs)")
     if kind == VIEW:
-        lines += ["    result = _redispatch(ks & _BELOW, *args, **kwargs)",
+        lines += ["    result = _redispatch(_OP, ks & _BELOW, args, kwargs)",
                   "    if not _tls.grad_enabled:",
                   "        _mark(result, _NO_GRAD)",
                   "    elif _MULTI:",
                   "        _mark(result, _MULTI_OUTPUT)",
                   "    return result"]
     else:
-        lines.append("    return _redispatch(ks & _BELOW, *args, **kwargs)")
+        lines.append("    return _redispatch(_OP, ks & _BELOW, args, kwargs)")
     namespace = {"_tls": _tls, "_rg": requires_grad, "_record": _record, "_INFO": info,
-                 "_KIND": kind, "_OP": op, "_redispatch": op.redispatch, "_BELOW": BELOW_AUTOGRAD,
+                 "_KIND": kind, "_OP": op, "_redispatch": redispatch_below_autograd,
+                 "_BELOW": BELOW_AUTOGRAD,
                  "_mark": _mark_view_created_without_grad,
                  "_NO_GRAD": NO_GRAD_MODE, "_MULTI_OUTPUT": MULTI_OUTPUT_NODE,
                  "_MULTI": info.returns_list}
@@ -397,7 +456,7 @@ def _make_out_kernel(op, base_name):
                 if isinstance(value, (list, tuple)) and any(
                         isinstance(v, Tensor) and requires_grad(v) for v in value):
                     raise RuntimeError(message)
-        return op_.redispatch(ks & BELOW_AUTOGRAD, *args, **kwargs)
+        return redispatch_below_autograd(op_, ks & BELOW_AUTOGRAD, args, kwargs)
     return out_kernel
 
 
@@ -418,7 +477,7 @@ def _make_inplace_or_view_kernel(op):
                         "You can make a clone to get a normal tensor before doing inplace update."
                         "See https://github.com/pytorch/rfcs/pull/17 for more details.")
                 targets.append(x)
-        result = op_.redispatch(ks & BELOW_ADINPLACEORVIEW, *args, **kwargs)
+        result = redispatch_below_autograd(op_, ks & BELOW_ADINPLACEORVIEW, args, kwargs)
         for x in targets:
             if not is_inference(x):
                 version_counter(x)[0] += 1
@@ -426,8 +485,40 @@ def _make_inplace_or_view_kernel(op):
     return inplace_or_view
 
 
+def _make_view_inplace_or_view_kernel(op):
+    """ADInplaceOrView for a view op.  In inference mode only normal tensors
+    carry this key, so this kernel sees the views made there of normal tensors
+    and tags them INFERENCE_MODE: modifying one in place outside is refused."""
+    def view_inplace_or_view(ks, *args, **kwargs):
+        result = redispatch_below_autograd(op, ks & BELOW_ADINPLACEORVIEW, args, kwargs)
+        if _tls.inference_mode:
+            _mark_view_created_without_grad(result, INFERENCE_MODE)
+        return result
+    return view_inplace_or_view
+
+
 def _is_view_op(schema) -> bool:
     return any(r.alias_info is not None and not r.alias_info.is_write for r in schema.returns)
+
+
+def _kind_of(schema, op):
+    """A view op's outputs are views; an in-place op with an entry of its own
+    (copy_, fill_, normal_ ...) rebases self's history, except an in-place view
+    op (squeeze_ ...), whose self takes the node as its own history."""
+    if _is_view_op(schema):
+        return VIEW
+    if schema.arguments and schema.arguments[0].is_write:
+        return INPLACE_VIEW if "inplace_view" in op.tags else INPLACE
+    return FUNCTIONAL
+
+
+def _non_differentiable_view_kernel(op_, ks, args, kwargs):
+    """A view op with no differentiable output (view.dtype): the result shares
+    storage and version counter, but autograd does not see it as a view of its
+    input (PyTorch's make_variable_non_differentiable_view)."""
+    result = redispatch_below_autograd(op_, ks & BELOW_AUTOGRAD, args, kwargs)
+    result._base = None
+    return result
 
 
 def _variants_of(entry):
@@ -455,9 +546,13 @@ def register_autograd_kernels() -> None:
         entry = dispatcher.find(op_name)
         info = DerivativeInfo(derivative, entry)
         op = _op_of(entry)
-        kind = VIEW if _is_view_op(entry.schema) else FUNCTIONAL
-        entry.register(DispatchKey.Autograd,
-                       KernelFunction(_make_kernel(info, kind, op), KEYSET, debug))
+        kind = _kind_of(entry.schema, op)
+        if kind == VIEW and info.formulas == []:
+            entry.register(DispatchKey.Autograd,
+                           KernelFunction(_non_differentiable_view_kernel, BOXED, debug))
+        else:
+            entry.register(DispatchKey.Autograd,
+                           KernelFunction(_make_kernel(info, kind, op), KEYSET, debug))
         base = entry.schema.name.split("::")[1]
         for variant_kind, variant in _variants_of(entry):
             if variant is None:
@@ -472,10 +567,16 @@ def register_autograd_kernels() -> None:
                 variant.register(DispatchKey.Autograd,
                                  KernelFunction(_make_out_kernel(variant_op, base), BOXED, debug))
     for name, entry in dispatcher.operators.items():
-        if name.startswith("aten::") and any(a.is_write for a in entry.schema.arguments):
-            op = _op_of(entry)
+        if not name.startswith("aten::"):
+            continue
+        if any(a.is_write for a in entry.schema.arguments):
             entry.register(DispatchKey.ADInplaceOrView,
-                           KernelFunction(_make_inplace_or_view_kernel(op), BOXED,
+                           KernelFunction(_make_inplace_or_view_kernel(_op_of(entry)), BOXED,
+                                          "registered at glasstorch/autograd/variable_type.py"))
+        elif _is_view_op(entry.schema):
+            entry.register(DispatchKey.ADInplaceOrView,
+                           KernelFunction(_make_view_inplace_or_view_kernel(_op_of(entry)),
+                                          KEYSET,
                                           "registered at glasstorch/autograd/variable_type.py"))
 
 

@@ -330,93 +330,284 @@ _dot_op("dot", np.dot)
 _dot_op("vdot", np.vdot)
 
 
-# -- einsum (a direct kernel for now: numpy's contraction) -------------------------------------
+# -- einsum, decomposed as PyTorch decomposes it -----------------------------------------
+#
+# PyTorch's einsum is CompositeImplicitAutograd: autograd records the ops it
+# decomposes into (permute, diagonal, unsqueeze, sum, mul, bmm, view), so its
+# grad_fn is e.g. ViewBackward0.  This kernel reproduces that decomposition
+# (ATen's Linear.cpp) for native_functions.yaml's einsum entry to use as
+# ``dispatch: {CompositeImplicitAutograd: einsum}``.
 
-def _parse_einsum(equation, shapes):
-    eq = equation.replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != len(shapes):
-        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
-                           if len(shapes) > len(terms) else
-                           "einsum(): fewer operands were provided than specified in the equation")
-    sizes: dict = {}
-    ell_shape: tuple = ()
-    parsed = []
-    for term, shape in zip(terms, shapes):
-        labels = []
-        if "..." in term:
-            before, _, after = term.partition("...")
-            n_ell = len(shape) - len(before) - len(after)
-            if n_ell < 0:
-                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                                   f"({len(before) + len(after)}) is more than the number of "
-                                   f"dimensions ({len(shape)}) for operand {len(parsed)}")
-            ell = tuple(shape[len(before):len(before) + n_ell])
-            ell_shape = broadcast_shapes(ell_shape, ell)
-            labels = list(before) + ["..."] + list(after)
-            dims = list(shape[:len(before)]) + [None] + list(shape[len(before) + n_ell:])
-        else:
-            if len(term) != len(shape):
-                raise RuntimeError(
-                    f"einsum(): the number of subscripts in the equation ({len(term)}) does not "
-                    f"match the number of dimensions ({len(shape)}) for operand {len(parsed)} and "
-                    "no ellipsis was given")
-            labels = list(term)
-            dims = list(shape)
-        for label, n in zip(labels, dims):
-            if label == "...":
-                continue
-            if not label.isalpha():
-                raise RuntimeError(f"einsum(): invalid subscript given at index "
-                                   f"{eq.index(label)} in the equation string, subscripts must "
-                                   "be in [a-zA-Z]")
-            prev = sizes.get(label)
-            if prev is None or prev == 1:
-                sizes[label] = n
-            elif n != 1 and n != prev:
-                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes "
-                                   f"(original->remapped): {list(shapes)}")
-        parsed.append(labels)
-    if arrow:
-        out_labels = list(rhs.replace("...", "."))
+_LETTERS = 26
+_ELLIPSIS = 2 * _LETTERS
+
+
+def _subscript(label: str) -> int:
+    """[A-Z] -> 0..25, [a-z] -> 26..51: the order implicit outputs and
+    contraction dims are laid out in."""
+    return ord(label) - ord("A") if label.isupper() else ord(label) - ord("a") + _LETTERS
+
+
+def _label(s: int) -> str:
+    return chr(s + ord("A")) if s < _LETTERS else chr(s - _LETTERS + ord("a"))
+
+
+def _einsum_operand_labels(lhs, num_ops):
+    op_labels = [[] for _ in range(num_ops)]
+    current, ellipsis_seen, i = 0, False, 0
+    while i < len(lhs):
+        ch = lhs[i]
+        if ch == ".":
+            if ellipsis_seen:
+                raise RuntimeError(f"einsum(): found '.' for operand {current} for which an "
+                                   "ellipsis was already found")
+            if lhs[i + 1:i + 3] != "..":
+                raise RuntimeError(f"einsum(): found '.' for operand {current} that is not part "
+                                   "of any ellipsis")
+            op_labels[current].append(_ELLIPSIS)
+            ellipsis_seen = True
+            i += 2
+        elif ch == ",":
+            current += 1
+            if current >= num_ops:
+                raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                                   "equation")
+            ellipsis_seen = False
+        elif ch != " ":
+            if not (ch.isascii() and ch.isalpha()):
+                raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the "
+                                   "equation string, subscripts must be in [a-zA-Z]")
+            op_labels[current].append(_subscript(ch))
+        i += 1
+    if current != num_ops - 1:
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    return op_labels
+
+
+def _einsum_output_layout(equation, lhs, arrow, label_count, ell_num_dim):
+    """Where each label goes in the aligned shape (output dims first, then the
+    dims to contract): (label_perm_index, out_num_dim, perm_index, ell_index)."""
+    label_perm_index = [-1] * _ELLIPSIS
+    perm_index = ell_index = 0
+    ell_in_output = False
+    if arrow < 0:        # implicit output: the ellipsis, then labels seen once, sorted
+        perm_index = ell_num_dim
+        ell_in_output = True
+        for s in range(_ELLIPSIS):
+            if label_count[s] == 1:
+                label_perm_index[s] = perm_index
+                perm_index += 1
     else:
-        counts: dict = {}
-        for labels in parsed:
-            for label in labels:
-                counts[label] = counts.get(label, 0) + 1
-        out_labels = (["."] if any("..." in p for p in parsed) else []) + \
-            sorted(k for k, c in counts.items() if c == 1 and k != "...")
-    out_shape = []
-    for label in out_labels:
-        if label == ".":
-            out_shape.extend(ell_shape)
+        rhs = equation[arrow + 2:]
+        i = 0
+        while i < len(rhs):
+            ch = rhs[i]
+            if ch == ".":
+                if ell_in_output:
+                    raise RuntimeError("einsum(): found '.' for output but an ellipsis (...) was "
+                                       "already found")
+                if rhs[i + 1:i + 3] != "..":
+                    raise RuntimeError("einsum(): found '.' for output that is not part of any "
+                                       "ellipsis (...)")
+                ell_index = perm_index
+                perm_index += ell_num_dim
+                ell_in_output = True
+                i += 2
+            elif ch != " ":
+                if not (ch.isascii() and ch.isalpha()):
+                    raise RuntimeError(f"einsum(): invalid subscript given at index "
+                                       f"{len(lhs) + 2 + i} in the equation string, subscripts "
+                                       "must be in [a-zA-Z]")
+                s = _subscript(ch)
+                if not (label_count[s] > 0 and label_perm_index[s] == -1):
+                    raise RuntimeError(f"einsum(): output subscript {ch}" + (
+                        " appears more than once in the output" if label_perm_index[s] > -1
+                        else " does not appear in the equation for any input operand"))
+                label_perm_index[s] = perm_index
+                perm_index += 1
+            i += 1
+    out_num_dim = perm_index
+    if not ell_in_output:
+        ell_index = perm_index
+        perm_index += ell_num_dim
+    for s in range(_ELLIPSIS):
+        if label_count[s] > 0 and label_perm_index[s] == -1:
+            label_perm_index[s] = perm_index
+            perm_index += 1
+    return label_perm_index, out_num_dim, perm_index, ell_index
+
+
+def _sumproduct_pair(left, right, sum_dims):
+    """(left * right).sum(sum_dims, keepdim=True) by permuting both to
+    (batch, rows, summed) x (batch, summed, cols) and one bmm."""
+    if not sum_dims:
+        return aten.mul.Tensor(left, right)
+    summed = set(sum_dims)
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(left.dim()):
+        sl, sr = left._shape[i] != 1, right._shape[i] != 1
+        if i in summed:
+            if sl and sr:
+                if left._shape[i] != right._shape[i]:
+                    raise RuntimeError("non-broadcast dimensions must match")
+                sum_size *= left._shape[i]
+            elif sl:
+                left = aten.sum.dim_IntList(left, [i], True)
+            elif sr:
+                right = aten.sum.dim_IntList(right, [i], True)
+        elif sl and sr:
+            if left._shape[i] != right._shape[i]:
+                raise RuntimeError("non-broadcast dimensions must match")
+            lro.append(i)
+            lro_size *= left._shape[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= left._shape[i]
         else:
-            if label not in sizes:
-                raise RuntimeError(f"einsum(): output subscript {label} does not appear in the "
-                                   "equation for any input operand")
-            out_shape.append(sizes[label])
-    return tuple(out_shape)
+            ro.append(i)
+            ro_size *= right._shape[i]
+    out_size = ([left._shape[d] for d in lro] + [left._shape[d] for d in lo] +
+                [1] * len(sum_dims) + [right._shape[d] for d in ro])
+    out_permutation = [0] * len(out_size)
+    for position, d in enumerate(lro + lo + list(sum_dims) + ro):
+        out_permutation[d] = position
+    left = aten.reshape.default(aten.permute.default(left, lro + lo + list(sum_dims) + ro),
+                                [lro_size, lo_size, sum_size])
+    right = aten.reshape.default(aten.permute.default(right, lro + list(sum_dims) + ro + lo),
+                                 [lro_size, sum_size, ro_size])
+    result = aten.view.default(aten.bmm.default(left, right), out_size)
+    return aten.permute.default(result, out_permutation)
 
 
-@meta("einsum")
-def einsum_meta(equation, tensors, path=None):
+@kernel("einsum")
+def einsum(equation, tensors, path=None):
+    """Parse the equation; align every operand to (output dims, contracted
+    dims) with diagonal (repeated labels), unsqueeze (missing labels) and
+    permute; contract operands pairwise (left to right, or in ``path``'s order),
+    summing a dim as soon as no other operand still has it; drop the
+    contracted dims at the end."""
     if not tensors:
         raise RuntimeError("einsum(): must provide at least one operand")
-    d = tensors[0].dtype
-    for t in tensors[1:]:
-        if t.dtype is not d:
-            raise RuntimeError(f"expected scalar type {d._short} but found {t.dtype._short}")
-    return TensorMeta(_parse_einsum(equation, [t._shape for t in tensors]), d)
+    num_ops = len(tensors)
+    if path is not None:
+        expected = 1 if num_ops == 1 else (num_ops - 1) * 2
+        if len(path) != expected:
+            raise RuntimeError(f"einsum(): expected contraction path given in path parameter to "
+                               f"have size {expected} but got {len(path)}")
+    arrow = equation.find("->")
+    lhs = equation if arrow < 0 else equation[:arrow]
+    op_labels = _einsum_operand_labels(lhs, num_ops)
 
+    label_count = [0] * _ELLIPSIS
+    ell_num_dim = 0
+    for i, (operand, labels) in enumerate(zip(tensors, op_labels)):
+        ndims = operand.dim()
+        nlabels = sum(1 for s in labels if s != _ELLIPSIS)
+        has_ellipsis = _ELLIPSIS in labels
+        for s in labels:
+            if s == _ELLIPSIS:
+                ell_num_dim = max(ell_num_dim, ndims - nlabels)
+            else:
+                label_count[s] += 1
+        if (nlabels > ndims) if has_ellipsis else (nlabels != ndims):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({nlabels}) " +
+                ("is more than the number of dimensions (" if has_ellipsis
+                 else "does not match the number of dimensions (") +
+                f"{ndims}) for operand {i}" +
+                ("" if has_ellipsis else " and no ellipsis was given"))
+    label_perm_index, out_num_dim, perm_index, ell_index = _einsum_output_layout(
+        equation, lhs, arrow, label_count, ell_num_dim)
 
-@impl("einsum")
-def einsum_impl(out, equation, tensors, path=None):
-    d = out.dtype
-    compute = d.opmath
-    arrays = [_operand(t, compute) for t in tensors]
-    result = np.einsum(equation.replace(" ", ""), *arrays, optimize=len(arrays) > 2)
-    np.copyto(out._np(), result, casting="unsafe")
+    label_size = [1] * _ELLIPSIS
+    ell_sizes = [1] * ell_num_dim
+    dim_counts = [0] * perm_index
+    ops = []
+    for i, (op, labels) in enumerate(zip(tensors, op_labels)):
+        permutation = [-1] * perm_index
+        dim = 0
+        for s in labels:
+            if s == _ELLIPSIS:
+                covered = tensors[i].dim() - (len(labels) - 1)
+                for j in range(ell_num_dim - covered, ell_num_dim):
+                    size = op._shape[dim]
+                    if size != 1:
+                        if ell_sizes[j] not in (1, size):
+                            raise RuntimeError(
+                                f"einsum(): dimension {dim} covered by ellipsis in operand {i}has "
+                                f"size {size} which does not broadcast with previously seen "
+                                f"ellipsis with size {ell_sizes[j]} for the respective dimension")
+                        ell_sizes[j] = size
+                        dim_counts[ell_index + j] += 1
+                    permutation[ell_index + j] = dim
+                    dim += 1
+            elif permutation[label_perm_index[s]] == -1:
+                size = op._shape[dim]
+                if size != 1:
+                    if label_size[s] not in (1, size):
+                        raise RuntimeError(
+                            f"einsum(): subscript {_label(s)} has size {size} for operand {i} "
+                            f"which does not broadcast with previously seen size {label_size[s]}")
+                    label_size[s] = size
+                    dim_counts[label_perm_index[s]] += 1
+                permutation[label_perm_index[s]] = dim
+                dim += 1
+            else:                                   # a repeated label: take the diagonal
+                prev = permutation[label_perm_index[s]]
+                if op._shape[dim] != op._shape[prev]:
+                    raise RuntimeError(
+                        f"einsum(): subscript {_label(s)} is repeated for operand {i} but the "
+                        f"sizes don't match, {op._shape[dim]} != {op._shape[prev]}")
+                op = aten.movedim.int(aten.diagonal.default(op, 0, prev, dim), -1, prev)
+        for k, value in enumerate(permutation):
+            if value == -1:
+                op = aten.unsqueeze.default(op, dim)
+                permutation[k] = dim
+                dim += 1
+        ops.append(aten.permute.default(op, permutation))
+
+    steps = iter(path if path is not None else ())
+    while len(ops) > 1:
+        i, j = 0, 1
+        if path is not None:
+            i, j = sorted((next(steps), next(steps)))
+            if i == j or i < 0 or j >= len(ops):
+                raise RuntimeError(f"einsum(): invalid contraction ({i}, {j}) " + (
+                    "cannot contract an operand with itself" if i == j
+                    else "operand index is out of bounds"))
+        a, b = ops[i], ops[j]
+        del ops[j], ops[i]
+        sum_dims, a_dims, b_dims = [], [], []
+        for d in range(out_num_dim, perm_index):
+            if a._shape[d] != 1 and b._shape[d] != 1:
+                dim_counts[d] -= 1
+                if dim_counts[d] == 1:
+                    sum_dims.append(d)
+                    dim_counts[d] = 0
+            elif dim_counts[d] == 1:
+                if a._shape[d] != 1:
+                    a_dims.append(d)
+                    dim_counts[d] = 0
+                elif b._shape[d] != 1:
+                    b_dims.append(d)
+                    dim_counts[d] = 0
+        if a_dims:
+            a = aten.sum.dim_IntList(a, a_dims, True)
+        if b_dims:
+            b = aten.sum.dim_IntList(b, b_dims, True)
+        result = _sumproduct_pair(a, b, sum_dims)
+        if path is not None:
+            ops.append(result)
+        else:
+            ops.insert(0, result)
+
+    result = ops[0]
+    if perm_index > out_num_dim:
+        if num_ops > 1:     # every contracted dim is already 1: view them away
+            return aten.view.default(result, list(result._shape[:out_num_dim]))
+        return aten.sum.dim_IntList(result, list(range(out_num_dim, perm_index)))
+    return result
 
 
 # -- composites -------------------------------------------------------------------------

@@ -1,0 +1,456 @@
+"""Helpers for the gradient formulas of linear-algebra and neural-network ops
+(derivatives_wip_nn.yaml; PyTorch's FunctionsManual.cpp for the same ops).
+
+Backward passes call the ops PyTorch's formulas call (mm, bmm, the
+``*_backward`` ops of glasstorch/_ops/kernels/nn_backward.py ...), and the
+double-backward helpers are written with differentiable ops, so gradients of
+gradients work.
+"""
+from __future__ import annotations
+
+from ..._dispatcher.dispatcher import ops
+from ..grad_mode import enable_grad, is_grad_enabled
+from ..variable import requires_grad
+from .common import is_complex_dtype, maybe_multiply
+
+__all__ = ["conj_if_complex", "scalar_conj", "mm_mat1_backward", "mm_mat2_backward",
+           "convolution_double_backward", "max_pool_double_backward",
+           "softmax_double_backward", "log_softmax_double_backward_grad_output",
+           "log_softmax_double_backward_output", "layer_norm_double_backward",
+           "native_group_norm_backward_formula", "embedding_dense_double_backward",
+           "native_dropout_backward_formula", "native_dropout_double_backward",
+           "mse_loss_double_backward", "smooth_l1_loss_double_backward",
+           "huber_loss_double_backward", "huber_loss_double_backward_grad_output",
+           "binary_cross_entropy_target_backward", "binary_cross_entropy_double_backward",
+           "binary_cross_entropy_double_backward_target",
+           "binary_cross_entropy_double_backward_grad_output",
+           "binary_cross_entropy_with_logits_backward",
+           "binary_cross_entropy_with_logits_target_backward"]
+
+aten = ops.aten
+
+MEAN, SUM = 1, 2
+_BCE_EPS = 1e-12
+
+
+def conj_if_complex(t):
+    """``t.conj()``: a real tensor is returned as is (no op), as in PyTorch."""
+    return aten.conj.default(t) if is_complex_dtype(t.dtype) else t
+
+
+def scalar_conj(s):
+    """``Scalar.conj()`` for a Python number."""
+    return s.conjugate() if isinstance(s, complex) else s
+
+
+# -- matrix products --------------------------------------------------------------------
+
+def _column_major(sizes, strides) -> bool:
+    return strides[0] == 1 and strides[1] == sizes[0]
+
+
+def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha):
+    """grad @ mat2^H; computed as (mat2^* @ grad^T)^T when mat1 was column-major,
+    so the gradient comes out column-major like mat1."""
+    if _column_major(mat1_sizes, mat1_strides):
+        result = aten.t.default(aten.mm.default(conj_if_complex(mat2), aten.t.default(grad)))
+    else:
+        result = aten.mm.default(grad, conj_if_complex(aten.t.default(mat2)))
+    return maybe_multiply(result, scalar_conj(alpha))
+
+
+def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha):
+    """mat1^H @ grad; as (grad^T @ mat1^*)^T when mat2 was column-major."""
+    if _column_major(mat2_sizes, mat2_strides):
+        result = aten.t.default(aten.mm.default(aten.t.default(grad), conj_if_complex(mat1)))
+    else:
+        result = aten.mm.default(conj_if_complex(aten.t.default(mat1)), grad)
+    return maybe_multiply(result, scalar_conj(alpha))
+
+
+# -- convolution / pooling --------------------------------------------------------------
+
+def convolution_double_backward(grads, grad_output, input, weight, stride, padding, dilation,
+                                transposed, output_padding, groups, grad_input_mask):
+    """Gradients of convolution_backward's outputs (d_input, d_weight, d_bias),
+    whose incoming gradients are ``grads`` = (gI, gW, gB).
+
+    convolution is bilinear in (input, weight), so with conv(x, w) its map and
+    B_x, B_w its backward maps: <B_x(gO, w), gI> = <gO, conv(gI, w)> and
+    <B_w(gO, x), gW> = <gO, conv(x, gW)>.  Hence
+        d grad_output = conv(gI, w, bias=gB) + conv(x, gW)
+        d input       = B_x(gO, gW)      (convolution_backward with weight gW)
+        d weight      = B_w(gO, gI)      (convolution_backward with input gI)
+    which holds for transposed convolutions too."""
+    g_input, g_weight, g_bias = grads
+
+    def conv(x, w, b):
+        return aten.convolution.default(x, w, b, stride, padding, dilation, transposed,
+                                        output_padding, groups)
+
+    def conv_backward(x, w, mask):
+        return aten.convolution_backward.default(grad_output, x, w, None, stride, padding,
+                                                 dilation, transposed, output_padding, groups,
+                                                 mask)
+    d_grad_output = d_input = d_weight = None
+    if grad_input_mask[0]:
+        terms = []
+        if g_input is not None:
+            terms.append(conv(g_input, weight, g_bias))
+        elif g_bias is not None:
+            channels = [1, g_bias.numel()] + [1] * (grad_output.dim() - 2)
+            terms.append(aten.expand.default(aten.view.default(g_bias, channels),
+                                             list(grad_output.shape)))
+        if g_weight is not None:
+            terms.append(conv(input, g_weight, None))
+        for term in terms:
+            d_grad_output = term if d_grad_output is None else aten.add.Tensor(d_grad_output,
+                                                                               term)
+    if grad_input_mask[1] and g_weight is not None:
+        d_input = conv_backward(input, g_weight, [True, False, False])[0]
+    if grad_input_mask[2] and g_input is not None:
+        d_weight = conv_backward(g_input, weight, [False, True, False])[1]
+    return d_grad_output, d_input, d_weight
+
+
+def max_pool_double_backward(grad, indices, dim):
+    """The gradient of max pooling's backward with respect to grad_output: pick
+    each window's argmax element of ``grad`` (the last ``dim`` dims flattened)."""
+    if indices.numel() == 0:
+        return aten.zeros_like.default(indices, dtype=grad.dtype)
+    size = list(indices.shape[:indices.dim() - dim]) + [-1]
+    picked = aten.gather.default(aten.view.default(aten.contiguous.default(grad), size), -1,
+                                 aten.view.default(indices, size))
+    return aten.view.default(picked, list(indices.shape))
+
+
+# -- softmax ----------------------------------------------------------------------------
+
+def softmax_double_backward(grad, grad_output, dim, output):
+    """d/d output of <output * (grad_output - sum(grad_output * output)), grad>:
+    grad * (grad_output - sum(grad_output * output)) - grad_output * sum(grad * output)."""
+    grad = aten.to.dtype(grad, output.dtype)
+    inner = aten.sum.dim_IntList(aten.mul.Tensor(grad_output, output), [dim], True)
+    cross = aten.sum.dim_IntList(aten.mul.Tensor(grad, output), [dim], True)
+    return aten.sub.Tensor(aten.mul.Tensor(grad, aten.sub.Tensor(grad_output, inner)),
+                           aten.mul.Tensor(grad_output, cross))
+
+
+def log_softmax_double_backward_grad_output(grad, dim, output):
+    """d/d grad_output of <grad_output - exp(output) sum(grad_output), grad>."""
+    grad = aten.to.dtype(grad, output.dtype)
+    total = aten.sum.dim_IntList(aten.mul.Tensor(grad, aten.exp.default(output)), [dim], True)
+    return aten.sub.Tensor(grad, total)
+
+
+def log_softmax_double_backward_output(grad, grad_output, dim, output):
+    """d/d output of the same: -sum(grad_output) * exp(output) * grad."""
+    total = aten.sum.dim_IntList(grad_output, [dim], True)
+    return aten.mul.Tensor(aten.mul.Tensor(aten.neg.default(total), aten.exp.default(output)),
+                           aten.to.dtype(grad, output.dtype))
+
+
+# -- normalization ----------------------------------------------------------------------
+
+def _mean(t, dims):
+    return aten.mean.dim(t, dims, True)
+
+
+def _normalized_backward(dy, x_hat, rstd, gamma, dims):
+    """rstd * (g - mean(g) - x_hat * mean(g * x_hat)) over ``dims``, g = dy * gamma:
+    the input gradient of (x - mean) * rstd * gamma, written with ops."""
+    g = aten.mul.Tensor(dy, gamma) if gamma is not None else dy
+    centered = aten.sub.Tensor(g, _mean(g, dims))
+    projected = aten.mul.Tensor(x_hat, _mean(aten.mul.Tensor(g, x_hat), dims))
+    return aten.mul.Tensor(rstd, aten.sub.Tensor(centered, projected))
+
+
+def _differentiable_copy(t, needed):
+    """``t`` as an input of a local graph: when its gradient is wanted, a fresh
+    alias (so the local graph stops there, yet stays connected to ``t``'s
+    history for higher-order gradients); otherwise a constant."""
+    if t is None:
+        return None
+    if needed and requires_grad(t):
+        return aten.alias.default(t)
+    return aten.detach.default(t)
+
+
+def layer_norm_double_backward(grads, grad_out, input, normalized_shape, mean, rstd, weight,
+                               grad_input_mask):
+    """Gradients of native_layer_norm_backward's outputs (dx, dweight, dbias),
+    whose incoming gradients are ``grads``, with respect to (input, weight,
+    grad_out).
+
+    Instead of PyTorch's hand-derived layer_norm_double_backward, the backward
+    is re-expressed as differentiable composite ops of (input, weight,
+    grad_out) and differentiated with ``autograd.grad``:
+
+        mean(x)  = mean of x over the normalized dims (the saved mean, recomputed)
+        rstd(x)  = (var(x) + c) ** -1/2 with the constant c = rstd**-2 - var(x),
+                   so its value is the saved rstd (eps is not an argument of the
+                   backward op) and it still depends on x as rstd does
+        x_hat    = (x - mean(x)) * rstd(x)
+        dx       = rstd(x) * (g - mean(g) - x_hat * mean(g * x_hat)),  g = grad_out * weight
+        dweight  = sum over the leading dims of grad_out * x_hat
+        dbias    = sum over the leading dims of grad_out
+
+    The gradients are then autograd.grad([dx, dweight, dbias], wanted inputs,
+    grads), with create_graph when the outer pass records: third-order
+    gradients flow through the aliases into the original tensors, and are
+    exact (PyTorch's hand-derived formula is not at third order)."""
+    from .. import grad as autograd_grad    # (glasstorch.autograd imports this module)
+    create_graph = is_grad_enabled()
+    mask_input, mask_weight, mask_grad_out = grad_input_mask
+    with enable_grad():
+        x = _differentiable_copy(input, mask_input)
+        w = _differentiable_copy(weight, mask_weight)
+        dy = _differentiable_copy(grad_out, mask_grad_out)
+        k = len(normalized_shape)
+        dims = list(range(x.dim() - k, x.dim()))
+        lead = list(range(x.dim() - k))
+        mu = _mean(x, dims)
+        centered = aten.sub.Tensor(x, mu)
+        var = _mean(aten.mul.Tensor(centered, centered), dims)
+        shift = aten.detach.default(aten.sub.Tensor(aten.pow.Tensor_Scalar(
+            aten.view.default(rstd, list(mu.shape)), -2), var))
+        r = aten.rsqrt.default(aten.add.Tensor(var, shift))
+        x_hat = aten.mul.Tensor(centered, r)
+        outputs = [_normalized_backward(dy, x_hat, r, w, dims),
+                   _sum_leading(aten.mul.Tensor(dy, x_hat), lead) if w is not None else None,
+                   _sum_leading(dy, lead)]
+        pairs = [(o, g) for o, g in zip(outputs, grads)
+                 if o is not None and g is not None and requires_grad(o)]
+        candidates = ((x, mask_input), (w, mask_weight), (dy, mask_grad_out))
+        wanted = [t for t, m in candidates if m and t is not None]
+        if not pairs:       # what was asked for does not depend on the wanted inputs
+            return None, None, None
+        found = iter(autograd_grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
+                                   create_graph=create_graph, allow_unused=True))
+    return tuple(next(found) if m and t is not None else None for t, m in candidates)
+
+
+def _sum_leading(t, lead):
+    return aten.sum.dim_IntList(t, lead, False) if lead else t
+
+
+def native_group_norm_backward_formula(grads, input, mean, rstd, weight, N, C, HxW, group,
+                                       eps, grad_input_mask):
+    """native_group_norm's gradients for (input, weight, bias) from the
+    gradients of its three outputs (out, mean, rstd).
+
+    When the pass records a graph (create_graph), everything is composite ops
+    of input and of the saved mean/rstd outputs (PyTorch's
+    infinitely_differentiable_native_group_norm_backward): those outputs carry
+    this node as history, so differentiating again also flows through them.
+    Otherwise the output gradient goes through native_group_norm_backward and
+    the mean/rstd gradients are added with ops:
+        d mean / dx = 1 / D,   d rstd / dx = -rstd**2 * x_hat / D
+    over the D = C / group * HxW elements of each group."""
+    d_out, d_mean, d_rstd = grads
+    if is_grad_enabled():
+        return _group_norm_backward_composite(d_out, d_mean, d_rstd, input, mean, rstd, weight,
+                                              N, C, HxW, group, grad_input_mask)
+    d_input, d_weight, d_bias = aten.native_group_norm_backward.default(
+        aten.contiguous.default(d_out), aten.contiguous.default(input), mean, rstd, weight, N,
+        C, HxW, group, grad_input_mask)
+    if d_input is not None:
+        x_hat = _group_x_hat(input, mean, rstd, N, C, HxW, group)
+        stats = _stats_input_grad(d_mean, d_rstd, rstd, x_hat, N, group, C // group * HxW)
+        d_input = aten.add.Tensor(d_input, aten.reshape.default(stats, list(input.shape)))
+    return d_input, d_weight, d_bias
+
+
+def _per_group(t, N, C, HxW, group):
+    """(N, C, *) -> (N, group, C / group, HxW)."""
+    return aten.reshape.default(t, [N, group, C // group, HxW])
+
+
+def _group_stat(t, N, group):
+    """A (N, group) statistic, broadcastable against _per_group's shape."""
+    return aten.reshape.default(t, [N, group, 1, 1])
+
+
+def _group_x_hat(input, mean, rstd, N, C, HxW, group):
+    centered = aten.sub.Tensor(_per_group(input, N, C, HxW, group), _group_stat(mean, N, group))
+    return aten.mul.Tensor(centered, _group_stat(rstd, N, group))
+
+
+def _stats_input_grad(d_mean, d_rstd, rstd, x_hat, N, group, D):
+    """d_mean / D - d_rstd * rstd**2 * x_hat / D, per (sample, group)."""
+    r = _group_stat(rstd, N, group)
+    coeff = aten.mul.Tensor(_group_stat(d_rstd, N, group), aten.mul.Tensor(r, r))
+    return aten.div.Scalar(aten.sub.Tensor(_group_stat(d_mean, N, group),
+                                           aten.mul.Tensor(coeff, x_hat)), D)
+
+
+def _group_norm_backward_composite(d_out, d_mean, d_rstd, input, mean, rstd, weight, N, C, HxW,
+                                   group, grad_input_mask):
+    x_hat = _group_x_hat(input, mean, rstd, N, C, HxW, group)
+    dy = _per_group(d_out, N, C, HxW, group)
+    d_input = d_weight = d_bias = None
+    if grad_input_mask[0]:
+        gamma = aten.reshape.default(weight, [1, group, C // group, 1]) \
+            if weight is not None else None
+        d_x = _normalized_backward(dy, x_hat, _group_stat(rstd, N, group), gamma, [2, 3])
+        d_x = aten.add.Tensor(d_x, _stats_input_grad(d_mean, d_rstd, rstd, x_hat, N, group,
+                                                     C // group * HxW))
+        d_input = aten.reshape.default(d_x, list(input.shape))
+    if grad_input_mask[1]:
+        d_weight = aten.reshape.default(
+            aten.sum.dim_IntList(aten.mul.Tensor(dy, x_hat), [0, 3], False), [C])
+    if grad_input_mask[2]:
+        d_bias = aten.reshape.default(aten.sum.dim_IntList(dy, [0, 3], False), [C])
+    return d_input, d_weight, d_bias
+
+
+# -- embedding / dropout ----------------------------------------------------------------
+
+def embedding_dense_double_backward(grad, indices, padding_idx):
+    """The rows of ``grad`` that embedding_dense_backward added up, picked back
+    (rows at ``padding_idx`` are zero).  Like PyTorch's, it ignores
+    scale_grad_by_freq."""
+    flat = aten.reshape.default(indices, [-1])
+    rows = aten.index_select.default(grad, 0, flat)
+    if padding_idx >= 0:
+        rows = aten.masked_fill.Scalar(
+            rows, aten.reshape.default(aten.eq.Scalar(flat, padding_idx), [-1, 1]), 0)
+    return aten.view.default(rows, list(indices.shape) + [-1])
+
+
+def _dropout_scale(p, train) -> float:
+    """The scale native_dropout's formula uses (PyTorch: 1 unless train is given
+    and true)."""
+    if train is None or not train:
+        return 1.0
+    return 0.0 if p == 1 else 1.0 / (1.0 - p)
+
+
+def native_dropout_backward_formula(grad, mask, p, train):
+    """grad * mask * scale: native_dropout_backward, or the same product with
+    differentiable ops when the pass records a graph."""
+    scale = _dropout_scale(p, train)
+    if is_grad_enabled():
+        return native_dropout_double_backward(grad, mask, scale)
+    return aten.native_dropout_backward.default(grad, mask, scale)
+
+
+def native_dropout_double_backward(grad, mask, scale):
+    """grad * (mask as grad's dtype) * scale."""
+    return aten.mul.Tensor(grad, aten.mul.Scalar(aten.to.dtype(mask, grad.dtype), scale))
+
+
+# -- losses -----------------------------------------------------------------------------
+
+def _per_element(t, input, reduction):
+    """Divide by input's numel for a mean reduction."""
+    return aten.div.Scalar(t, input.numel()) if reduction == MEAN else t
+
+
+def mse_loss_double_backward(grad, input, reduction):
+    """d/d input of mse_loss_backward: 2 * grad (over numel for a mean)."""
+    return _per_element(aten.mul.Scalar(grad, 2), input, reduction)
+
+
+def smooth_l1_loss_double_backward(grad, input, target, reduction, beta):
+    """d/d input of smooth_l1_loss_backward: grad / beta inside |d| < beta, else 0."""
+    if beta == 0.0:
+        return aten.zeros_like.default(grad)
+    inside = aten.lt.Scalar(aten.abs.default(aten.sub.Tensor(input, target)), beta)
+    result = aten.div.Scalar(aten.mul.Tensor(grad, aten.to.dtype(inside, grad.dtype)), beta)
+    return _per_element(result, input, reduction)
+
+
+def huber_loss_double_backward(grad, input, target, reduction, delta):
+    """d/d input of huber_loss_backward: grad inside |d| <= delta, else 0."""
+    inside = aten.le.Scalar(aten.abs.default(aten.sub.Tensor(input, target)), delta)
+    return _per_element(aten.mul.Tensor(grad, aten.to.dtype(inside, grad.dtype)), input,
+                        reduction)
+
+
+def huber_loss_double_backward_grad_output(grad, grad_output, input, target, reduction, delta):
+    """d/d grad_output of <huber_loss_backward(grad_output, ...), grad>."""
+    if reduction == 0:
+        return aten.huber_loss_backward.default(grad, input, target, reduction, delta)
+    unit = aten.ones_like.default(grad_output)
+    per_element = aten.huber_loss_backward.default(unit, input, target, reduction, delta)
+    return aten.sum.default(aten.mul.Tensor(per_element, grad))
+
+
+def _times_weight(t, weight):
+    return aten.mul.Tensor(t, weight) if weight is not None else t
+
+
+def binary_cross_entropy_target_backward(grad, self, target, weight, reduction):
+    """d/d target of -w (t log x + (1 - t) log(1 - x)) = w (log(1 - x) - log(x)),
+    i.e. -logit(x) * w."""
+    minus_logit = aten.sub.Tensor(aten.log.default(aten.rsub.Scalar(self, 1)),
+                                  aten.log.default(self))
+    result = _times_weight(aten.mul.Tensor(minus_logit, grad), weight)
+    return _per_element(result, target, reduction)
+
+
+def _bce_denominator(self):
+    """(x + eps) (1 - x + eps), PyTorch's smoothed x (1 - x)."""
+    return aten.mul.Tensor(aten.add.Scalar(self, _BCE_EPS),
+                           aten.add.Scalar(aten.rsub.Scalar(self, 1), _BCE_EPS))
+
+
+def binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction):
+    """d/d x of grad_output (x - t) / (x (1 - x)) =
+    grad_output (x^2 - 2 x t + t) / (x (1 - x))^2."""
+    numerator = aten.add.Tensor(
+        aten.sub.Tensor(aten.mul.Tensor(self, self),
+                        aten.mul.Scalar(aten.mul.Tensor(self, target), 2)), target)
+    denominator = _bce_denominator(self)
+    result = aten.div.Tensor(numerator, aten.mul.Tensor(denominator, denominator))
+    result = _times_weight(aten.mul.Tensor(result, aten.mul.Tensor(grad, grad_output)), weight)
+    return _per_element(result, self, reduction)
+
+
+def binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight,
+                                                reduction):
+    """d/d t of grad_output (x - t) / (x (1 - x)) = -grad_output / (x (1 - x))."""
+    result = aten.div.Tensor(aten.neg.default(aten.mul.Tensor(grad, grad_output)),
+                             _bce_denominator(self))
+    return _per_element(_times_weight(result, weight), self, reduction)
+
+
+def binary_cross_entropy_double_backward_grad_output(grad, self, target, weight, reduction):
+    """d/d grad_output of <binary_cross_entropy_backward(grad_output, ...), grad>:
+    elementwise for reduction='none', else summed to grad_output's one element."""
+    result = aten.div.Tensor(aten.sub.Tensor(self, target), _bce_denominator(self))
+    result = _times_weight(aten.mul.Tensor(result, grad), weight)
+    if reduction == 0:
+        return result
+    return _per_element(aten.sum.default(result), self, reduction)
+
+
+def binary_cross_entropy_with_logits_backward(grad, input, target, weight, pos_weight,
+                                              reduction):
+    """d/d x of (1 - t) x - (1 + (pw - 1) t) log_sigmoid(x):
+    ((pw t + 1 - t) sigmoid(x) - pw t), or sigmoid(x) - t without pos_weight;
+    times grad and weight, over numel for a mean."""
+    sig = aten.sigmoid.default(input)
+    if pos_weight is not None:
+        t = aten.mul.Tensor(pos_weight, target)
+        result = aten.sub.Tensor(
+            aten.mul.Tensor(aten.sub.Tensor(aten.add.Scalar(t, 1), target), sig), t)
+    else:
+        result = aten.sub.Tensor(sig, target)
+    result = _times_weight(aten.mul.Tensor(result, grad), weight)
+    return _per_element(result, input, reduction)
+
+
+def binary_cross_entropy_with_logits_target_backward(grad, input, target, weight, pos_weight,
+                                                     reduction):
+    """d/d t of the same: log_sigmoid(-x) - pw log_sigmoid(x), or -x without
+    pos_weight (log_sigmoid(y) = -softplus(-y))."""
+    if pos_weight is not None:
+        result = aten.sub.Tensor(
+            aten.mul.Tensor(pos_weight, aten.softplus.default(aten.neg.default(input))),
+            aten.softplus.default(input))
+    else:
+        result = aten.neg.default(input)
+    result = _times_weight(aten.mul.Tensor(result, grad), weight)
+    return _per_element(result, input, reduction)
