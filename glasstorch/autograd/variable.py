@@ -21,7 +21,7 @@ from .._core import dtype as dt
 from .._core.layout import contiguous_format
 from .._core.tls import state as _tls
 from .._tensor import Tensor
-from .graph import (AccumulateGrad, HookDict, RemovableHandle, is_inference,
+from .graph import (_BACKWARD_SUFFIX, AccumulateGrad, HookDict, RemovableHandle, is_inference,
                     version_counter)
 
 # CreationMeta (torch/csrc/autograd/variable.h)
@@ -57,6 +57,8 @@ def grad_fn(t):
         return meta.grad_fn
     if not requires_grad(base):
         return None if meta is None else meta.grad_fn
+    if meta is not None and meta.creation_meta != DEFAULT:
+        raise RuntimeError(_view_rebase_message(t, meta, meta.creation_meta, indirect=True))
     if meta is None:
         # made without recording (grad mode off or base not requiring grad then):
         # its grad_fn is regenerated only once its version moves
@@ -65,9 +67,11 @@ def grad_fn(t):
             meta.attr_version = current
             return None
     from .view_nodes import as_strided_backward_node
+    old_fn, old_nr = meta.grad_fn, meta.output_nr
     meta.grad_fn = as_strided_backward_node(t, base)
     meta.output_nr = 0
     meta.attr_version = current
+    move_retains_grad_hook(t, old_fn, old_nr)
     return meta.grad_fn
 
 
@@ -99,6 +103,22 @@ def set_history(t, node, output_nr) -> None:
     meta.requires_grad = True
     if t._base is not None:
         meta.attr_version = version_counter(t)[0]
+
+
+def move_retains_grad_hook(t, old_fn, old_output_nr) -> None:
+    """``t``'s grad_fn was replaced (an in-place op, or a view regenerating its
+    grad_fn): its retain_grad hook moves to the new node.  Hooks registered
+    with ``register_hook`` stay on the old one (PyTorch's
+    update_tensor_hooks_on_new_gradfn)."""
+    meta = t._autograd_meta
+    if meta is None or not meta.retains_grad or old_fn is None:
+        return
+    hook = old_fn._retains_grad_hooks.pop(old_output_nr, None)
+    if hook is not None:
+        new_fn = meta.grad_fn
+        if new_fn._retains_grad_hooks is None:
+            new_fn._retains_grad_hooks = {}
+        new_fn._retains_grad_hooks[meta.output_nr] = hook
 
 
 # -- gradient accumulation into .grad (AccumulateGrad::accumulateGrad) --------------
@@ -133,10 +153,10 @@ def _obeys_layout(variable, grad) -> bool:
 
 
 def _clone_obey_contract(variable, grad):
-    """Same strides as the parameter when it is dense, else row-major."""
+    """Same strides as the parameter when it is dense, else row-major.  Under
+    create_graph the copy is recorded (CopyBackwards or CloneBackward0, as in
+    PyTorch)."""
     if variable.is_non_overlapping_and_dense():
-        if grad._stride == variable._stride:
-            return grad.clone()
         out = grad.new_empty_strided(variable._shape, variable._stride)
         return out.copy_(grad)
     return grad.clone(memory_format=contiguous_format)
@@ -163,33 +183,47 @@ def check_inplace(t, any_requires_grad) -> None:
                            "operation.")
 
 
-_NO_GRAD_VIEW = ("A view was created in no_grad mode and is being modified inplace with grad "
-                 "mode enabled. ")
-_MULTI_OUTPUT = ("This view is the output of a function that returns multiple views. Such "
-                 "functions do not allow the output views to be modified inplace. You should "
-                 "replace the inplace operation by an out-of-place one.")
+_REBASE_REASONS = {
+    MULTI_OUTPUT_NODE: (
+        "This view is the output of a function that returns multiple views. Such functions do "
+        "not allow the output views to be modified inplace. You should replace the inplace "
+        "operation by an out-of-place one."),
+    NO_GRAD_MODE: (
+        "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+        "your code by moving both the view and the inplace either both inside the no_grad block "
+        "(if you don't want the inplace to be tracked) or both outside (if you want the inplace "
+        "to be tracked)."),
+    INFERENCE_MODE: (
+        "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+        "your code by moving both the view and the inplace either both inside the inference_mode "
+        "block (if you don't want the inplace to be tracked) or both outside (if you want the "
+        "inplace to be tracked)."),
+    IN_CUSTOM_FUNCTION: (
+        "This view was created inside a custom Function (or because an input was returned "
+        "as-is) and the autograd logic to handle view+inplace would override the custom "
+        "backward associated with the custom Function, leading to incorrect gradients. This "
+        "behavior is forbidden. You can fix this by cloning the output of the custom Function."),
+}
 
 
-def _view_rebase_message(t, meta, creation) -> str:
-    if creation == MULTI_OUTPUT_NODE:
-        if meta.grad_fn is None or not _tls.grad_enabled:
-            return _NO_GRAD_VIEW + _MULTI_OUTPUT
-        node_name = meta.view_fn_name or meta.grad_fn.name()
-        return (f"Output {meta.output_nr} of {node_name} is a view and is being modified "
-                f"inplace. " + _MULTI_OUTPUT)
-    if creation == INFERENCE_MODE:
-        return ("A view was created in inference mode and is being modified inplace in normal "
-                "mode.")
-    if creation == IN_CUSTOM_FUNCTION:
-        return ("A view was created inside a custom Function (or because an input was returned "
-                "as-is) and the autograd logic to handle view+inplace would override the custom "
-                "backward associated with the custom Function, leading to incorrect gradients. "
-                "This behavior is forbidden. You can fix this by cloning the output of the "
-                "custom Function.")
-    return (_NO_GRAD_VIEW + "Given that this use case is ambiguous and error-prone, it is "
-            "forbidden. You can clarify your code by moving both the view and the inplace either "
-            "both inside the no_grad block (if you don't want the inplace to be tracked) or both "
-            "outside (if you want the inplace to be tracked).")
+def _view_rebase_message(t, meta, creation, indirect=False) -> str:
+    """PyTorch's handle_view_on_rebase: why this view may not be modified in place
+    (``indirect``: its base or another view of it was, found when its grad_fn is
+    regenerated).  The node is named without its "Backward" suffix."""
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    fn = meta.grad_fn if meta is not None else None
+    name = fn is not None and (meta.view_fn_name or _BACKWARD_SUFFIX.sub("", fn.name()))
+    if creation in (NO_GRAD_MODE, INFERENCE_MODE) or fn is None:
+        prefix = (f"Output {meta.output_nr} of {name} is a view of a view which was created in"
+                  if fn is not None else "A view was created in")
+        if creation == INFERENCE_MODE:
+            message = f"{prefix} inference mode and {modified} modified inplace in normal mode."
+        else:
+            message = (f"{prefix} no_grad mode and {modified} modified inplace with grad mode "
+                       "enabled.")
+    else:
+        message = f"Output {meta.output_nr} of {name} is a view and {modified} modified inplace."
+    return f"{message} {_REBASE_REASONS[creation]}"
 
 
 # -- Tensor methods ---------------------------------------------------------------------
@@ -239,16 +273,18 @@ def _is_leaf(self) -> bool:
 
 def _grad_get(self):
     meta = self._autograd_meta
-    if meta is not None and meta.grad_fn is not None and not meta.retains_grad:
+    grad = None if meta is None else meta.grad
+    if grad is None and not (meta is not None and meta.retains_grad) and grad_fn(self) is not None:
         warnings.warn(
             "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
             ".grad attribute won't be populated during autograd.backward(). If you indeed want "
             "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
             "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you access "
             "the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more "
-            "informations. (Triggered internally at "
-            "/pytorch/build/aten/src/ATen/core/TensorBody.h:494.)", UserWarning, stacklevel=2)
-    return None if meta is None else meta.grad
+            "information. (Triggered internally at "
+            "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)", UserWarning,
+            stacklevel=2)
+    return grad
 
 
 def _grad_set(self, value) -> None:
@@ -257,12 +293,32 @@ def _grad_set(self, value) -> None:
             raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                             f"{type(value).__name__}")
         if value.dtype is not self.dtype:
-            raise RuntimeError("assigned grad has data of a different type")
-        if value.device != self.device:
-            raise RuntimeError("assigned grad has data located on a different device")
+            raise RuntimeError(
+                f"attempting to assign a gradient with dtype '{_TYPE_META_NAMES[value.dtype]}' to "
+                f"a tensor with grad_dtype '{self.dtype._short}'. The gradient must match the "
+                "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+                "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
+                "break downstream systems that assume they match.")
+        if value.device.type != self.device.type:
+            raise RuntimeError(
+                f"attempting to assign a gradient with device type '{value.device.type}' to a "
+                f"tensor with device type '{self.device.type}'. Please ensure that the gradient "
+                "and the tensor are on the same device")
         if value._shape != self._shape:
-            raise RuntimeError("assigned grad has data of a different size")
+            raise RuntimeError(
+                f"attempting to assign a gradient of size '{list(value._shape)}' to a tensor of "
+                f"size '{list(self._shape)}'. Please ensure that the gradient and the tensor are "
+                "the same size")
     self._meta_for_write().grad = value
+
+
+# caffe2::TypeMeta's names of the dtypes (what the .grad setter's message prints)
+_TYPE_META_NAMES = {
+    dt.bool_: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
+    dt.int32: "int", dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
+    dt.float32: "float", dt.float64: "double", dt.complex64: "c10::complex<float>",
+    dt.complex128: "c10::complex<double>"}
 
 
 def _version(self) -> int:
@@ -324,7 +380,7 @@ def _retain_grad(self) -> None:
             return
         t_meta = t._autograd_meta
         if t_meta.grad is None:
-            t_meta.grad = grad.detach().clone() if not _tls.grad_enabled else grad.clone()
+            t_meta.grad = grad.clone(memory_format=contiguous_format)
         else:
             t_meta.grad = t_meta.grad + grad
 
@@ -366,10 +422,6 @@ def _data_set(self, value) -> None:
 def _detach_(self):
     """In place: drop history, become a leaf (views of leaves can't)."""
     if self._base is not None and _is_differentiable_view(self):
-        meta = self._autograd_meta
-        if meta is not None and meta.creation_meta == MULTI_OUTPUT_NODE:
-            raise RuntimeError("This view is the output of a function that returns multiple "
-                               "views. Detaching such views inplace is not allowed.")
         raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view "
                            "is set as True, gradients are views of DDP buckets, and hence detach_() "

@@ -196,10 +196,15 @@ def _reshape_alias(self, size, stride):
 
 @kernel("reshape")
 def reshape(self, shape):
-    """A view when the strides allow it, else a contiguous copy (clone + _unsafe_view)."""
+    """A view when the strides allow it (``view`` for a contiguous tensor, else
+    ``_reshape_alias``, as PyTorch records them), else a contiguous copy
+    (clone + _unsafe_view)."""
     shape = infer_size(shape, self.numel())
-    if compute_stride(self._shape, self._stride, shape) is not None:
-        return ops.aten.view.default(self, list(shape))
+    stride = compute_stride(self._shape, self._stride, shape)
+    if stride is not None:
+        if self._is_contiguous():
+            return ops.aten.view.default(self, list(shape))
+        return ops.aten._reshape_alias.default(self, list(shape), list(stride))
     copy = ops.aten.clone.default(self, memory_format=contiguous_format)
     return ops.aten._unsafe_view.default(copy, list(shape))
 

@@ -2,10 +2,8 @@
 multipliers, real/complex handling, as_strided's backward."""
 from __future__ import annotations
 
-import math
-
+from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
-from ..._tensor import _non_overlapping_and_dense
 
 __all__ = ["sum_to", "maybe_multiply", "handle_r_to_c", "not_implemented", "as_strided_backward",
            "mul_tensor_backward",
@@ -53,35 +51,64 @@ def not_implemented(name):
     raise RuntimeError(f"the derivative for '{name}' is not implemented.")
 
 
+def _maybe_overlapping(sizes, strides) -> bool:
+    """Could two positions of this geometry share a storage element?  (Walk the
+    dims by increasing stride; each must step past everything before it.)"""
+    reach = 0
+    for stride, size in sorted(zip(strides, sizes)):
+        if stride <= reach:
+            return True
+        reach += stride * (size - 1)
+    return False
+
+
 def as_strided_backward(grad, geometry, size, stride, storage_offset):
-    """Scatter-add ``grad`` (laid out as ``size/stride/storage_offset`` over the
-    input's storage) back into the input's geometry.  Overlapping output
-    elements add up; an input that itself overlaps gets each storage element's
-    gradient divided by how many input positions share it."""
+    """Scatter ``grad`` (laid out as ``size/stride/storage_offset`` over the
+    input's storage) back into the input's geometry, as FunctionsManual's
+    as_strided_backward does: zeros as big as the storage both geometries
+    cover, the gradient written (added, where output elements overlap)
+    through the output's geometry, then read back through the input's.  An
+    input that itself overlaps gets each storage element's gradient divided by
+    how many input positions share it."""
     in_shape, in_stride, in_offset = geometry
     out_offset = in_offset if storage_offset is None else storage_offset
-
-    def extent(shape, strides, offset):
-        if 0 in shape:
-            return offset
-        return offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1
-
-    length = max(extent(in_shape, in_stride, in_offset), extent(size, stride, out_offset))
-    storage = aten.zeros.default([length], dtype=grad.dtype, device=grad.device)
-    index = aten.arange.default(length, device=grad.device)
-    out_index = aten.as_strided.default(index, list(size), list(stride), out_offset)
-    storage = aten.index_put.default(storage, [aten.reshape.default(out_index, [-1])],
-                                     aten.reshape.default(grad, [-1]), True)
-    result = aten.as_strided.default(storage, list(in_shape), list(in_stride), in_offset)
-    if _non_overlapping_and_dense(in_shape, in_stride) or math.prod(in_shape) == 0:
-        return aten.clone.default(result)
-    in_index = aten.reshape.default(
-        aten.as_strided.default(index, list(in_shape), list(in_stride), in_offset), [-1])
-    counts = aten.zeros.default([length], dtype=grad.dtype, device=grad.device)
-    counts = aten.index_put.default(counts, [in_index],
-                                    aten.ones_like.default(in_index, dtype=grad.dtype), True)
-    counts = aten.as_strided.default(counts, list(in_shape), list(in_stride), in_offset)
-    return aten.div.Tensor(result, counts)
+    if 0 in size or 0 in in_shape:
+        return aten.zeros.default(list(in_shape), dtype=grad.dtype, device=grad.device)
+    out_size, out_stride = [], []
+    for i in reversed(range(len(size))):
+        if size[i] == 1:                 # one element: the dim only costs indexing
+            grad = aten.squeeze.dim(grad, i)
+        elif stride[i] == 0:             # every element is the same storage element
+            grad = aten.sum.dim_IntList(grad, [i], False)
+        else:
+            out_size.insert(0, size[i])
+            out_stride.insert(0, stride[i])
+    in_dims = [(n, st) for n, st in zip(in_shape, in_stride) if n != 1]
+    shared = min(in_offset, out_offset)
+    in_start, out_start = in_offset - shared, out_offset - shared
+    length = max(in_start + sum((n - 1) * st for n, st in in_dims),
+                 out_start + sum((n - 1) * st for n, st in zip(out_size, out_stride))) + 1
+    storage = aten.new_zeros.default(grad, [length])
+    in_overlap = _maybe_overlapping([n for n, _ in in_dims], [st for _, st in in_dims])
+    out_overlap = _maybe_overlapping(out_size, out_stride)
+    if in_overlap or out_overlap:
+        positions = aten.arange.start(0, length, dtype=dt.int64, device=grad.device)
+    if out_overlap:
+        out_index = aten.as_strided.default(positions, out_size, out_stride, out_start)
+        flat_grad = aten.reshape.default(grad, [-1])
+        aten.index_add_.default(storage, 0, aten.reshape.default(out_index, [-1]), flat_grad)
+    else:
+        aten.copy_.default(aten.as_strided.default(storage, out_size, out_stride, out_start),
+                           grad)
+    if in_overlap:
+        in_index = aten.reshape.default(aten.as_strided.default(
+            positions, [n for n, _ in in_dims], [st for _, st in in_dims], in_start), [-1])
+        count = aten.zeros_like.default(storage)
+        ones = aten.expand.default(aten.ones.default([1], dtype=grad.dtype, device=grad.device),
+                                   list(in_index.shape))
+        aten.index_add_.default(count, 0, in_index, ones)
+        aten.div_.Tensor(storage, count)     # nan where no input position reads
+    return aten.as_strided.default(storage, list(in_shape), list(in_stride), in_start)
 
 
 def mul_tensor_backward(grad, other, self_dtype):
