@@ -43,7 +43,8 @@ from .random import *  # noqa: E402,F401,F403  (manual_seed, Generator, ...)
 from ._indexing import *  # noqa: E402,F401,F403  (installs Tensor.__getitem__ / __setitem__)
 from . import return_types  # noqa: E402,F401
 from . import _C, cuda, library, nn  # noqa: E402,F401
-from .functional import einsum  # noqa: E402,F401  (torch.functional: varargs wrappers)
+from .functional import einsum, norm  # noqa: E402,F401  (torch.functional: varargs wrappers)
+from . import linalg  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
 from .autograd import variable_type as _variable_type, variable as _variable  # noqa: E402
