@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from ._core import dispatch_key as dk
 from ._core import dtype as dt
 from ._core.device import device as Device
 from ._core import tls
@@ -211,6 +212,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         out._np()[...] = values
     out = _on_device(out, _target_device(device))
     if requires_grad:
+        _check_requires_grad(out)
         out.requires_grad_(True)
     return out
 
@@ -324,10 +326,17 @@ def _check_requires_grad(t):
                            "gradients")
 
 
+_BELOW_AD = dk.AUTOGRAD_KEYS | dk.ADINPLACEORVIEW
+
+
 def _with_requires_grad(fn, name):
-    """Factories take ``requires_grad=`` in Python (it is not in their schemas)."""
+    """Factories take ``requires_grad=`` in Python (it is not in their schemas),
+    and run below autograd and ADInplaceOrView (PyTorch's variable_factories:
+    the fill_/normal_ a factory does inside is not a user-visible in-place op,
+    so a new tensor is at version 0)."""
     def factory(*args, requires_grad=False, **kwargs):
-        out = fn(*args, **kwargs)
+        with tls.exclude_keys(_BELOW_AD):
+            out = fn(*args, **kwargs)
         if requires_grad:
             _check_requires_grad(out)
             out.requires_grad_(True)
@@ -358,6 +367,7 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         out._np()[...] = values
     out = _on_device(out, Device(device) if device is not None else self.device)
     if requires_grad:
+        _check_requires_grad(out)
         out.requires_grad_(True)
     return out
 

@@ -14,26 +14,34 @@
 
 Around each node: tensor pre-hooks, retains_grad hooks, node pre-hooks, the
 node, ``validate_outputs`` (sum_to broadcast shapes, cast dtypes, PyTorch's
-errors otherwise), post-hooks; then saved tensors are freed unless
-``keep_graph``.  Grad mode during the pass equals ``create_graph``.
+errors otherwise), post-hooks (what hooks return is checked as PyTorch checks
+it); then saved tensors are freed unless ``keep_graph``.  Grad mode during the
+pass equals ``create_graph``.  An error while evaluating a node is reported
+with the node's forward stack in anomaly mode.
 """
 from __future__ import annotations
 
 import heapq
+import itertools
 
 from .._core.tls import state as _tls
+from .._tensor import Tensor
 from . import anomaly_mode
 from .graph import GraphRoot
 
-__all__ = ["execute", "queue_callback"]
+__all__ = ["execute", "queue_callback", "current_graph_task_id", "is_checkpoint_valid"]
+
+_task_ids = itertools.count()
 
 
 class _GraphTask:
     """State of one backward pass (what PyTorch's GraphTask holds)."""
 
-    __slots__ = ("keep_graph", "exec_info", "needed", "captures", "captured", "final_callbacks")
+    __slots__ = ("keep_graph", "exec_info", "needed", "captures", "captured", "final_callbacks",
+                 "id")
 
     def __init__(self, keep_graph):
+        self.id = next(_task_ids)
         self.keep_graph = keep_graph
         self.exec_info = None      # nodes the pass visits, when inputs were given
         self.needed = None         # ... of which these execute (others only capture)
@@ -50,6 +58,18 @@ def queue_callback(callback) -> None:
     if not _current_tasks:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
     _current_tasks[-1].final_callbacks.append(callback)
+
+
+def current_graph_task_id() -> int:
+    """``torch._C._current_graph_task_id``: the running backward pass, or -1."""
+    return _current_tasks[-1].id if _current_tasks else -1
+
+
+def is_checkpoint_valid() -> bool:
+    """``torch.autograd._is_checkpoint_valid``: False inside a backward pass
+    (or one nested in it) that runs only the paths to given inputs, where a
+    reentrant checkpoint's own backward would not reach the leaves."""
+    return all(task.exec_info is None for task in _current_tasks)
 
 
 def execute(roots, seeds, keep_graph, create_graph, inputs=None, accumulate_grad=True):
@@ -107,9 +127,10 @@ def _init_exec_info(task, root, inputs, accumulate_grad) -> None:
     for index, edge in enumerate(inputs):
         targets.setdefault(edge, []).append(index)
     if accumulate_grad:
-        # backward(inputs=...): run those leaves' AccumulateGrad, capture others
-        wanted = {edge[0] for edge in targets if edge[1] == 0 and _is_accumulate(edge[0])}
-        task.captures = {edge: idx for edge, idx in targets.items() if edge[0] not in wanted}
+        # backward(inputs=...): the input nodes run (a leaf's AccumulateGrad; a
+        # non-leaf's grad_fn, whose retain_grad hook fills its .grad)
+        wanted = {edge[0] for edge in targets}
+        task.captures = {}
     else:
         wanted = set()
         task.captures = targets
@@ -136,55 +157,69 @@ def _init_exec_info(task, root, inputs, accumulate_grad) -> None:
     task.captured = [None] * len(inputs)
 
 
-def _is_accumulate(node) -> bool:
-    from .graph import AccumulateGrad
-    return type(node) is AccumulateGrad
-
-
 def _run(task, root, root_buffer, dependencies) -> None:
-    keep_graph = task.keep_graph
-    exec_info = task.exec_info
-    captures = task.captures
     buffers = {root: root_buffer}
     heap = [(-root._seq, 0, root)]
-    tie = 1
-    check_nan = anomaly_mode.state.enabled and anomaly_mode.state.check_nan
     while heap:
         node = heapq.heappop(heap)[2]
-        grads = buffers.pop(node)
-        if exec_info is not None:
-            _run_tensor_pre_hooks(node, grads)
-            if captures:
-                _capture(task, node, grads)
-            if node not in task.needed:
-                continue
-        outputs = _call_function(node, grads, keep_graph, exec_info is None)
-        grads = None
-        if check_nan:
-            anomaly_mode.check_nan(node, outputs)
-        edges = node._next_edges
-        for i in range(len(edges)):
-            edge = edges[i]
-            if edge is None:
-                continue
-            nxt, input_nr = edge
-            if exec_info is not None and nxt not in exec_info:
-                continue
-            remaining = dependencies[nxt] - 1
-            dependencies[nxt] = remaining
-            buffer = buffers.get(nxt)
-            if buffer is None:
-                buffer = buffers[nxt] = [None] * len(nxt._input_metadata)
-            grad = outputs[i]
-            if grad is not None:
-                old = buffer[input_nr]
-                buffer[input_nr] = grad if old is None else old + grad
-            if remaining == 0:
-                heapq.heappush(heap, (-nxt._seq, tie, nxt))
-                tie += 1
-        outputs = None
-    if buffers and exec_info is None:
+        running_nodes.append(node)
+        try:
+            _evaluate_function(task, node, buffers.pop(node), buffers, dependencies, heap)
+        except Exception:
+            anomaly_mode.report_error(node)
+            raise
+        finally:
+            running_nodes.pop()
+    if buffers and task.exec_info is None:
         raise RuntimeError("could not compute gradients for some functions")
+
+
+# The nodes being evaluated, innermost last: a node created meanwhile
+# (create_graph) records the running one as its anomaly-mode parent.
+running_nodes: list = []
+
+
+def _evaluate_function(task, node, grads, buffers, dependencies, heap) -> None:
+    """Hooks, captures, the node itself; then its gradients go to the input
+    buffers of the next nodes, and those whose dependencies are all met are
+    queued."""
+    exec_info = task.exec_info
+    if exec_info is not None:
+        # a node that runs gets its tensor hooks run in _call_function, after
+        # the capture; one that doesn't run gets them before (as PyTorch does)
+        needed = node in task.needed
+        if not needed:
+            _run_tensor_pre_hooks(node, grads)
+        if task.captures:
+            _capture(task, node, grads)
+        if not needed:
+            return
+    outputs = _call_function(node, grads, task.keep_graph)
+    grads = None
+    if anomaly_mode.state.enabled and anomaly_mode.state.check_nan:
+        anomaly_mode.check_nan(node, outputs)
+    edges = node._next_edges
+    for i in range(len(edges)):
+        edge = edges[i]
+        if edge is None:
+            continue
+        nxt, input_nr = edge
+        if exec_info is not None and nxt not in exec_info:
+            continue
+        remaining = dependencies[nxt] - 1
+        dependencies[nxt] = remaining
+        buffer = buffers.get(nxt)
+        if buffer is None:
+            buffer = buffers[nxt] = [None] * len(nxt._input_metadata)
+        grad = outputs[i]
+        if grad is not None:
+            old = buffer[input_nr]
+            buffer[input_nr] = grad if old is None else old + grad
+        if remaining == 0:
+            heapq.heappush(heap, (-nxt._seq, next(_tie), nxt))
+
+
+_tie = itertools.count()    # equal sequence numbers (GraphRoot's children) pop in push order
 
 
 def _capture(task, node, grads) -> None:
@@ -195,22 +230,20 @@ def _capture(task, node, grads) -> None:
 
 
 def _run_tensor_pre_hooks(node, grads) -> None:
+    """Tensor hooks (a non-leaf's on its grad_fn, a leaf's on its
+    AccumulateGrad), then retain_grad hooks, which so see the hooked values."""
     hooks = node._tensor_pre_hooks
     if hooks:
         for input_nr, fn in list(hooks.values()):
             grad = grads[input_nr]
             if grad is not None:
-                result = fn(grad)
-                if result is not None:
-                    grads[input_nr] = result
+                grads[input_nr] = _checked_tensor_hook_result(fn, grad, fn(grad))
     leaf_hooks = getattr(node, "variable", None)
     if leaf_hooks is not None:
         meta = leaf_hooks._autograd_meta
         if meta is not None and meta.hooks and grads[0] is not None:
             for fn in list(meta.hooks.values()):
-                result = fn(grads[0])
-                if result is not None:
-                    grads[0] = result
+                grads[0] = _checked_tensor_hook_result(fn, grads[0], fn(grads[0]))
     retains = node._retains_grad_hooks
     if retains:
         for input_nr, fn in list(retains.items()):
@@ -218,31 +251,59 @@ def _run_tensor_pre_hooks(node, grads) -> None:
                 fn(grads[input_nr])
 
 
-def _call_function(node, grads, keep_graph, run_tensor_hooks):
-    if run_tensor_hooks:
-        _run_tensor_pre_hooks(node, grads)
+def _call_function(node, grads, keep_graph):
+    _run_tensor_pre_hooks(node, grads)
     pre_hooks = node._pre_hooks
     if pre_hooks:
         for fn in list(pre_hooks.values()):
-            result = fn(tuple(grads))
-            if result is not None:
-                grads = list(result)
+            grads = _checked_node_hook_result(fn, grads, fn(tuple(grads)))
     inputs_for_post = tuple(grads) if node._post_hooks else None
-    try:
-        outputs = node.apply(grads)
-    except Exception:
-        anomaly_mode.report_error(node)
-        raise
-    if not keep_graph:
-        node.release_variables()
-    outputs = validate_outputs(node, outputs)
+    outputs = validate_outputs(node, node.apply(grads))
     post_hooks = node._post_hooks
     if post_hooks:
         for fn in list(post_hooks.values()):
-            result = fn(tuple(outputs), inputs_for_post)
-            if result is not None:
-                outputs = list(result)
+            outputs = _checked_node_hook_result(fn, outputs, fn(tuple(outputs), inputs_for_post))
+    if not keep_graph:
+        node.release_variables()
     return outputs
+
+
+# -- what hooks may return (torch/csrc/autograd/python_hook.cpp) -------------------------
+
+def _hook_name(fn) -> str:
+    name = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def _checked_tensor_hook_result(fn, original, result):
+    """The gradient after a hook: ``result`` unless None; it must keep the
+    type and size of what it replaces."""
+    if result is None:
+        return original
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result.dtype is not original.dtype or result.device.type != original.device.type:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value (was "
+                           f"{original.type()} got {result.type()})")
+    if result._shape != original._shape:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
+    return result
+
+
+def _checked_node_hook_result(fn, originals, result) -> list:
+    """The gradients after a node pre-/post-hook: a tuple of as many values
+    (a None in it makes that gradient undefined)."""
+    if result is None:
+        return originals
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(originals):
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values "
+                           f"(got {len(result)}, but expected {len(originals)})")
+    return [None if value is None else _checked_tensor_hook_result(fn, original, value)
+            for original, value in zip(originals, result)]
 
 
 def validate_outputs(node, outputs):

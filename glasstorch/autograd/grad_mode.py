@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 
 from .._core import dispatch_key as dk
 from .._core.tls import state as _tls
@@ -29,16 +30,34 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _DecoratorContextManager:
-    """A context manager that also decorates functions (and generator functions:
-    the mode is re-entered around each step, as in PyTorch)."""
+    """A context manager that also decorates functions, entering a fresh copy
+    of itself around each call; a generator function gets the mode around each
+    of its steps only, as in PyTorch."""
 
     def __call__(self, func):
         if inspect.isclass(func):
-            raise RuntimeError("Please use the decorator on functions, not classes")
+            warnings.warn("Decorating classes is deprecated and will be disabled in future "
+                          "versions. You should only decorate functions or methods. To preserve "
+                          "the current behavior of class decoration, you can directly decorate "
+                          "the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
+            cls = func
+
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
         if inspect.isgeneratorfunction(func):
-            @functools.wraps(func)
-            def generator(*args, **kwargs):
-                gen = func(*args, **kwargs)
+            return self._wrap_generator(func)
+
+        @functools.wraps(func)
+        def decorated(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return decorated
+
+    def _wrap_generator(self, func):
+        @functools.wraps(func)
+        def generator(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
                 with self.clone():
                     response = gen.send(None)
                 while True:
@@ -54,13 +73,9 @@ class _DecoratorContextManager:
                     else:
                         with self.clone():
                             response = gen.send(request)
-            return generator
-
-        @functools.wraps(func)
-        def decorated(*args, **kwargs):
-            with self.clone():
-                return func(*args, **kwargs)
-        return decorated
+            except StopIteration as stop:      # the wrapped generator returned
+                return stop.value
+        return generator
 
     def clone(self):
         return self.__class__()

@@ -17,6 +17,7 @@ class CopySlices(Node):
     """History of a base after an in-place op on one of its views."""
 
     __slots__ = ("base_geometry", "view_geometry", "fn")
+    _name_prefix = "torch::autograd::"
 
     def __init__(self, base, view, fn):
         super().__init__()
