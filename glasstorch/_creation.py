@@ -335,8 +335,11 @@ def _with_requires_grad(fn, name):
     the fill_/normal_ a factory does inside is not a user-visible in-place op,
     so a new tensor is at version 0)."""
     def factory(*args, requires_grad=False, **kwargs):
-        with tls.exclude_keys(_BELOW_AD):
-            out = fn(*args, **kwargs)
+        if any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            out = fn(*args, **kwargs)     # normal(mean, std) with tensors: differentiable
+        else:
+            with tls.exclude_keys(_BELOW_AD):
+                out = fn(*args, **kwargs)
         if requires_grad:
             _check_requires_grad(out)
             out.requires_grad_(True)

@@ -29,6 +29,7 @@ class Derivative:
     formulas: dict = field(default_factory=dict)   # ("self",) -> code object
     sources: dict = field(default_factory=dict)    # ("self",) -> formula text
     output_differentiability: list | None = None
+    non_differentiable: set = field(default_factory=set)   # inputs that get no gradient
 
 
 def _camel(base: str) -> str:
@@ -82,6 +83,9 @@ def load(path: str = PATH) -> dict[str, Derivative]:
             unknown = [k for k in inputs if k not in arg_names]
             if unknown:
                 raise RuntimeError(f"derivatives.yaml: {op_name} has no argument(s) {unknown}")
+            if str(text).strip() == "non_differentiable":
+                info.non_differentiable.update(inputs)
+                continue
             try:
                 info.formulas[inputs] = compile(str(text), f"<{info.node_name}.{key}>", "eval")
             except SyntaxError as e:

@@ -160,6 +160,11 @@ class DerivativeInfo:
         self.uses_grads_list = "grads" in referenced
         diff_names = [name for key in derivative.formulas for name in key]
         self.diff_indices = [i for i, a in enumerate(args) if a.name in diff_names]
+        # tensor inputs with no formula and not declared non_differentiable must
+        # not require grad (PyTorch's check_no_requires_grad)
+        self.checked_indices = [i for i, a in enumerate(args)
+                                if a.type.is_tensor_like and a.name not in diff_names
+                                and a.name not in derivative.non_differentiable]
         self.saved_args = [(a.name, i) for i, a in enumerate(args) if a.name in referenced]
         self.saved_metadata = []
         for i, a in enumerate(args):
@@ -272,6 +277,13 @@ def _record(info, kind, op, ks, args, kwargs):
     else:
         values = [args[i] if i < n else kwargs.get(name, info.defaults[i])
                   for i, name in enumerate(info.arg_names)]
+    for i in info.checked_indices:
+        value = values[i]
+        if any(requires_grad(v) for v in (value if info.is_list_arg[i] else (value,))
+               if v is not None):
+            raise RuntimeError(f"The function '{op._schema.name.split('::')[1]}' is not "
+                               f"differentiable with respect to argument '{info.arg_names[i]}'. "
+                               "This input cannot have requires_grad True.")
     if info.static_slots is not None:
         flat = [values[i] for i in info.diff_indices]
     else:
@@ -413,7 +425,7 @@ def _make_kernel(info, kind, op):
     lines = ["def kernel(ks, *args, **kwargs):",
              "    if _tls.grad_enabled:",
              "        n = len(args)"]
-    for i in info.diff_indices:
+    for i in info.diff_indices + info.checked_indices:
         name = info.arg_names[i]
         get = f"args[{i}] if n > {i} else kwargs.get({name!r})"
         lines.append(f"        a = {get}")

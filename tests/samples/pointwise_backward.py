@@ -138,3 +138,28 @@ def elu_backward_out(make, lib):
 def mish_backward_double_gradient(make, lib):
     """The result takes self's dtype (not the promoted one)."""
     return (make(3, 4, dtype="float64"), make(3, 4, low=-5, high=5)), {}
+
+
+@sample("aten::_conj_physical")
+def conj_physical_complex(make, lib):
+    return (make(3, 4, dtype="complex64"),), {}
+
+
+@sample("aten::_conj_physical.out")
+def conj_physical_out(make, lib):
+    return (make(2, 3, dtype="complex64"),), {"out": make(0, dtype="complex64")}
+
+
+@sample("aten::conj_physical")
+def conj_physical_real(make, lib):
+    return (make(3, 4, noncontiguous=True),), {}
+
+
+@sample("aten::conj_physical")
+def conj_physical_of_complex(make, lib):
+    return (make(3, 4, dtype="complex128"),), {}
+
+
+@sample("aten::conj")
+def conj_real(make, lib):
+    return (make(3, 4),), {}

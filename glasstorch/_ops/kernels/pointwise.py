@@ -29,6 +29,7 @@ from ..._core import dtype as dt
 from ..._tensor import Tensor
 from ..structured import (TensorMeta, broadcast_shapes, check_same_device, checked_convert,
                           elementwise_strides, empty_tensor, result_type)
+from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta, native
 
 FLOATING = dt.FLOATING
@@ -733,6 +734,30 @@ def neg_meta(self):
 @impl("neg")
 def neg_impl(out, self):
     np.negative(self._np(), out=out._np(), dtype=self.dtype.opmath, casting="unsafe")
+
+
+meta("conj_physical")(unary_meta)
+
+
+@impl("conj_physical")
+def conj_physical_impl(out, self):
+    np.conjugate(self._np(), out=out._np())
+
+
+@kernel("conj_physical")
+def conj_physical(self):
+    """A real tensor is its own conjugate (``self`` itself); a complex one gets
+    a conjugated copy (``_conj_physical``)."""
+    if self.dtype.category != dt.COMPLEX:
+        return self
+    return ops.aten._conj_physical.default(self)
+
+
+@kernel("conj")
+def conj(self):
+    """As ``conj_physical``: glasstorch has no lazy conjugate bit, so for a
+    complex tensor this is a copy, where PyTorch's result is a view."""
+    return conj_physical(self)
 
 
 @kernel("positive")
