@@ -247,8 +247,7 @@ INPLACE = {
 }
 
 # PyTorch gives these in-place ops an entry of their own (the backward reads the
-# result, or is not implemented); glasstorch's autograd kernels reuse the
-# functional entry for every in-place op, so only their names differ.
+# result), so their nodes are numbered after the functional op's.
 _OWN_INPLACE_ENTRY = {"leaky_relu_": "LeakyReluBackward1", "elu_": "EluBackward1",
                       "threshold_": "ThresholdBackward1"}
 
@@ -269,13 +268,9 @@ def test_inplace_gradients(name):
     ours, theirs = type(y_ours.grad_fn).__name__, type(y_theirs.grad_fn).__name__
     if name in _OWN_INPLACE_ENTRY:
         assert theirs == _OWN_INPLACE_ENTRY[name]
-        pytest.xfail("in-place derivatives.yaml entries are not supported by the autograd "
-                     f"kernels yet: {ours} here, {theirs} in PyTorch")
     assert ours == theirs
 
 
-@pytest.mark.xfail(strict=True, reason="in-place derivatives.yaml entries are not supported by "
-                   "the autograd kernels yet; the functional formula is used")
 @pytest.mark.parametrize("name", ["acosh_", "asinh_", "atanh_"])
 def test_inplace_inverse_hyperbolics_are_not_differentiable(name):
     """PyTorch refuses these in-place gradients ("inplace version of acosh")."""

@@ -41,22 +41,10 @@ def _camel(base: str) -> str:
     return name[:-len("Forward")] if name.endswith("Forward") else name  # nll_loss_forward
 
 
-def _read_entries(path):
-    entries = []
-    # TEMPORARY while issue 3 is built in parallel: per-family fragments next to
-    # the main file (merged into derivatives.yaml before the issue closes).
-    directory = os.path.dirname(path)
-    paths = [path] + sorted(os.path.join(directory, f) for f in os.listdir(directory)
-                            if f.startswith("derivatives_wip_") and f.endswith(".yaml"))
-    for p in paths:
-        with open(p) as f:
-            entries += yaml.safe_load(f) or []
-    return entries
-
-
 def load(path: str = PATH) -> dict[str, Derivative]:
     """Read and validate every entry; returns them by qualified op name."""
-    entries = _read_entries(path)
+    with open(path) as f:
+        entries = yaml.safe_load(f) or []
     by_op: dict[str, Derivative] = {}
     index_of_base: dict[str, int] = {}
     for entry in entries:

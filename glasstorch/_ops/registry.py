@@ -211,17 +211,11 @@ def load(path=YAML_PATH) -> None:
     """Read the declarations and build everything listed in the module docstring."""
     register_builtin_fallbacks()
     kernel_modules.load_all()
-    # TEMPORARY while issue 3 is built in parallel: per-family fragments next to
-    # the main file (merged into native_functions.yaml before the issue closes).
-    directory = os.path.dirname(path)
-    paths = [path] + sorted(os.path.join(directory, f) for f in os.listdir(directory)
-                            if f.startswith("native_functions_wip_") and f.endswith(".yaml"))
-    for p in paths:
-        with open(p) as f:
-            text = f.read()
-        entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []
-        for entry, line in zip(entries, _line_numbers(text)):
-            _load_entry(entry, _DEBUG.format(line))
+    with open(path) as f:
+        text = f.read()
+    entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []
+    for entry, line in zip(entries, _line_numbers(text)):
+        _load_entry(entry, _DEBUG.format(line))
     _install_bindings()
     _check_meta_coverage()
 

@@ -1,5 +1,5 @@
 """Samples for the aten backward ops of reductions and scans
-(native_functions_wip_reduction.yaml)."""
+(declared in native_functions.yaml)."""
 from ..opinfo import sample
 
 

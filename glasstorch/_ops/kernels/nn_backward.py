@@ -2,8 +2,8 @@
 kernels: Convolution.cpp, Pooling, layer_norm.cpp, group_norm.cpp, SoftMax.cpp,
 Embedding.cpp, Dropout.cpp, Loss.cpp, LossNLL.cpp).
 
-They are what the gradient formulas in ``derivatives_wip_nn.yaml`` call, and are
-ops like any other: declared in ``native_functions_wip_nn.yaml``, dispatched, with
+They are what the gradient formulas in ``derivatives.yaml`` call, and are
+ops like any other: declared in ``native_functions.yaml``, dispatched, with
 CPU bodies here and Meta kernels from the same meta rules.
 
     _softmax_backward_data(g, y)        y * (g - sum(g * y, dim))

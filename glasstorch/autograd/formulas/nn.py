@@ -1,5 +1,5 @@
 """Helpers for the gradient formulas of linear-algebra and neural-network ops
-(derivatives_wip_nn.yaml; PyTorch's FunctionsManual.cpp for the same ops).
+(derivatives.yaml's nn section; PyTorch's FunctionsManual.cpp for the same ops).
 
 Backward passes call the ops PyTorch's formulas call (mm, bmm, the
 ``*_backward`` ops of glasstorch/_ops/kernels/nn_backward.py ...), and the

@@ -1,5 +1,5 @@
 """Helpers for the gradients of elementwise ops and activations
-(derivatives_wip_pointwise.yaml; PyTorch's FunctionsManual.cpp).
+(derivatives.yaml's elementwise section; PyTorch's FunctionsManual.cpp).
 
 Real dtypes only: glasstorch has no complex autograd yet, so the ``conj()``
 calls of PyTorch's formulas are left out.

@@ -1,5 +1,5 @@
 """Helpers for the gradients of views, shape ops, joins, indexing, copies and
-random ops (derivatives_wip_shape.yaml; PyTorch's FunctionsManual.cpp).
+random ops (derivatives.yaml's views section; PyTorch's FunctionsManual.cpp).
 
 Most view gradients undo the view: a transpose is transposed back, a squeeze
 unsqueezed, a select or slice is written into zeros of the input's shape (the
