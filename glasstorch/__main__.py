@@ -70,9 +70,10 @@ def walkthrough(torch) -> None:
     print(trace)
     print("(AutogradCPU's kernel ran, found no input requiring grad, and redispatched;\n"
           " ADInplaceOrView and AutocastCPU were skipped: fallthrough kernels)")
-    print("\naten::add.Tensor's table (non-fallthrough entries):")
+    print("\naten::add.Tensor's table (CPU and Meta rows; the Autograd alias filled every "
+          "Autograd<Backend> slot):")
     for line in torch._C._dispatch_dump_table("aten::add.Tensor").splitlines():
-        if "fallthrough" not in line:
+        if line.split(":")[0] in ("CPU", "Meta", "AutogradCPU", "AutogradMeta"):
             print("  " + line)
 
     _section("a composite op decomposes: matmul of 2-d tensors")

@@ -228,3 +228,11 @@ def test_external_storage_cannot_grow(torch):
     with pytest.raises(RuntimeError) as ours:
         glasstorch.from_numpy(np.zeros(2, np.float32)).resize_(10)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_import_is_silent():
+    """Loading the op library and the autograd kernels warns about nothing
+    (e.g. no kernel registered twice for the same key)."""
+    out = subprocess.run([sys.executable, "-W", "error", "-c", "import glasstorch"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr

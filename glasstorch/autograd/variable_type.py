@@ -571,8 +571,8 @@ def register_autograd_kernels() -> None:
                 continue
             variant_op = _op_of(variant)
             if variant_kind == "inplace":
-                if variant.has_kernel(DispatchKey.Autograd):
-                    continue
+                if variant.has_kernel(DispatchKey.Autograd) or variant.name in derivatives:
+                    continue    # it has an entry of its own (leaky_relu_, copy_ ...)
                 kernel = _make_kernel(info, INPLACE, variant_op)
                 variant.register(DispatchKey.Autograd, KernelFunction(kernel, KEYSET, debug))
             else:
