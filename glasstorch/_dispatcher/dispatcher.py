@@ -337,6 +337,7 @@ class OpOverload:
         self._keyset = _keyset_function(entry.schema)
         self.tags = []
         self.py_kernels = {}
+        self._calls_no_ops = False   # set by the autograd layer for structured ops
 
     def __call__(self, /, *args, **kwargs):
         entry = self._entry
@@ -363,16 +364,24 @@ class OpOverload:
     def redispatch(self, keyset, /, *args, **kwargs):
         """Call the kernel for the highest key of ``keyset`` (no TLS, no argument
         union: the caller already decided which keys remain)."""
-        ks = keyset.repr if isinstance(keyset, dk.DispatchKeySet) else keyset
+        ks = keyset if keyset.__class__ is int else keyset.repr
         entry = self._entry
         ks &= entry.fallthrough_mask[(ks & 0xFFFF).bit_length() - 1]
-        key = dk.highest_priority_key(ks)
+        func = (ks >> 16).bit_length()     # highest_priority_key, inlined as in __call__
+        per_backend = _RUNTIME_BY_FUNC[func]
+        key = _FUNC_KEYS[func] if per_backend is None else \
+            per_backend[(ks & 0xFFFF).bit_length() - 1]
         kernel = entry.table[key]
         if kernel is None:
             raise entry.missing_kernel_error(key)
         if _traces or _observers:
             return _traced_call(self, "redispatch", ks, key, kernel, args, kwargs)
-        return _invoke(self, ks, kernel, args, kwargs)
+        convention = kernel.convention
+        if convention == UNBOXED:
+            return kernel.fn(*args, **kwargs)
+        if convention == KEYSET:
+            return kernel.fn(ks, *args, **kwargs)
+        return kernel.fn(self, ks, args, kwargs)
 
     def name(self) -> str:
         return self._name

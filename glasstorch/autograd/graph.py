@@ -122,7 +122,11 @@ class AccumulateGrad(Node):
     _name_prefix = "torch::autograd::"
 
     def __init__(self, variable):
-        super().__init__((), UINT64_MAX)
+        # (Node.__init__ spelled out: one is made per leaf per forward)
+        self._next_edges = ()
+        self._seq = UINT64_MAX
+        self._tensor_pre_hooks = self._retains_grad_hooks = self._pre_hooks = None
+        self._post_hooks = self._metadata = None
         self.variable = variable
         self._input_metadata = ((variable._shape, variable.dtype, variable.device),)
 
@@ -193,7 +197,7 @@ class SavedVariable:
     output is kept without its grad_fn (no reference cycle) and gets it back on
     unpack.  Unpacking checks that nobody modified the tensor in place since."""
 
-    __slots__ = ("data", "version", "counter", "is_output", "output_nr", "node_name",
+    __slots__ = ("data", "version", "counter", "is_output", "output_nr", "node_class",
                  "packed", "unpack_hook", "released", "was_none", "hook_history")
 
     def __init__(self, t, is_output=False, wrapped_number=False):
@@ -203,19 +207,21 @@ class SavedVariable:
         if t is None:
             self.data = None
             return
-        if _tls.inference_mode is False and is_inference(t):
+        if not (t._keys & _AUTOGRAD_TENSOR_KEYS) and not _tls.inference_mode:
             raise RuntimeError(ERR_INFERENCE_SAVED)
-        counter = self.counter = version_counter(t)
+        counter = t._version_counter
+        if counter is None:
+            counter = version_counter(t)
+        self.counter = counter
         self.version = counter[0]
         meta = t._autograd_meta
         if is_output and (meta is None or meta.grad_fn is None):
             is_output = False       # a non-differentiable output: no history to restore
         self.is_output = is_output
         self.output_nr = meta.output_nr if meta is not None else 0
-        self.node_name = None
-        if is_output:
-            grad_fn = meta.grad_fn if meta is not None else None
-            self.node_name = grad_fn.name() if grad_fn is not None else None
+        # the class of the node that made an output (for the "modified by an
+        # inplace operation" message; the node itself would be a cycle)
+        self.node_class = type(meta.grad_fn) if is_output else None
         hooks = _saved_hooks.stack
         if hooks and not wrapped_number:    # a Python number never reaches the pack hook
             pack, unpack = hooks[-1]
@@ -274,7 +280,8 @@ class SavedVariable:
 
     def _modified_message(self, data) -> str:
         if self.is_output:
-            name = self.node_name
+            cls = self.node_class
+            name = cls._name_prefix + cls.__name__ if cls is not None else None
         else:
             grad_fn = data.grad_fn
             name = grad_fn.name() if grad_fn is not None else None

@@ -22,6 +22,9 @@ inference mode).
 """
 from __future__ import annotations
 
+from operator import attrgetter
+from weakref import ref as _weakref
+
 from .._core import dispatch_key as dk
 from .._core import dtype as dt
 from .._core.dispatch_key import DispatchKey
@@ -32,7 +35,7 @@ from .._ops import derivatives as derivatives_yaml
 from .._tensor import Tensor
 from . import anomaly_mode
 from .formulas import FORMULA_GLOBALS
-from .graph import Node, SavedVariable, is_inference, version_counter
+from .graph import AccumulateGrad, Node, SavedVariable, is_inference, version_counter
 from .variable import (DEFAULT, INFERENCE_MODE, MULTI_OUTPUT_NODE, NO_GRAD_MODE, check_inplace,
                        gradient_edge, move_retains_grad_hook, requires_grad, set_history)
 
@@ -61,14 +64,14 @@ INPLACE_VIEW = "inplace_view"      # squeeze_, transpose_ ...: self's geometry c
 # Names a formula may use to save metadata instead of a whole tensor
 # (PyTorch's codegen rewrites self.sym_sizes() and friends the same way).
 _METADATA = {
-    "sym_sizes": lambda t: t._shape,
-    "sym_strides": lambda t: t._stride,
-    "scalar_type": lambda t: t.dtype,
+    "sym_sizes": attrgetter("_shape"),
+    "sym_strides": attrgetter("_stride"),
+    "scalar_type": attrgetter("dtype"),
     "options": lambda t: (t.dtype, t.device),
     "dim": lambda t: len(t._shape),
     "sym_numel": lambda t: t.numel(),
     "geometry": lambda t: (t._shape, t._stride, t._offset),
-    "device": lambda t: t.device,
+    "device": attrgetter("device"),
 }
 
 NODE_CLASSES: dict = {}   # "aten::mul.Tensor" -> MulBackward0
@@ -192,13 +195,13 @@ class DerivativeInfo:
         self.node_cls = _node_class(self)
         NODE_CLASSES[self.op_name] = self.node_cls
 
-        self.defaults = [None if a.default_value is NO_DEFAULT else a.default_value
-                         for a in args]
+        self.defaults = tuple(None if a.default_value is NO_DEFAULT else a.default_value
+                              for a in args)
         self.n_args = len(args)
         self.saved_arg_plan = [("_raw_saved_" + name, i, self.is_tensor_arg[i],
                                 self.is_list_arg[i], self._save_guard(derivative, name, i))
                                for name, i in self.saved_args]
-        self.saved_metadata_plan = [("_raw_saved_" + name, i, fn)
+        self.saved_metadata_plan = [("_raw_saved_" + name, i, fn, self.is_list_arg[i])
                                     for name, i, fn in self.saved_metadata]
         self.static_slots = None if any(self.is_list_arg[i] for i in self.diff_indices) \
             else self.slots_for_call(None)
@@ -272,8 +275,8 @@ def _record(info, kind, op, ks, args, kwargs):
     """The slow path of an autograd kernel: build the node, run the op below
     autograd, set the outputs' history."""
     n = len(args)
-    if n == info.n_args:
-        values = args
+    if not kwargs:
+        values = args + info.defaults[n:] if n < info.n_args else args
     else:
         values = [args[i] if i < n else kwargs.get(name, info.defaults[i])
                   for i, name in enumerate(info.arg_names)]
@@ -296,8 +299,7 @@ def _record(info, kind, op, ks, args, kwargs):
     if kind == INPLACE or kind == INPLACE_VIEW:
         check_inplace(values[0], True)
     node = info.node_cls()
-    node._next_edges = tuple([gradient_edge(t) if t is not None and requires_grad(t) else None
-                              for t in flat])
+    node._next_edges = tuple([_edge_of(t) for t in flat])
     node._slot_map = info.static_slots or info.slots_for_call(values)
     if anomaly_mode.state.enabled:
         anomaly_mode.record_forward(node)
@@ -315,15 +317,19 @@ def _record(info, kind, op, ks, args, kwargs):
             elif value is not None:   # formulas always see tensors
                 value = SavedVariable(_wrapped_number(value), wrapped_number=True)
         setattr(node, attr, value)
-    for attr, i, fn in info.saved_metadata_plan:
+    for attr, i, fn, list_arg in info.saved_metadata_plan:
         value = values[i]
-        if info.is_list_arg[i]:
+        if list_arg:
             value = [fn(v) for v in value]
         elif value is not None:
-            value = fn(value if isinstance(value, Tensor) else _wrapped_number(value))
+            value = fn(value if value.__class__ is Tensor or isinstance(value, Tensor)
+                       else _wrapped_number(value))
         setattr(node, attr, value)
 
-    result = redispatch_below_autograd(op, ks & BELOW_AUTOGRAD, args, kwargs)
+    if op._calls_no_ops:
+        result = op.redispatch(ks & BELOW_AUTOGRAD, *args, **kwargs)
+    else:
+        result = redispatch_below_autograd(op, ks & BELOW_AUTOGRAD, args, kwargs)
 
     outputs = result if info.returns_tuple or info.returns_list else (result,)
     # (a backward op such as convolution_backward returns None for outputs its
@@ -351,6 +357,31 @@ def _record(info, kind, op, ks, args, kwargs):
         value = result if name == "result" else outputs[int(name[6:])]
         setattr(node, "_raw_saved_" + name, SavedVariable(value, is_output=True))
     return result
+
+
+def _edge_of(t):
+    """gradient_edge(t) if t requires grad, else None; the common cases inline."""
+    if t is None:
+        return None
+    try:
+        meta = t._autograd_meta
+    except AttributeError:      # a Python number for a Tensor argument
+        return None
+    if t._base is None:
+        if meta is None:
+            return None
+        fn = meta.grad_fn
+        if fn is not None:
+            return (fn, meta.output_nr)
+        if not meta.requires_grad:
+            return None
+        ref = meta.grad_accumulator       # a leaf: its (weakly cached) AccumulateGrad
+        node = ref() if ref is not None else None
+        if node is None:
+            node = AccumulateGrad(t)
+            meta.grad_accumulator = _weakref(node)
+        return (node, 0)
+    return gradient_edge(t) if requires_grad(t) else None
 
 
 def _is_number(value) -> bool:
@@ -425,6 +456,7 @@ def _make_kernel(info, kind, op):
     lines = ["def kernel(ks, *args, **kwargs):",
              "    if _tls.grad_enabled:",
              "        n = len(args)"]
+    leaf = op._calls_no_ops
     for i in info.diff_indices + info.checked_indices:
         name = info.arg_names[i]
         get = f"args[{i}] if n > {i} else kwargs.get({name!r})"
@@ -441,9 +473,12 @@ def _make_kernel(info, kind, op):
                   "    elif _MULTI:",
                   "        _mark(result, _MULTI_OUTPUT)",
                   "    return result"]
+    elif leaf:
+        # a structured kernel below calls no op: nothing to guard
+        lines.append("    return _OP_redispatch(ks & _BELOW, *args, **kwargs)")
     else:
         lines.append("    return _redispatch(_OP, ks & _BELOW, args, kwargs)")
-    namespace = {"_tls": _tls, "_rg": requires_grad, "_record": _record, "_INFO": info,
+    namespace = {"_OP_redispatch": op.redispatch, "_tls": _tls, "_rg": requires_grad, "_record": _record, "_INFO": info,
                  "_KIND": kind, "_OP": op, "_redispatch": redispatch_below_autograd,
                  "_BELOW": BELOW_AUTOGRAD,
                  "_mark": _mark_view_created_without_grad,
@@ -558,6 +593,7 @@ def register_autograd_kernels() -> None:
         entry = dispatcher.find(op_name)
         info = DerivativeInfo(derivative, entry)
         op = _op_of(entry)
+        _mark_structured(op, entry)
         kind = _kind_of(entry.schema, op)
         if kind == VIEW and info.formulas == []:
             entry.register(DispatchKey.Autograd,
@@ -570,6 +606,7 @@ def register_autograd_kernels() -> None:
             if variant is None:
                 continue
             variant_op = _op_of(variant)
+            variant_op._calls_no_ops = op._calls_no_ops
             if variant_kind == "inplace":
                 if variant.has_kernel(DispatchKey.Autograd) or variant.name in derivatives:
                     continue    # it has an entry of its own (leaky_relu_, copy_ ...)
@@ -590,6 +627,14 @@ def register_autograd_kernels() -> None:
                            KernelFunction(_make_view_inplace_or_view_kernel(_op_of(entry)),
                                           KEYSET,
                                           "registered at glasstorch/autograd/variable_type.py"))
+
+
+def _mark_structured(op, entry) -> None:
+    """``op._calls_no_ops``: its CPU/Meta kernels are structured (meta rule +
+    numpy body), so nothing below autograd dispatches again and the autograd
+    kernel can skip the AutoDispatchBelowADInplaceOrView guard."""
+    from .._ops.registry import DECLARATIONS
+    op._calls_no_ops = bool((DECLARATIONS.get(entry.name) or {}).get("structured"))
 
 
 def _op_of(entry):
