@@ -414,8 +414,15 @@ def _make_dunder(dunder, method, reflected):
     """
     direct = _direct_binary_overload(method)
     if direct is not None and not reflected:
+        # x * 2.0: for the numbers-as-tensors family the parser would pick the same
+        # Tensor overload and pass the number on (ints only while they fit int64)
+        numbers_too = method.__name__ in binding.NUMBERS_AS_TENSORS
+
         def op(self, other):
             if isinstance(other, Tensor):
+                return direct(self, other)
+            if numbers_too and (type(other) is float or type(other) is int
+                                and -_INT64_LIMIT <= other < _INT64_LIMIT):
                 return direct(self, other)
             if not isinstance(other, binding.NUMBER):
                 return NotImplemented
@@ -458,6 +465,9 @@ def _make_dunder(dunder, method, reflected):
             return method(self, other)
     op.__name__ = op.__qualname__ = dunder
     return op
+
+
+_INT64_LIMIT = 2 ** 63
 
 
 def _direct_binary_overload(method):

@@ -165,8 +165,25 @@ def result_type(*operands) -> dt.dtype:
     """``torch.result_type`` over tensors and Python scalars (three tiers)."""
     if len(operands) == 2:
         a, b = operands
-        if type(a) is Tensor and type(b) is Tensor and a._shape and b._shape:
-            return dt._PROMOTE[a.dtype, b.dtype]
+        if type(a) is Tensor:
+            if type(b) is Tensor:
+                if a._shape and b._shape:
+                    return dt._PROMOTE[a.dtype, b.dtype]
+            elif type(b) in _NUMBER_TYPES:   # tensor (op) Python number: memoized
+                key = (a.dtype, not a._shape, type(b), dt._DEFAULT.value)
+                hit = _TENSOR_SCALAR_RESULT.get(key)
+                if hit is None:
+                    hit = _TENSOR_SCALAR_RESULT[key] = result_type_of_operands(operands)
+                return hit
+    return result_type_of_operands(operands)
+
+
+_NUMBER_TYPES = (bool, int, float, complex)
+_TENSOR_SCALAR_RESULT: dict = {}
+
+
+def result_type_of_operands(operands) -> dt.dtype:
+    """The three-tier rule, operand by operand."""
     dims, zeros, scalars = [], [], []
     for x in operands:
         if isinstance(x, Tensor):

@@ -328,7 +328,7 @@ def validate_outputs(node, outputs):
             grad = sum_to(grad, shape)
         if grad.dtype is not dtype:
             grad = grad.to(dtype)
-        if grad.device != device:
+        if grad.device is not device and grad.device != device:
             if grad.dim() == 0:
                 grad = grad.to(device)
             else:

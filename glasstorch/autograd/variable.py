@@ -32,13 +32,12 @@ DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE = r
 
 def requires_grad(t) -> bool:
     """Leaf flag, or has history, or is a differentiable view of such a tensor."""
-    try:
-        meta = t._autograd_meta
-    except AttributeError:   # a Python number passed for a Tensor argument
-        return False
+    # (getattr with a default: a Python number passed for a Tensor argument
+    # has neither attribute, and raising to find that out would be slow)
+    meta = getattr(t, "_autograd_meta", None)
     if meta is not None and meta.requires_grad:
         return True
-    base = t._base
+    base = getattr(t, "_base", None)
     return base is not None and _is_differentiable_view(t) and requires_grad(base)
 
 

@@ -95,13 +95,18 @@ class BuiltinNode(Node):
         elif grads[0] is None:
             return outputs
         env = {"grad": grads[0], "grads": grads}
-        for name in info.saved_names:
-            value = getattr(self, "_raw_saved_" + name)
+        for name, attr in info.saved_attrs:
+            value = getattr(self, attr)
             if type(value) is SavedVariable:
                 value = value.unpack(self)
             elif type(value) is list and value and type(value[0]) is SavedVariable:
                 value = [v.unpack(self) for v in value]
             env[name] = value
+        if info.single_input:     # one formula, one plain input: the common case
+            if edges[0] is not None:
+                env["grad_input_mask"] = [True]
+                outputs[0] = eval(info.formulas[0].code, FORMULA_GLOBALS, env)
+            return outputs
         positions = self._slot_map
         for formula in info.formulas:
             slots = [positions[name] for name in formula.slots]
@@ -121,8 +126,8 @@ class BuiltinNode(Node):
         return outputs
 
     def release_variables(self):
-        for name in self._info.saved_tensor_names:
-            value = getattr(self, "_raw_saved_" + name)
+        for attr in self._info.saved_tensor_attrs:
+            value = getattr(self, attr)
             if type(value) is SavedVariable:
                 value.release()
             elif type(value) is list:
@@ -182,6 +187,8 @@ class DerivativeInfo:
             [n for n, _, _ in self.saved_metadata] + self.saved_results
         self.saved_tensor_names = [n for n, i in self.saved_args if self.is_tensor_arg[i]] + \
             self.saved_results
+        self.saved_attrs = [(n, "_raw_saved_" + n) for n in self.saved_names]
+        self.saved_tensor_attrs = ["_raw_saved_" + n for n in self.saved_tensor_names]
         self.output_differentiability = derivative.output_differentiability
         self.returns_list = n_returns == 1 and schema.returns[0].type.is_list
         self.returns_tuple = n_returns > 1
@@ -192,6 +199,8 @@ class DerivativeInfo:
                 slots.append(name)
                 is_list.append(self.is_list_arg[self.arg_names.index(name)])
             self.formulas.append(_Formula(code, slots, is_list))
+        self.single_input = (len(self.formulas) == 1 and len(self.formulas[0].slots) == 1
+                             and not self.formulas[0].is_list[0])
         self.node_cls = _node_class(self)
         NODE_CLASSES[self.op_name] = self.node_cls
 
@@ -361,11 +370,8 @@ def _record(info, kind, op, ks, args, kwargs):
 
 def _edge_of(t):
     """gradient_edge(t) if t requires grad, else None; the common cases inline."""
-    if t is None:
-        return None
-    try:
-        meta = t._autograd_meta
-    except AttributeError:      # a Python number for a Tensor argument
+    meta = getattr(t, "_autograd_meta", None)   # (None, or a Python number: no attribute)
+    if meta is None and getattr(t, "_base", None) is None:
         return None
     if t._base is None:
         if meta is None:
