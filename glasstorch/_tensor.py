@@ -422,22 +422,22 @@ class AutogradMeta:
     """c10's AutogradMeta: the autograd half of a tensor, created on first need
     so that tensors which never meet autograd pay nothing for it."""
 
-    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
-                 "grad_accumulator", "post_acc_hooks", "attr_version", "creation_meta",
-                 "view_fn_name")
+    # Every tensor with autograd state has these four; the rest are class
+    # defaults, stored per tensor (in its lazily made dict) only once set.
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "__dict__")
+    hooks = None                # tensor hooks of a leaf
+    retains_grad = False
+    grad_accumulator = None     # weakref to the leaf's AccumulateGrad
+    post_acc_hooks = None
+    attr_version = -1           # views: the version their grad_fn was made at
+    creation_meta = 0           # views: CreationMeta (DEFAULT, NO_GRAD_MODE, ...)
+    view_fn_name = None
 
     def __init__(self):
         self.requires_grad = False   # leaf flag; also True once the tensor has a grad_fn
         self.grad = None
         self.grad_fn = None
         self.output_nr = 0
-        self.hooks = None            # tensor hooks of a leaf
-        self.retains_grad = False
-        self.grad_accumulator = None  # weakref to the leaf's AccumulateGrad
-        self.post_acc_hooks = None
-        self.attr_version = -1       # views: the version their grad_fn was made at
-        self.creation_meta = 0       # views: CreationMeta (DEFAULT, NO_GRAD_MODE, ...)
-        self.view_fn_name = None
 
 
 def _wrap_dim(dim, ndim):

@@ -55,19 +55,15 @@ def _add_hook(owner, attr, fn, value=None):
 class Node:
     """``torch.autograd.graph.Node``: base of every backward function."""
 
-    __slots__ = ("_next_edges", "_input_metadata", "_seq", "_tensor_pre_hooks",
-                 "_retains_grad_hooks", "_pre_hooks", "_post_hooks", "_metadata",
-                 "__weakref__")
+    # Every node sets these three; hooks and metadata are rare, so they are class
+    # defaults and land in the (lazily made) instance dict only when set.
+    __slots__ = ("_next_edges", "_input_metadata", "_seq", "__dict__", "__weakref__")
+    _tensor_pre_hooks = _retains_grad_hooks = _pre_hooks = _post_hooks = _metadata = None
 
     def __init__(self, next_edges=(), sequence_nr=None):
         self._next_edges = next_edges
         self._input_metadata = ()
         self._seq = next(_sequence) if sequence_nr is None else sequence_nr
-        self._tensor_pre_hooks = None
-        self._retains_grad_hooks = None
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._metadata = None
 
     # -- what Python sees -------------------------------------------------------
 
@@ -125,8 +121,6 @@ class AccumulateGrad(Node):
         # (Node.__init__ spelled out: one is made per leaf per forward)
         self._next_edges = ()
         self._seq = UINT64_MAX
-        self._tensor_pre_hooks = self._retains_grad_hooks = self._pre_hooks = None
-        self._post_hooks = self._metadata = None
         self.variable = variable
         self._input_metadata = ((variable._shape, variable.dtype, variable.device),)
 
