@@ -32,14 +32,16 @@ from .._core.tls import state as _tls
 from .._dispatcher.dispatcher import BOXED, KEYSET, KernelFunction, dispatcher, ops
 from .._dispatcher.schema import NO_DEFAULT
 from .._ops import derivatives as derivatives_yaml
-from .._tensor import Tensor
+from .._tensor import AutogradMeta, Tensor
 from . import anomaly_mode
 from .formulas import FORMULA_GLOBALS
-from .graph import AccumulateGrad, Node, SavedVariable, is_inference, version_counter
+from .graph import AccumulateGrad, Node, SavedVariable, _sequence, is_inference, version_counter
 from .variable import (DEFAULT, INFERENCE_MODE, MULTI_OUTPUT_NODE, NO_GRAD_MODE, check_inplace,
                        gradient_edge, move_retains_grad_hook, requires_grad, set_history)
 
 __all__ = ["register_autograd_kernels", "NODE_CLASSES", "BuiltinNode"]
+
+_new = object.__new__
 
 BELOW_AUTOGRAD = dk.full_after(DispatchKey.AutogradOther)
 BELOW_ADINPLACEORVIEW = dk.full_after(DispatchKey.ADInplaceOrView)
@@ -368,6 +370,51 @@ def _record(info, kind, op, ks, args, kwargs):
     return result
 
 
+def _record_simple(info, kind, op, ks, args, kwargs):
+    """``_record`` for the common case, spelled out: a functional op with one
+    tensor output and plain Tensor inputs, called positionally."""
+    if kwargs or len(args) != info.n_args:
+        return _record(info, kind, op, ks, args, kwargs)
+    node = _new(info.node_cls)
+    node._seq = next(_sequence)
+    node._slot_map = info.static_slots
+    edges = node._next_edges = tuple([_edge_of(args[i]) for i in info.diff_indices])
+    if anomaly_mode.state.enabled:
+        anomaly_mode.record_forward(node)
+    for attr, i, tensor_arg, list_arg, guard in info.saved_arg_plan:
+        value = args[i]
+        if guard is not None and edges[guard] is None:
+            value = SavedVariable(None)     # only an input not requiring grad needs it
+        elif tensor_arg and value is not None:
+            value = SavedVariable(value) if isinstance(value, Tensor) else \
+                SavedVariable(_wrapped_number(value), wrapped_number=True)
+        setattr(node, attr, value)
+    for attr, i, fn, list_arg in info.saved_metadata_plan:
+        value = args[i]
+        if value is not None:
+            value = fn(value if isinstance(value, Tensor) else _wrapped_number(value))
+        setattr(node, attr, value)
+
+    if op._calls_no_ops:
+        result = op.redispatch(ks & BELOW_AUTOGRAD, *args)
+    else:
+        result = redispatch_below_autograd(op, ks & BELOW_AUTOGRAD, args, kwargs)
+
+    node._input_metadata = ((result._shape, result.dtype, result.device),)
+    if result.dtype.category >= dt.FLOATING:
+        meta = result._autograd_meta
+        if meta is None:
+            meta = result._autograd_meta = AutogradMeta()
+        meta.grad_fn = node
+        meta.output_nr = 0
+        meta.requires_grad = True
+        if result._base is not None:
+            meta.attr_version = version_counter(result)[0]
+    if info.saved_results:
+        node._raw_saved_result = SavedVariable(result, is_output=True)
+    return result
+
+
 def _edge_of(t):
     """gradient_edge(t) if t requires grad, else None; the common cases inline."""
     meta = getattr(t, "_autograd_meta", None)   # (None, or a Python number: no attribute)
@@ -484,7 +531,12 @@ def _make_kernel(info, kind, op):
         lines.append("    return _OP_redispatch(ks & _BELOW, *args, **kwargs)")
     else:
         lines.append("    return _redispatch(_OP, ks & _BELOW, args, kwargs)")
-    namespace = {"_OP_redispatch": op.redispatch, "_tls": _tls, "_rg": requires_grad, "_record": _record, "_INFO": info,
+    simple = (kind == FUNCTIONAL and info.static_slots is not None and not info.checked_indices
+              and not info.returns_tuple and not info.returns_list
+              and info.output_differentiability is None
+              and info.saved_results in ([], ["result"]))
+    namespace = {"_OP_redispatch": op.redispatch, "_tls": _tls, "_rg": requires_grad,
+                 "_record": _record_simple if simple else _record, "_INFO": info,
                  "_KIND": kind, "_OP": op, "_redispatch": redispatch_below_autograd,
                  "_BELOW": BELOW_AUTOGRAD,
                  "_mark": _mark_view_created_without_grad,
