@@ -10,7 +10,6 @@ Each scenario is a function of the library module (``torch`` or ``glasstorch``);
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
@@ -19,80 +18,7 @@ from hypothesis import given, strategies as st
 
 import glasstorch as gt
 
-from .helpers import to_numpy
-
-
-# -- running a scenario in both libraries ---------------------------------------------
-
-class Close:
-    """Tensor values inside an observation, equal within float32 tolerance."""
-
-    def __init__(self, array):
-        self.array = np.asarray(array)
-
-    def __eq__(self, other):
-        return (isinstance(other, Close) and self.array.shape == other.array.shape
-                and np.allclose(self.array, other.array, rtol=1e-5, atol=1e-6, equal_nan=True))
-
-    def __repr__(self):
-        return f"Close({self.array.tolist()})"
-
-
-def _is_tensor(value) -> bool:
-    return isinstance(value, (torch.Tensor, gt.Tensor))
-
-
-def observe(value):
-    """A library-independent description of ``value``: a tensor becomes its
-    dtype, shape, values, requires_grad, grad_fn name and is_leaf; a node its
-    class name; containers are described element by element."""
-    if _is_tensor(value):
-        values = None if value.device.type == "meta" else Close(to_numpy(value))
-        return ("tensor", str(value.dtype), tuple(value.shape), values, value.requires_grad,
-                node_name(value.grad_fn), value.is_leaf)
-    if hasattr(value, "next_functions"):
-        return ("node", type(value).__name__)
-    if isinstance(value, (list, tuple)):
-        return tuple(observe(v) for v in value)
-    if isinstance(value, dict):
-        return {k: observe(v) for k, v in value.items()}
-    return value
-
-
-def node_name(node):
-    return None if node is None else type(node).__name__
-
-
-def run(fn, lib):
-    """``("returned", observation)`` or ``("raised", type, message)``, plus the
-    messages of the UserWarnings and FutureWarnings emitted meanwhile."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            outcome = ("returned", observe(fn(lib)))
-        except Exception as exc:  # noqa: BLE001 - the exception is what we compare
-            outcome = ("raised", type(exc).__name__, str(exc))
-    user_warnings = tuple(str(w.message) for w in caught
-                          if issubclass(w.category, (UserWarning, FutureWarning)))
-    return outcome + (user_warnings,)
-
-
-def differential(fn):
-    """Run ``fn(torch)`` and ``fn(glasstorch)``; assert they behave the same."""
-    theirs = run(fn, torch)
-    ours = run(fn, gt)
-    assert ours == theirs, f"\nglasstorch: {ours}\ntorch:      {theirs}"
-    return theirs
-
-
-def returned(outcome):
-    assert outcome[0] == "returned", outcome
-    return outcome[1]
-
-
-def raised(outcome):
-    assert outcome[0] == "raised", outcome
-    return outcome[2]
+from .differential import Close, differential, raised, returned, run
 
 
 def leaf(T, values, **kwargs):

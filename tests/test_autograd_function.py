@@ -10,7 +10,6 @@ glasstorch and compares what it returned or raised and the warnings it emitted.
 from __future__ import annotations
 
 import importlib
-import warnings
 
 import numpy as np
 import torch
@@ -18,7 +17,7 @@ from hypothesis import given, strategies as st
 
 import glasstorch as gt
 
-from .helpers import to_numpy
+from .differential import differential as _differential, raised, returned  # noqa: F401
 
 
 class Api:
@@ -44,65 +43,10 @@ def api(lib) -> Api:
     return APIS[lib.__name__]
 
 
-class Close:
-    """Tensor values inside an observation, equal within float32 tolerance."""
-
-    def __init__(self, array):
-        self.array = np.asarray(array)
-
-    def __eq__(self, other):
-        return (isinstance(other, Close) and self.array.shape == other.array.shape
-                and self.array.dtype.kind == other.array.dtype.kind
-                and np.allclose(self.array, other.array, rtol=1e-5, atol=1e-6, equal_nan=True))
-
-    def __repr__(self):
-        return f"Close({self.array.tolist()})"
-
-
-def observe(value):
-    """A library-independent description: a tensor is its dtype, shape, values,
-    requires_grad, grad_fn class name and is_leaf; a node its class name."""
-    if isinstance(value, (torch.Tensor, gt.Tensor)):
-        return ("tensor", str(value.dtype), tuple(value.shape), Close(to_numpy(value)),
-                value.requires_grad, type(value.grad_fn).__name__ if value.grad_fn else None,
-                value.is_leaf)
-    if hasattr(value, "next_functions"):
-        return ("node", type(value).__name__)
-    if isinstance(value, (list, tuple)):
-        return tuple(observe(v) for v in value)
-    if isinstance(value, dict):
-        return {k: observe(v) for k, v in value.items()}
-    return value
-
-
-def run(scenario, lib):
-    """("returned", observation) or ("raised", type, message), plus warnings."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            outcome = ("returned", observe(scenario(api(lib))))
-        except Exception as exc:  # noqa: BLE001 - the exception is what we compare
-            outcome = ("raised", type(exc).__name__, str(exc))
-    shown = tuple((w.category.__name__, str(w.message)) for w in caught
-                  if issubclass(w.category, (UserWarning, DeprecationWarning)))
-    return outcome + (shown,)
-
-
 def differential(scenario):
-    """Run ``scenario`` with torch and glasstorch; they must behave the same."""
-    theirs = run(scenario, torch)
-    ours = run(scenario, gt)
-    assert ours == theirs, f"\nglasstorch: {ours}\ntorch:      {theirs}"
-    return theirs
-
-
-def returned(outcome):
-    assert outcome[0] == "returned", outcome
-    return outcome[1]
-
-
-def raised(outcome, kind, message):
-    assert outcome[:3] == ("raised", kind, message), outcome
+    """Run ``scenario(Api)`` with torch and with glasstorch; they must behave the same."""
+    return _differential(lambda lib: scenario(api(lib)),
+                         warning_types=(UserWarning, DeprecationWarning), named=True)
 
 
 # -- the seed example ------------------------------------------------------------------

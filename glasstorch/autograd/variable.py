@@ -21,8 +21,7 @@ from .._core import dtype as dt
 from .._core.layout import contiguous_format
 from .._core.tls import state as _tls
 from .._tensor import Tensor
-from .graph import (_BACKWARD_SUFFIX, AccumulateGrad, HookDict, RemovableHandle, is_inference,
-                    version_counter)
+from .graph import _BACKWARD_SUFFIX, AccumulateGrad, _add_hook, is_inference, version_counter
 
 # CreationMeta (torch/csrc/autograd/variable.h)
 DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE = range(5)
@@ -341,12 +340,7 @@ def _register_hook(self, hook):
     fn = grad_fn(self)
     if fn is not None:
         return fn._register_tensor_pre_hook(self._autograd_meta.output_nr, hook)
-    meta = self._meta_for_write()
-    if meta.hooks is None:
-        meta.hooks = HookDict()
-    handle = RemovableHandle(meta.hooks)
-    meta.hooks[handle.id] = hook
-    return handle
+    return _add_hook(self._meta_for_write(), "hooks", hook)
 
 
 def _register_post_accumulate_grad_hook(self, hook):
@@ -354,12 +348,7 @@ def _register_post_accumulate_grad_hook(self, hook):
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if not requires_grad(self):
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    meta = self._meta_for_write()
-    if meta.post_acc_hooks is None:
-        meta.post_acc_hooks = HookDict()
-    handle = RemovableHandle(meta.post_acc_hooks)
-    meta.post_acc_hooks[handle.id] = hook
-    return handle
+    return _add_hook(self._meta_for_write(), "post_acc_hooks", hook)
 
 
 def _retain_grad(self) -> None:

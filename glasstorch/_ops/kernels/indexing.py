@@ -392,16 +392,20 @@ def take_meta(self, index):
     return TensorMeta(index._shape, self.dtype)
 
 
-@impl("take")
-def take_impl(out, self, index):
-    n = self.numel()
-    idx = index._np()
+def check_flat_index(idx, n) -> None:
+    """take/put index ``self`` as if it were 1-D: every index in [-n, n)."""
     if idx.size:
         lo, hi = idx.min(), idx.max()
         if lo < -n or hi >= n:
             bad = int(hi) if hi >= n else int(lo)
             raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                              "elements.")
+
+
+@impl("take")
+def take_impl(out, self, index):
+    idx = index._np()
+    check_flat_index(idx, self.numel())
     np.copyto(out._np(), self._np().reshape(-1)[idx])
 
 

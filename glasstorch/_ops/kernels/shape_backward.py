@@ -19,7 +19,7 @@ from ..._core import dtype as dt
 from ..structured import TensorMeta, broadcast_shapes, wrap_dim
 from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta
-from .indexing import _INDEX_TYPES, _check_index_range
+from .indexing import _INDEX_TYPES, _check_index_range, check_flat_index
 from .view import INT64_MAX, _shape_str, make_view, strides_for_format
 
 
@@ -212,12 +212,7 @@ def put_impl(out, self, index, source, accumulate=False):
     _put_check(self, index, source)
     n = math.prod(self._shape)
     idx = index._np().reshape(-1)
-    if idx.size:
-        lo, hi = idx.min(), idx.max()
-        if lo < -n or hi >= n:
-            bad = int(hi) if hi >= n else int(lo)
-            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
-                             "elements.")
+    check_flat_index(idx, n)
     flat = self._np().reshape(-1)           # row-major values (a copy if self is strided)
     values = source._np().reshape(-1)
     if accumulate:
