@@ -376,12 +376,7 @@ class OpOverload:
             raise entry.missing_kernel_error(key)
         if _traces or _observers:
             return _traced_call(self, "redispatch", ks, key, kernel, args, kwargs)
-        convention = kernel.convention
-        if convention == UNBOXED:
-            return kernel.fn(*args, **kwargs)
-        if convention == KEYSET:
-            return kernel.fn(ks, *args, **kwargs)
-        return kernel.fn(self, ks, args, kwargs)
+        return _invoke(self, ks, kernel, args, kwargs)
 
     def name(self) -> str:
         return self._name
