@@ -184,3 +184,31 @@ def test_gradcheck_float64(name, smp):
         return tuple(o for o in _outputs(out) if o.requires_grad)
 
     assert glasstorch.autograd.gradcheck(fn, tuple(inputs), eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+# The list of common ops: second derivatives against finite differences
+# of our own first derivatives (float64).
+GRADGRAD = {
+    "add": lambda T, a, b: a + b * 2.5,
+    "mul": lambda T, a, b: a * b,
+    "div": lambda T, a, b: a / (b.abs() + 1),
+    "matmul": lambda T, a, b: a @ b.t(),
+    "exp": lambda T, a, b: a.exp(),
+    "tanh": lambda T, a, b: a.tanh(),
+    "sigmoid": lambda T, a, b: a.sigmoid(),
+    "softmax": lambda T, a, b: T.softmax(a, -1),
+    "log_softmax": lambda T, a, b: T.log_softmax(a, 0),
+    "layer_norm": lambda T, a, b: T.nn.functional.layer_norm(a, (4,), b[0], b[1]),
+    "sum": lambda T, a, b: (a * b).sum(),
+    "mean": lambda T, a, b: (a * a).mean(1),
+}
+
+
+@pytest.mark.parametrize("name", list(GRADGRAD))
+def test_gradgradcheck_common_ops(name):
+    rng = np.random.default_rng(5)
+    a, b = (glasstorch.tensor(rng.uniform(-1, 1, size=(3, 4)), requires_grad=True)
+            for _ in range(2))
+    fn = GRADGRAD[name]
+    assert glasstorch.autograd.gradcheck(lambda x, y: fn(glasstorch, x, y), (a, b))
+    assert glasstorch.autograd.gradgradcheck(lambda x, y: fn(glasstorch, x, y), (a, b))
