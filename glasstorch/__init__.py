@@ -50,7 +50,15 @@ from . import autograd  # noqa: E402
 from .autograd import variable_type as _variable_type, variable as _variable  # noqa: E402
 from .autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: E402,F401
                                  is_grad_enabled, is_inference_mode_enabled)
-from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
+from .autograd.anomaly_mode import (is_anomaly_enabled, is_anomaly_check_nan_enabled,  # noqa: E402,F401
+                                    set_anomaly_enabled)
+
+
+
+def is_inference(input) -> bool:
+    """``torch.is_inference(t)``: made in inference mode (no autograd keys)."""
+    return input.is_inference()
+
 
 _variable_type.register_autograd_kernels()
 _variable.install()

@@ -467,3 +467,11 @@ def test_printing_after_inplace():
         base[1:].add_(1)
         return repr(y), repr(base)
     returned(differential(scenario))
+
+
+def test_top_level_is_inference_matches_torch():
+    def scenario(T):
+        with T.inference_mode():
+            inside = T.ones(2)
+        return T.is_inference(inside), T.is_inference(T.ones(2))
+    assert returned(differential(scenario)) == (True, False)

@@ -29,6 +29,7 @@ from .variable import gradient_edge, requires_grad as _requires_grad
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "detect_anomaly", "set_detect_anomaly", "Variable"]
 
+
 class _ImperativeEngine:
     """``torch._C._ImperativeEngine``: the engine as Python code reaches it,
     ``Variable._execution_engine``."""
