@@ -75,6 +75,7 @@ class OperatorEntry:
         self.kernels: dict[DispatchKey, list[KernelFunction]] = {}
         self.table: list = [None] * dk.NUM_RUNTIME_KEYS
         self.fallthrough_mask = [-1] * (dk.NUM_BACKENDS + 1)  # last: no backend bit
+        self.unboxed_below: dict = {}     # key set -> kernel fn (see unboxed_kernel_for)
         self.debug = ""
 
     # -- registration ------------------------------------------------------------
@@ -123,6 +124,15 @@ class OperatorEntry:
                 else:
                     masks[key_backend] &= bit
         self.table, self.sources, self.fallthrough_mask = table, sources, masks
+        self.unboxed_below.clear()
+
+    def unboxed_kernel_for(self, ks: int):
+        """The plain (UNBOXED) kernel ``redispatch(ks)`` would call, or None; memoized
+        per key set in ``unboxed_below`` until the table changes.  Lets a kernel
+        that redispatches on every call (autograd's) skip the key computation."""
+        ks &= self.fallthrough_mask[(ks & 0xFFFF).bit_length() - 1]
+        kernel = self.table[dk.highest_priority_key(ks)]
+        return kernel.fn if kernel is not None and kernel.convention == UNBOXED else None
 
     def _compute_slot(self, key: DispatchKey):
         """OperatorEntry::computeDispatchTableEntry: (kernel, label) for one runtime key.

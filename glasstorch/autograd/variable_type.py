@@ -30,6 +30,8 @@ from .._core import dtype as dt
 from .._core.dispatch_key import DispatchKey
 from .._core.tls import state as _tls
 from .._dispatcher.dispatcher import BOXED, KEYSET, KernelFunction, dispatcher, ops
+from .._dispatcher.dispatcher import _observers as _dispatch_observers
+from .._dispatcher.dispatcher import _traces as _dispatch_traces
 from .._dispatcher.schema import NO_DEFAULT
 from .._ops import derivatives as derivatives_yaml
 from .._tensor import AutogradMeta, Tensor
@@ -527,15 +529,25 @@ def _make_kernel(info, kind, op):
                   "        _mark(result, _MULTI_OUTPUT)",
                   "    return result"]
     elif leaf:
-        # a structured kernel below calls no op: nothing to guard
-        lines.append("    return _OP_redispatch(ks & _BELOW, *args, **kwargs)")
+        # a structured kernel below calls no op: nothing to guard.  The kernel
+        # below is memoized per key set (redispatch's key computation, skipped
+        # unless a trace or observer must see the call)
+        lines += ["    below = ks & _BELOW",
+                  "    fn = _UNBOXED.get(below)",
+                  "    if fn is None:",
+                  "        fn = _UNBOXED[below] = _ENTRY.unboxed_kernel_for(below) or False",
+                  "    if fn and not (_traces or _observers):",
+                  "        return fn(*args, **kwargs)",
+                  "    return _OP_redispatch(below, *args, **kwargs)"]
     else:
         lines.append("    return _redispatch(_OP, ks & _BELOW, args, kwargs)")
     simple = (kind == FUNCTIONAL and info.static_slots is not None and not info.checked_indices
               and not info.returns_tuple and not info.returns_list
               and info.output_differentiability is None
               and info.saved_results in ([], ["result"]))
-    namespace = {"_OP_redispatch": op.redispatch, "_tls": _tls, "_rg": requires_grad,
+    namespace = {"_OP_redispatch": op.redispatch, "_UNBOXED": op._entry.unboxed_below,
+                 "_ENTRY": op._entry, "_traces": _dispatch_traces, "_observers": _dispatch_observers,
+                 "_tls": _tls, "_rg": requires_grad,
                  "_record": _record_simple if simple else _record, "_INFO": info,
                  "_KIND": kind, "_OP": op, "_redispatch": redispatch_below_autograd,
                  "_BELOW": BELOW_AUTOGRAD,
