@@ -374,17 +374,19 @@ def _record(info, kind, op, ks, args, kwargs):
 
 def _record_simple(info, kind, op, ks, args, kwargs):
     """``_record`` for the common case, spelled out: a functional op with one
-    tensor output and plain Tensor inputs, called positionally."""
-    if kwargs or len(args) != info.n_args:
+    tensor output and plain Tensor inputs, called with positional arguments."""
+    if kwargs:
         return _record(info, kind, op, ks, args, kwargs)
+    n = len(args)
+    values = args + info.defaults[n:] if n < info.n_args else args   # (x + y: alpha=1)
     node = _new(info.node_cls)
     node._seq = next(_sequence)
     node._slot_map = info.static_slots
-    edges = node._next_edges = tuple([_edge_of(args[i]) for i in info.diff_indices])
+    edges = node._next_edges = tuple([_edge_of(values[i]) for i in info.diff_indices])
     if anomaly_mode.state.enabled:
         anomaly_mode.record_forward(node)
     for attr, i, tensor_arg, list_arg, guard in info.saved_arg_plan:
-        value = args[i]
+        value = values[i]
         if guard is not None and edges[guard] is None:
             value = SavedVariable(None)     # only an input not requiring grad needs it
         elif tensor_arg and value is not None:
@@ -392,13 +394,16 @@ def _record_simple(info, kind, op, ks, args, kwargs):
                 SavedVariable(_wrapped_number(value), wrapped_number=True)
         setattr(node, attr, value)
     for attr, i, fn, list_arg in info.saved_metadata_plan:
-        value = args[i]
+        value = values[i]
         if value is not None:
             value = fn(value if isinstance(value, Tensor) else _wrapped_number(value))
         setattr(node, attr, value)
 
     if op._calls_no_ops:
-        result = op.redispatch(ks & BELOW_AUTOGRAD, *args)
+        below = ks & BELOW_AUTOGRAD
+        fn = op._entry.unboxed_below.get(below)
+        result = fn(*args) if fn and not (_dispatch_traces or _dispatch_observers) else \
+            op.redispatch(below, *args)
     else:
         result = redispatch_below_autograd(op, ks & BELOW_AUTOGRAD, args, kwargs)
 
