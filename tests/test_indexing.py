@@ -320,3 +320,24 @@ def test_setitem_scalar_is_range_checked_like_pytorch():
             continue
         ours[0] = value
         assert ours.tolist() == theirs.tolist(), value
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.flip(L.tensor(1.), [0]),
+    lambda L: L.ones(2, 2, 2).t_(),
+    lambda L: L.tensor(1.).index_select(0, L.tensor([0, 0])),
+    lambda L: L.tensor(1.).index_select(0, L.tensor([0])),
+    lambda L: L.tensor(1.).index_put_((L.tensor([0, 0]),), L.tensor([1., 2.])),
+    lambda L: L.ones(2).index_put_((L.tensor([0]), L.tensor([0])), L.tensor(1.)),
+    lambda L: L.tensor(1.)[L.tensor([0])],
+])
+def test_zero_dim_and_in_place_edge_errors(torch, call):
+    """0-d inputs and in-place transposes give PyTorch's result or exception
+    (never a numpy error)."""
+    outcomes = []
+    for lib in (torch, glasstorch):
+        try:
+            outcomes.append(("ok", call(lib).tolist()))
+        except Exception as e:  # noqa: BLE001 - the exception is what we compare
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]

@@ -40,8 +40,9 @@ class _Index:
             device
 
 
-def expand_indices(self, indices, need_values):
-    """Indices as a list of _Index | None; masks replaced by their nonzero coordinates."""
+def expand_indices(self, indices, need_values, counted=False):
+    """Indices as a list of _Index | None; masks replaced by their nonzero coordinates.
+    (``counted``: index_put's "too many indices" message also says how many.)"""
     out = []
     dim = 0
     ndim = len(self._shape)
@@ -81,7 +82,8 @@ def expand_indices(self, indices, need_values):
         else:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     if len(out) > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+        raise IndexError(f"too many indices for tensor of dimension {ndim}" +
+                         (f" (got {len(out)})" if counted else ""))
     return out
 
 
@@ -172,7 +174,8 @@ def index_put_meta(self, indices, values, accumulate=False):
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{self.dtype._short} for the destination and {values.dtype._short} "
                            "for the source.")
-    expanded = expand_indices(self, indices, need_values=self.device.type != "meta")
+    expanded = expand_indices(self, indices, need_values=self.device.type != "meta",
+                              counted=True)
     if any(i is not None for i in expanded) and \
             not any(i is not None and -1 in i.shape for i in expanded):
         _check_bounds(self, expanded)
@@ -214,6 +217,9 @@ def index_select_meta(self, dim, index):
     ndim = len(self._shape)
     dim = wrap_dim(dim, ndim)
     if ndim == 0:
+        if index.numel() > 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                             f"{index.numel()} value(s)")
         return TensorMeta((), self.dtype)
     shape = self._shape[:dim] + (index.numel(),) + self._shape[dim + 1:]
     return TensorMeta(shape, self.dtype)

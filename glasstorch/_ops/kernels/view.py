@@ -264,11 +264,16 @@ def transpose(self, dim0, dim1):
     return make_view(self, shape, tuple(stride), self._offset)
 
 
-@kernel("t")
-def t(self):
+def check_t(self, name="t") -> None:
     ndim = len(self._shape)
     if ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+
+
+@kernel("t")
+def t(self):
+    check_t(self)
+    ndim = len(self._shape)
     return transpose(self, 0, 0 if ndim < 2 else 1)
 
 
@@ -852,7 +857,8 @@ def flip_meta(self, dims):
 @impl("flip")
 def flip_impl(out, self, dims):
     axes = tuple(_unique_dims(dims, len(self._shape)))
-    np.copyto(out._np(), np.flip(self._np(), axes) if axes else self._np())
+    flip = axes and len(self._shape)      # a 0-d tensor has nothing to flip
+    np.copyto(out._np(), np.flip(self._np(), axes) if flip else self._np())
 
 
 @kernel("roll")
@@ -927,13 +933,16 @@ def triu_impl(out, self, diagonal=0):
 
 # -- in-place metadata ops ---------------------------------------------------------------
 
-def _restride_in_place(name, view_name):
+def _restride_in_place(name, view_name, check=None):
     """``x.unsqueeze_(0)``, ``x.t_()`` ...: the tensor takes the geometry its view
-    would have (sizes, strides, offset); storage and bytes are untouched."""
+    would have (sizes, strides, offset); storage and bytes are untouched.
+    ``check`` raises the in-place op's own error before the view's."""
     view_kernel = KERNELS[view_name]
 
     @kernel(name)
     def restride(self, *args):
+        if check is not None:
+            check(self, *args)
         view = view_kernel(self, *args)
         self._set_sizes_strides(view._shape, view._stride, view._offset)
         return self
@@ -942,5 +951,6 @@ def _restride_in_place(name, view_name):
 
 for _name, _view in (("unsqueeze_", "unsqueeze"), ("squeeze_", "squeeze"),
                      ("squeeze__dim", "squeeze_dim"), ("squeeze__dims", "squeeze_dims"),
-                     ("transpose_", "transpose"), ("t_", "t"), ("as_strided_", "as_strided")):
+                     ("transpose_", "transpose"), ("as_strided_", "as_strided")):
     _restride_in_place(_name, _view)
+_restride_in_place("t_", "t", check=lambda self: check_t(self, "t_"))
