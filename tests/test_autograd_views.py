@@ -544,3 +544,14 @@ def test_random_duplicate_indices(shape, seed):
         return (a[where], a.index_select(dim, idx), a.gather(dim, L.tensor(gather_index)),
                 L.ops.aten.index_put.default(a, [None] * dim + [idx], put_values, True))
     differential(scenario, values, seed=seed)
+
+
+def test_fill_with_a_zero_dim_tensor_is_differentiable(torch):
+    """x.fill_(v) with a 0-dim v binds to fill_.Tensor, so v gets a gradient."""
+    results = []
+    for lib in (torch, gt):
+        v = lib.tensor(2., requires_grad=True)
+        y = lib.zeros(3).fill_(v)
+        y.sum().backward()
+        results.append((type(y.grad_fn).__name__, v.grad.item()))
+    assert results[0] == results[1] == ("FillBackward3", 3.0)
