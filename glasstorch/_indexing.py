@@ -182,7 +182,8 @@ def _apply_slicing(self, indices):
         elif isinstance(x, _INTS):
             result = _apply_select(result, dim, int(x), position)
         elif type(x) is slice:
-            result = _apply_slice(result, dim, x)
+            if not _is_full_slice(x, result, dim):   # x[:, i]: no op for the ':'
+                result = _apply_slice(result, dim, x)
             dim += 1
         elif x is Ellipsis:  # (PyTorch lets every ellipsis expand, not just one)
             dim += ndim - specified
@@ -205,6 +206,17 @@ def _apply_slicing(self, indices):
         else:
             raise _bad_index(x)
     return result, tensors
+
+
+def _is_full_slice(x, t, dim) -> bool:
+    """``:`` over the whole dim: PyTorch's multi-dim indexing and setitem skip it
+    (applySlice returns self), so no slice op is dispatched or recorded."""
+    if dim >= len(t._shape) or (x.start is None and x.stop is None and x.step is None):
+        return dim < len(t._shape)
+    if not all(v is None or type(v) is int for v in (x.start, x.stop, x.step)):
+        return False
+    size = t._shape[dim]
+    return x.step in (None, 1) and x.indices(size)[:2] == (0, size)
 
 
 def _getitem(self, index):
@@ -257,7 +269,8 @@ def _assign(view, value):
 
 def _setitem(self, index, value):
     if type(index) is slice:
-        _assign(_apply_slice(self, 0, index), value)
+        # x[:] = v writes x itself (copy_/fill_ on x, not on a slice of it)
+        _assign(self if _is_full_slice(index, self, 0) else _apply_slice(self, 0, index), value)
         return
     if type(index) is int:
         _assign(_apply_select(self, 0, index), value)

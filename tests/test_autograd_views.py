@@ -555,3 +555,24 @@ def test_fill_with_a_zero_dim_tensor_is_differentiable(torch):
         y.sum().backward()
         results.append((type(y.grad_fn).__name__, v.grad.item()))
     assert results[0] == results[1] == ("FillBackward3", 3.0)
+
+
+@pytest.mark.parametrize("case", ["x[:, :]", "x[0:3, 0:4]", "x[:, idx]", "c[:] = 1.0",
+                                  "c[:, idx] = 1.0", "c[:] = ones", "c[:, :] = ones",
+                                  "c[1:] = 1.0"])
+def test_full_slices_are_skipped_as_in_pytorch(torch, case):
+    """Multi-dim indexing and setitem skip ':' over a whole dim (no slice op),
+    so the recorded nodes are PyTorch's (AliasBackward0, FillBackward3,
+    IndexPutBackward0, CopyBackwards), with the same gradients."""
+    results = []
+    for lib in (torch, gt):
+        x = lib.tensor(np.arange(12.).reshape(3, 4), requires_grad=True)
+        idx, ones, c = lib.tensor([0, 2]), lib.ones(4), x.clone()
+        if "=" in case:
+            exec(case, {"c": c, "idx": idx, "ones": ones})
+            out = c
+        else:
+            out = eval(case, {"x": x, "idx": idx})
+        (out * lib.arange(out.numel(), dtype=out.dtype).reshape(out.shape)).sum().backward()
+        results.append((type(out.grad_fn).__name__, x.grad.tolist()))
+    assert results[0] == results[1]
