@@ -130,7 +130,7 @@ def accumulate_grad(variable, new_grad) -> None:
         # steal the incoming tensor when nobody else can see it and it already
         # has the layout .grad must have; otherwise store a copy that has it
         if (not _tls.grad_enabled and sys.getrefcount(new_grad) <= 3
-                and new_grad._base is None and _obeys_layout(variable, new_grad)):
+                and _obeys_layout(variable, new_grad)):
             meta.grad = new_grad.detach()
         else:
             meta.grad = _clone_obey_contract(variable, new_grad)

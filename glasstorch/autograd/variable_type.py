@@ -196,8 +196,12 @@ class DerivativeInfo:
         self.output_differentiability = derivative.output_differentiability
         self.returns_list = n_returns == 1 and schema.returns[0].type.is_list
         self.returns_tuple = n_returns > 1
+        # Formulas run in the sorted order of their keys, as PyTorch's
+        # load_derivatives.py processes them (a / b computes other's gradient,
+        # then self's; mm: mat2's, then self's): a dispatch mode logging the
+        # backward pass sees the ops in PyTorch's order.
         self.formulas = []
-        for key, code in derivative.formulas.items():
+        for key, code in sorted(derivative.formulas.items(), key=lambda kv: ", ".join(kv[0])):
             slots, is_list = [], []
             for name in key:
                 slots.append(name)
