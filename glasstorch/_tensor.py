@@ -16,7 +16,6 @@ import numpy as np
 
 from ._core import dispatch_key as dk
 from ._core import dtype as dt
-from ._core.device import device as Device
 from ._core.layout import channels_last, channels_last_3d, strided
 from ._core.storage import UntypedStorage
 from ._core.tls import state as _tls

@@ -10,8 +10,6 @@ Each scenario is a function of the library module (``torch`` or ``glasstorch``);
 """
 from __future__ import annotations
 
-
-import numpy as np
 import pytest
 import torch
 from hypothesis import given, strategies as st

@@ -12,10 +12,7 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
-import torch
 from hypothesis import given, strategies as st
-
-import glasstorch as gt
 
 from .differential import differential as _differential, raised, returned  # noqa: F401
 

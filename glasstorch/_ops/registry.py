@@ -18,15 +18,13 @@ kernel that serves the Meta device.
 from __future__ import annotations
 
 import os
-import re
 import warnings
 
 import yaml
 
 from .._core.dispatch_key import DispatchKey
 from .._dispatcher import binding
-from .._dispatcher.dispatcher import (KEYSET, UNBOXED, KernelFunction, dispatcher,
-                                      fallthrough_kernel, ops)
+from .._dispatcher.dispatcher import KEYSET, UNBOXED, KernelFunction, dispatcher, ops
 from .._dispatcher.schema import parse_schema
 from .._tensor import Tensor, _non_overlapping_and_dense
 from .. import return_types

@@ -30,7 +30,7 @@ from .._core.allocator import cpu_allocator
 from .._core.device import device as Device
 from .._core.storage import UntypedStorage
 from .._core.tls import state as _tls
-from .._tensor import Tensor, Size, contiguous_strides, keys_for_device, _wrap_dim, _is_contiguous
+from .._tensor import Tensor, Size, contiguous_strides, keys_for_device, _wrap_dim
 
 __all__ = ["TensorMeta", "empty_tensor", "broadcast_shapes", "wrap_dim", "result_type",
            "elementwise_strides", "NUMBER_TYPES"]

@@ -29,7 +29,6 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
-from ..._tensor import Tensor
 from ..structured import TensorMeta, broadcast_shapes
 from . import impl, kernel, meta
 

@@ -28,7 +28,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._tensor import Tensor
 from ..structured import (TensorMeta, broadcast_shapes, check_same_device, checked_convert,
-                          elementwise_strides, empty_tensor, result_type)
+                          elementwise_strides, result_type)
 from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta, native
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import sys
-import warnings
 
 import numpy as np
 
