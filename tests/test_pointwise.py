@@ -623,3 +623,20 @@ def test_where_method_binds_self_second_schema_argument():
           lambda: torch.tensor(x).where(torch.tensor(cond), torch.tensor(y)))
     check(lambda: gt.tensor(x).where(gt.tensor(cond), 5.0),
           lambda: torch.tensor(x).where(torch.tensor(cond), 5.0))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("exponent", [0.5, -0.5, 2.0, 3.0, -1.0, -2.0, -3.0, 1.5, 0.0,
+                                      float("inf"), float("-inf"), float("nan")])
+@pytest.mark.parametrize("form", ["scalar", "0-dim", "tensor"])
+def test_pow_special_values(torch, dtype, exponent, form):
+    """-inf, ±0, -1, nan bases: PyTorch's shortcuts (sqrt, rsqrt, x*x ...) for a
+    scalar exponent, C's pow() for a tensor exponent and for float16."""
+    values = [float("-inf"), -1.5, 0.0, -0.0, 2.0, float("inf"), float("nan"), -1.0, 3.7]
+    results = []
+    for lib in (gt, torch):
+        x = lib.tensor(values, dtype=getattr(lib, dtype))
+        e = exponent if form == "scalar" else lib.tensor(exponent, dtype=x.dtype) \
+            if form == "0-dim" else lib.full(x.shape, exponent, dtype=x.dtype)
+        results.append(np.asarray((x ** e).float().tolist()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=0, equal_nan=True)

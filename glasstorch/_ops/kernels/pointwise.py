@@ -460,20 +460,38 @@ def pow_impl(out, self, exponent):
     a, b = cast_operand(self, rt, compute), cast_operand(exponent, rt, compute)
     if compute.kind in "iu":
         write(out, _int_pow(a, b, compute))
-    elif rt is dt.float16 and not isinstance(exponent, Tensor):
+    elif compute.kind == "f" and (rt is dt.float16 or isinstance(exponent, Tensor)):
         write(out, _c_pow(a, b, compute))
+    elif compute.kind == "f" and exponent in _POW_SHORTCUTS:
+        # (bfloat16 rounds after each step, as PyTorch's vectorized bfloat16 ops do)
+        write(out, _POW_SHORTCUTS[exponent](np.asarray(a, rt.numpy if rt is dt.bfloat16
+                                                         else compute)))
     else:
         np.power(a, b, out=out._np(), dtype=compute, casting="unsafe")
 
 
+# PyTorch's float/double/bfloat16 kernels with a scalar exponent (pow_tensor_scalar
+# _optimized): these exponents are computed with sqrt/multiplication, not pow().
+_POW_SHORTCUTS = {
+    0.5: np.sqrt,
+    -0.5: lambda x: 1 / np.sqrt(x),
+    2: lambda x: x * x,
+    3: lambda x: x * x * x,
+    -1: lambda x: 1 / x,
+    -2: lambda x: 1 / (x * x),
+}
+
+
 def _c_pow(a, b, compute):
-    """C's pow() for float16 (PyTorch's float/double/bfloat16 kernels take sqrt-style
-    shortcuts, its half kernel calls std::pow): pow(-inf, y) is +inf for y > 0 and
-    +0 for y < 0 unless y is an odd integer, where numpy's power gives nan."""
+    """C's pow(), which PyTorch calls for a tensor exponent and for float16 (its
+    float/double/bfloat16 kernels with a scalar exponent take sqrt-style
+    shortcuts): pow(-inf, y) is +inf for y > 0 and +0 for y < 0 unless y is an
+    odd integer, where numpy's power gives nan."""
     result = np.power(a, b, dtype=compute)
-    odd = float(b).is_integer() and int(b) % 2 == 1
-    if not odd and np.isfinite(b) and b != 0:
-        result = np.where(np.isneginf(a), compute.type(np.inf if b > 0 else 0.0), result)
+    b = np.asarray(b, dtype=compute)
+    fix = np.isneginf(a) & np.isfinite(b) & (b != 0) & (np.mod(b, 2) != 1)
+    if fix.any():
+        result = np.where(fix, np.where(b > 0, compute.type(np.inf), compute.type(0.0)), result)
     return result
 
 
@@ -934,9 +952,15 @@ def _erfinv(y):
     return np.where(np.abs(y) > 1.0, np.nan, x)
 
 
-def _sigmoid(x):
+def _sigmoid(x, out=None):
+    """1 / (1 + exp(-x)), computed in ``out`` when given (no temporaries)."""
     one = x.dtype.type(1)
-    return one / (one + np.exp(-x))
+    if out is None:
+        return one / (one + np.exp(-x))
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    np.add(out, one, out=out)
+    return np.divide(one, out, out=out)
 
 
 _UNARY_FLOAT = {
@@ -961,6 +985,8 @@ def _unary_float_op(name, fn):
         compute = float_type(self.dtype).opmath
         if isinstance(fn, np.ufunc):
             fn(self._np(), out=out._np(), dtype=compute, casting="unsafe")
+        elif fn is _sigmoid and out.dtype.numpy == compute:
+            fn(self._np().astype(compute, copy=False), out=out._np())
         else:
             write(out, fn(self._np().astype(compute, copy=False)))
     body.__name__ = f"{name}_impl"
