@@ -136,7 +136,7 @@ def _init_exec_info(task, root, inputs, accumulate_grad) -> None:
         task.captures = targets
     capture_nodes = {edge[0] for edge in task.captures}
     needed = set(wanted)
-    state = {}
+    visited = set()
     stack = [(root, False)]
     while stack:
         node, children_done = stack.pop()
@@ -145,12 +145,12 @@ def _init_exec_info(task, root, inputs, accumulate_grad) -> None:
                    for e in node._next_edges):
                 needed.add(node)
             continue
-        if node in state:
+        if node in visited:
             continue
-        state[node] = True
+        visited.add(node)
         stack.append((node, True))
         for edge in node._next_edges:
-            if edge is not None and edge[0] not in state:
+            if edge is not None and edge[0] not in visited:
                 stack.append((edge[0], False))
     task.needed = needed
     task.exec_info = needed | capture_nodes

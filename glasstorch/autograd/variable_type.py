@@ -34,7 +34,7 @@ from .._dispatcher.dispatcher import _observers as _dispatch_observers
 from .._dispatcher.dispatcher import _traces as _dispatch_traces
 from .._dispatcher.schema import NO_DEFAULT
 from .._ops import derivatives as derivatives_yaml
-from .._tensor import AutogradMeta, Tensor
+from .._tensor import Tensor
 from . import anomaly_mode
 from .formulas import FORMULA_GLOBALS
 from .graph import AccumulateGrad, Node, SavedVariable, _sequence, is_inference, version_counter
@@ -316,37 +316,12 @@ def _record(info, kind, op, ks, args, kwargs):
     if kind == INPLACE or kind == INPLACE_VIEW:
         check_inplace(values[0], True)
     node = info.node_cls()
-    node._next_edges = tuple([_edge_of(t) for t in flat])
+    edges = node._next_edges = tuple([_edge_of(t) for t in flat])
     node._slot_map = info.static_slots or info.slots_for_call(values)
     if anomaly_mode.state.enabled:
         anomaly_mode.record_forward(node)
-    edges = node._next_edges
-    for attr, i, tensor_arg, list_arg, guard in info.saved_arg_plan:
-        value = values[i]
-        if guard is not None and edges[guard] is None:
-            value = SavedVariable(None)     # only an input not requiring grad needs it
-        elif tensor_arg:
-            if list_arg:
-                value = None if value is None else [SavedVariable(v) for v in value]
-            elif isinstance(value, Tensor):
-                value = SavedVariable(_original_self(value) if kind == INPLACE and i == 0
-                                      else value)
-            elif value is not None:   # formulas always see tensors
-                value = SavedVariable(_wrapped_number(value), wrapped_number=True)
-        setattr(node, attr, value)
-    for attr, i, fn, list_arg in info.saved_metadata_plan:
-        value = values[i]
-        if list_arg:
-            value = [fn(v) for v in value]
-        elif value is not None:
-            value = fn(value if value.__class__ is Tensor or isinstance(value, Tensor)
-                       else _wrapped_number(value))
-        setattr(node, attr, value)
-
-    if op._calls_no_ops:
-        result = op.redispatch(ks & BELOW_AUTOGRAD, *args, **kwargs)
-    else:
-        result = redispatch_below_autograd(op, ks & BELOW_AUTOGRAD, args, kwargs)
+    _save_inputs(node, info, values, edges, kind)
+    result = _call_below(op, ks, args, kwargs)
 
     outputs = result if info.returns_tuple or info.returns_list else (result,)
     # (a backward op such as convolution_backward returns None for outputs its
@@ -389,41 +364,53 @@ def _record_simple(info, kind, op, ks, args, kwargs):
     edges = node._next_edges = tuple([_edge_of(values[i]) for i in info.diff_indices])
     if anomaly_mode.state.enabled:
         anomaly_mode.record_forward(node)
+    _save_inputs(node, info, values, edges, kind)
+    result = _call_below(op, ks, args, kwargs)
+    node._input_metadata = ((result._shape, result.dtype, result.device),)
+    if result.dtype.category >= dt.FLOATING:
+        set_history(result, node, 0)
+    if info.saved_results:
+        node._raw_saved_result = SavedVariable(result, is_output=True)
+    return result
+
+
+def _save_inputs(node, info, values, edges, kind) -> None:
+    """Keep what the formulas name: tensors as SavedVariables (an in-place op's
+    old ``self`` as a copy), Python numbers for Tensor arguments wrapped,
+    metadata instead of tensors where that is all a formula needs."""
     for attr, i, tensor_arg, list_arg, guard in info.saved_arg_plan:
         value = values[i]
         if guard is not None and edges[guard] is None:
             value = SavedVariable(None)     # only an input not requiring grad needs it
-        elif tensor_arg and value is not None:
-            value = SavedVariable(value) if isinstance(value, Tensor) else \
-                SavedVariable(_wrapped_number(value), wrapped_number=True)
+        elif tensor_arg:
+            if list_arg:
+                value = None if value is None else [SavedVariable(v) for v in value]
+            elif isinstance(value, Tensor):
+                value = SavedVariable(_original_self(value) if kind == INPLACE and i == 0
+                                      else value)
+            elif value is not None:   # formulas always see tensors
+                value = SavedVariable(_wrapped_number(value), wrapped_number=True)
         setattr(node, attr, value)
     for attr, i, fn, list_arg in info.saved_metadata_plan:
         value = values[i]
-        if value is not None:
+        if list_arg:
+            value = [fn(v) for v in value]
+        elif value is not None:
             value = fn(value if isinstance(value, Tensor) else _wrapped_number(value))
         setattr(node, attr, value)
 
-    if op._calls_no_ops:
-        below = ks & BELOW_AUTOGRAD
-        fn = op._entry.unboxed_below.get(below)
-        result = fn(*args) if fn and not (_dispatch_traces or _dispatch_observers) else \
-            op.redispatch(below, *args)
-    else:
-        result = redispatch_below_autograd(op, ks & BELOW_AUTOGRAD, args, kwargs)
 
-    node._input_metadata = ((result._shape, result.dtype, result.device),)
-    if result.dtype.category >= dt.FLOATING:
-        meta = result._autograd_meta
-        if meta is None:
-            meta = result._autograd_meta = AutogradMeta()
-        meta.grad_fn = node
-        meta.output_nr = 0
-        meta.requires_grad = True
-        if result._base is not None:
-            meta.attr_version = version_counter(result)[0]
-    if info.saved_results:
-        node._raw_saved_result = SavedVariable(result, is_output=True)
-    return result
+def _call_below(op, ks, args, kwargs):
+    """Run the op below autograd: a structured kernel directly (memoized per
+    key set, unless a trace or observer must see the call), anything else
+    under the AutoDispatchBelowADInplaceOrView guard."""
+    below = ks & BELOW_AUTOGRAD
+    if not op._calls_no_ops:
+        return redispatch_below_autograd(op, below, args, kwargs)
+    fn = op._entry.unboxed_below.get(below)
+    if fn and not kwargs and not (_dispatch_traces or _dispatch_observers):
+        return fn(*args)
+    return op.redispatch(below, *args, **kwargs)
 
 
 def _edge_of(t):
