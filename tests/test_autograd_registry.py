@@ -212,3 +212,38 @@ def test_gradgradcheck_common_ops(name):
     fn = GRADGRAD[name]
     assert glasstorch.autograd.gradcheck(lambda x, y: fn(glasstorch, x, y), (a, b))
     assert glasstorch.autograd.gradgradcheck(lambda x, y: fn(glasstorch, x, y), (a, b))
+
+
+@pytest.mark.parametrize("args", [(), (1,), (2, 1), ("fro",), (3, (0, 1)), (float("inf"),),
+                                  (2, 0, True)])
+def test_norm_routes_to_vector_norm_like_pytorch(args):
+    """torch.norm / Tensor.norm go through linalg.vector_norm, in both libraries:
+    same values, node (LinalgVectorNormBackward0) and gradients."""
+    import torch
+    values = np.random.default_rng(2).uniform(-2, 2, size=(3, 4))
+    results = []
+    for lib in (glasstorch, torch):
+        x = lib.tensor(values, requires_grad=True)
+        out = x.norm(*args)
+        out.sum().backward()
+        assert lib.norm(x.detach(), *args).tolist() == out.tolist()
+        results.append((out.tolist(), type(out.grad_fn).__name__, x.grad.tolist()))
+    assert results[0][1] == results[1][1] == "LinalgVectorNormBackward0"
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-12)
+    assert glasstorch.linalg.vector_norm(glasstorch.tensor(values)).item() == \
+        pytest.approx(torch.linalg.vector_norm(torch.tensor(values)).item(), rel=1e-12)
+
+
+def test_kernel_below_autograd_follows_new_registrations():
+    """The autograd kernel memoizes the kernel below it per key set; a new
+    registration (and its removal) must take effect on the next call."""
+    x = glasstorch.tensor([0.0, 1.0])
+    assert x.sigmoid().tolist() == [0.5, pytest.approx(0.7310585786)]
+    lib = glasstorch.library.Library("aten", "IMPL")
+    try:
+        lib.impl("sigmoid", lambda t: glasstorch.zeros_like(t), "CPU")
+        assert x.sigmoid().tolist() == [0.0, 0.0]
+    finally:
+        lib._destroy()
+    assert x.sigmoid().tolist() == [0.5, pytest.approx(0.7310585786)]

@@ -475,3 +475,14 @@ def test_top_level_is_inference_matches_torch():
             inside = T.ones(2)
         return T.is_inference(inside), T.is_inference(T.ones(2))
     assert returned(differential(scenario)) == (True, False)
+
+
+def test_set_anomaly_enabled_matches_torch():
+    def scenario(T):
+        T.set_anomaly_enabled(True)
+        on = (T.is_anomaly_enabled(), T.is_anomaly_check_nan_enabled())
+        T.set_anomaly_enabled(False, check_nan=False)
+        off = (T.is_anomaly_enabled(), T.is_anomaly_check_nan_enabled())
+        T.set_anomaly_enabled(False)
+        return on, off
+    assert returned(differential(scenario)) == ((True, True), (False, False))
