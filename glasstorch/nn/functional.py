@@ -365,3 +365,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
                          f"({input.size()})")
     return _torch("binary_cross_entropy_with_logits")(input, target, weight, pos_weight,
                                                       reduction_enum)
+
+
+# WIP-FRAGMENTS (temporary, merged into this file when the nn issue lands)
+from ._functional_wip_layers import *  # noqa: E402,F401,F403
+from ._functional_wip_act import *  # noqa: E402,F401,F403
