@@ -1,0 +1,26 @@
+"""torch.backends: the per-backend switches programs set at start-up.
+
+glasstorch computes on CPU with numpy (and CuPy on CUDA), so most switches here
+are recorded but change nothing; they exist so that PyTorch programs that set
+them (``torch.backends.cudnn.benchmark = True``, ``...matmul.allow_tf32``) run
+unchanged.  Defaults are PyTorch's.
+"""
+from __future__ import annotations
+
+import types
+
+from .. import cuda as _cuda
+
+# torch.backends.cuda: TF32 for matmuls is off by default, as in PyTorch.
+cuda = types.SimpleNamespace(
+    matmul=types.SimpleNamespace(allow_tf32=False, allow_fp16_reduced_precision_reduction=True,
+                                 allow_bf16_reduced_precision_reduction=True),
+    is_built=lambda: False)
+
+# torch.backends.cudnn: enabled, no autotuning, not deterministic, TF32 for convolutions.
+cudnn = types.SimpleNamespace(enabled=True, benchmark=False, deterministic=False, allow_tf32=True,
+                              is_available=lambda: _cuda.is_available(), version=lambda: None)
+
+mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
+
+__all__ = ["cuda", "cudnn", "mps"]

@@ -1,0 +1,40 @@
+"""torch.backends switches and global precision/determinism flags, against torch."""
+import warnings
+
+import pytest
+
+from .differential import differential
+
+
+def test_backend_defaults_match_torch():
+    differential(lambda lib: (lib.backends.cudnn.enabled, lib.backends.cudnn.benchmark,
+                              lib.backends.cudnn.deterministic, lib.backends.cudnn.allow_tf32,
+                              lib.backends.cuda.matmul.allow_tf32,
+                              lib.backends.mps.is_available(),
+                              lib.get_float32_matmul_precision(),
+                              lib.are_deterministic_algorithms_enabled()))
+
+
+@pytest.mark.parametrize("precision", ["high", "medium", "highest", "bogus"])
+def test_float32_matmul_precision_round_trip(precision):
+    def scenario(lib):
+        before = lib.get_float32_matmul_precision()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                lib.set_float32_matmul_precision(precision)
+            return lib.get_float32_matmul_precision()
+        finally:
+            lib.set_float32_matmul_precision(before)
+    differential(scenario)
+
+
+def test_deterministic_flags_round_trip():
+    def scenario(lib):
+        lib.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            return (lib.are_deterministic_algorithms_enabled(),
+                    lib.is_deterministic_algorithms_warn_only_enabled())
+        finally:
+            lib.use_deterministic_algorithms(False)
+    differential(scenario)
