@@ -220,7 +220,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 def from_numpy(array: np.ndarray) -> Tensor:
     """``torch.from_numpy``: shares memory with the array (writes show both ways)."""
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+        kind = type(array)
+        name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"expected np.ndarray (got {name})")
     dtype = dt.FROM_NUMPY.get(array.dtype)
     if dtype is None:
         raise TypeError(f"can't convert np.ndarray of type {array.dtype}. The only supported "

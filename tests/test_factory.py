@@ -5,6 +5,7 @@ from hypothesis import given, strategies as st
 
 import glasstorch as gt
 
+from .differential import differential
 from .helpers import assert_same
 
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple)
@@ -176,3 +177,8 @@ def test_errors(torch, fn, exc, msg):
     for L in (torch, gt):
         with pytest.raises(exc, match=msg):
             fn(L)
+
+
+@pytest.mark.parametrize("value", [np.float32(1.5), 3, [1, 2]], ids=["np-scalar", "int", "list"])
+def test_from_numpy_rejects_non_arrays_like_torch(value):
+    differential(lambda lib: lib.from_numpy(value))

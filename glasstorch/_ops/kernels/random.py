@@ -503,8 +503,9 @@ def multinomial(self, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     gen = get_generator(generator)
     result = np.empty((probs.shape[0], num_samples), np.int64)
-    if not replacement:
-        # PyTorch's trick: argmax/topk of p / Exp(1) noise (Gumbel-style sampling).
+    if not replacement or num_samples == 1:
+        # PyTorch's trick: argmax/topk of p / Exp(1) noise (Gumbel-style sampling);
+        # PyTorch takes this path for a single draw with replacement too.
         noise = ops.aten.exponential_.default(ops.aten.empty_like.default(self),
                                               generator=generator)
         q = probs / noise._np().astype(probs.dtype).reshape(probs.shape)
