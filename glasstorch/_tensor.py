@@ -11,13 +11,14 @@ operator: sizes, strides, contiguity, data pointers, numpy interop.
 from __future__ import annotations
 
 import math
+from copy import deepcopy as _deepcopy
 
 import numpy as np
 
 from ._core import dispatch_key as dk
 from ._core import dtype as dt
 from ._core.layout import channels_last, channels_last_3d, strided
-from ._core.storage import UntypedStorage
+from ._core.storage import TypedStorage, UntypedStorage, warn_typed_storage_removal
 from ._core.tls import state as _tls
 
 __all__ = ["Tensor", "Size", "contiguous_strides", "channels_last_strides", "keys_for_device"]
@@ -170,6 +171,47 @@ class Tensor:
         out._autograd_meta = self._autograd_meta
         return out
 
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False):
+        """A ``cls`` instance aliasing ``data`` with no history (shared storage and
+        version counter, as ``detach()``): how ``Parameter(t)`` is built."""
+        out = cls._make(data._storage, data._shape, data._stride, data._offset, data.dtype,
+                        data.device, data._keys)
+        out._array = data._array
+        out._version_counter = version_counter(data)
+        if require_grad:
+            if data.dtype.category < dt.FLOATING:
+                raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                                   "gradients")
+            out.requires_grad_(True)
+        return out
+
+    def __deepcopy__(self, memo):
+        """``copy.deepcopy``: new storage (one per original storage within a memo,
+        so views stay views of one another), same geometry, requires_grad and grad."""
+        if id(self) in memo:
+            return memo[id(self)]
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                "be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001")
+        storage = memo.get(id(self._storage))
+        if storage is None:
+            storage = memo[id(self._storage)] = _clone_storage(self._storage)
+        out = type(self)._make(storage, self._shape, self._stride, self._offset, self.dtype,
+                               self.device, self._keys)
+        if self.requires_grad:
+            out.requires_grad_(True)
+        if self.grad is not None:
+            out.grad = self.grad.__deepcopy__(memo)
+        state = getattr(self, "__dict__", None)
+        if state:
+            out.__dict__.update({k: _deepcopy(v, memo) for k, v in state.items()})
+        memo[id(self)] = out
+        return out
+
     # -- the numpy view the kernels compute on ------------------------------------
 
     def _np(self) -> np.ndarray:
@@ -297,8 +339,10 @@ class Tensor:
     def untyped_storage(self) -> UntypedStorage:
         return self._storage
 
-    def storage(self):
-        return self._storage
+    def storage(self) -> TypedStorage:
+        """The deprecated typed view of ``untyped_storage()`` (warns once, as PyTorch)."""
+        warn_typed_storage_removal()
+        return TypedStorage(wrap_storage=self._storage, dtype=self.dtype, _internal=True)
 
     def data_ptr(self) -> int:
         base = self._storage.data_ptr()
@@ -404,6 +448,15 @@ _new = object.__new__
 _wrap_storage = UntypedStorage._wrap
 _CPU_KEYS = _KEYS["cpu", True]
 _CPU_KEYS_INFERENCE = _KEYS["cpu", False]
+
+
+def _clone_storage(storage) -> UntypedStorage:
+    """A copy of ``storage``'s bytes (meta storage: just the size)."""
+    if storage._data is None:
+        return UntypedStorage._meta(storage._nbytes)
+    array = _cpu_allocator.allocate(storage._data.shape, storage._data.dtype)
+    array[...] = storage._data
+    return _wrap_storage(array, storage.device, _cpu_allocator)
 
 
 def version_counter(t) -> list:

@@ -9,8 +9,11 @@ over it with the tensor's own dtype, sizes, strides and offset:
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from . import dtype as dt
 from .allocator import cpu_allocator, meta_allocator
 from .device import device as Device
 
@@ -110,6 +113,12 @@ class UntypedStorage:
     def is_meta(self) -> bool:
         return self.device.type == "meta"
 
+    def __reduce__(self):
+        """Plain pickling (``pickle``, ``multiprocessing``) carries the bytes
+        (``torch.save`` instead writes them to their own record)."""
+        payload = self._nbytes if self._data is None else self._bytes().tobytes()
+        return _untyped_storage_from, (payload, str(self.device))
+
     def _resize_(self, nbytes: int) -> None:
         """Grow in place, keeping the old bytes (``resize_`` on a tensor uses this)."""
         if nbytes <= self._nbytes:
@@ -131,3 +140,103 @@ class UntypedStorage:
             return head
         body = "\n".join(f" {v}" for v in self._bytes().tolist())
         return body + "\n" + head if body else head
+
+
+def _untyped_storage_from(payload, device) -> UntypedStorage:
+    """Inverse of ``UntypedStorage.__reduce__``: bytes (or, on meta, a size)."""
+    if device == "meta":
+        return UntypedStorage._meta(payload)
+    array = cpu_allocator.allocate(len(payload), np.uint8)
+    array[:] = np.frombuffer(payload, np.uint8)
+    return UntypedStorage._wrap(array, _CPU, cpu_allocator)
+
+
+class TypedStorage:
+    """``torch.TypedStorage``: an UntypedStorage read as elements of one dtype.
+
+    Deprecated in PyTorch but still what ``Tensor.storage()`` returns and what
+    checkpoints name: ``torch.save`` records each tensor's storage under its
+    legacy type name (``torch.FloatStorage`` ...).  ``size()`` counts elements.
+    """
+
+    is_sparse = False
+
+    def __init__(self, *, wrap_storage, dtype=None, _internal=False):
+        self._untyped_storage = wrap_storage
+        self.dtype = dtype if dtype is not None else type(self).dtype
+
+    @property
+    def device(self):
+        return self._untyped_storage.device
+
+    def _size(self) -> int:
+        return self._untyped_storage.nbytes() // self.dtype.itemsize
+
+    def size(self) -> int:
+        return self._size()
+
+    __len__ = size
+
+    def nbytes(self) -> int:
+        return self._untyped_storage.nbytes()
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        return self._untyped_storage.data_ptr()
+
+    def untyped(self) -> UntypedStorage:
+        return self._untyped_storage
+
+    def _pickle_storage_type(self) -> str:
+        """The legacy class name checkpoints use for this dtype (``FloatStorage``)."""
+        return LEGACY_STORAGE_CLASSES[self.dtype].__name__
+
+    def _elements(self) -> np.ndarray:
+        return self._untyped_storage._bytes()[: self._size() * self.dtype.itemsize].view(
+            self.dtype.numpy)
+
+    def tolist(self):
+        return self._elements().tolist()
+
+    def __getitem__(self, i):
+        return self._elements()[i].item()
+
+    def __reduce__(self):
+        return _typed_storage_from, (self._untyped_storage, self.dtype)
+
+    def __repr__(self):
+        head = (f"[torch.storage.TypedStorage(dtype={self.dtype}, device={self.device}) "
+                f"of size {self._size()}]")
+        if self._untyped_storage._data is None:
+            return head
+        body = "\n".join(f" {v}" for v in self.tolist())
+        return body + "\n" + head if body else head
+
+
+def _typed_storage_from(untyped, dtype) -> TypedStorage:
+    return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
+
+
+# torch.FloatStorage & co: one TypedStorage subclass per dtype, with the class-level
+# ``dtype`` checkpoints look up when they name a storage type.
+LEGACY_STORAGE_CLASSES = {
+    d: type(d._short + "Storage", (TypedStorage,), {"dtype": d, "__module__": __name__})
+    for d in dt.ALL_DTYPES
+}
+
+_TYPED_STORAGE_WARNING = (
+    "TypedStorage is deprecated. It will be removed in the future and UntypedStorage will "
+    "be the only storage class. This should only matter to you if you are using storages "
+    "directly.  To access UntypedStorage directly, use tensor.untyped_storage() instead "
+    "of tensor.storage()")
+_warned_typed_storage = False
+
+
+def warn_typed_storage_removal(stacklevel=2) -> None:
+    """PyTorch warns once per process when user code touches TypedStorage."""
+    global _warned_typed_storage
+    if not _warned_typed_storage:
+        _warned_typed_storage = True
+        warnings.warn(_TYPED_STORAGE_WARNING, UserWarning, stacklevel=stacklevel + 1)

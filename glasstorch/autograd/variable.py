@@ -388,11 +388,11 @@ def _is_inference_method(self) -> bool:
 
 
 def _data_get(self):
-    """A tensor sharing storage with no history and a fresh version counter."""
-    from .graph import _detached_alias
-    out = _detached_alias(self)
-    out._base = None
-    out._version_counter = None
+    """A plain Tensor (whatever ``self``'s class) sharing storage, with no history
+    and a fresh version counter, as PyTorch's ``variable_data()``."""
+    out = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype,
+                       self.device, self._keys)
+    out._array = self._array
     return out
 
 
