@@ -43,8 +43,10 @@ from .random import *  # noqa: E402,F401,F403  (manual_seed, Generator, ...)
 from ._indexing import *  # noqa: E402,F401,F403  (installs Tensor.__getitem__ / __setitem__)
 from . import return_types  # noqa: E402,F401
 from . import _C, cuda, library, nn  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
 from .functional import einsum, norm  # noqa: E402,F401  (torch.functional: varargs wrappers)
 from . import linalg  # noqa: E402,F401
+from . import backends  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
 from .autograd import variable_type as _variable_type, variable as _variable  # noqa: E402
@@ -65,3 +67,36 @@ _variable.install()
 from .utils import checkpoint as _checkpoint_module  # noqa: E402,F401  (torch.utils.checkpoint)
 
 __version__ = "0.1.0"
+
+
+_float32_matmul_precision = "highest"
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Recorded for programs that set it; CPU matmuls are always full float32."""
+    global _float32_matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        import warnings
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.")
+        return
+    _float32_matmul_precision = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _float32_matmul_precision
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """glasstorch's CPU kernels are deterministic already; the flag is recorded.
+    (``bool`` here is ``glasstorch.bool``, the dtype: hence ``not not``.)"""
+    _deterministic.update(mode=not not mode, warn_only=not not warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _deterministic["warn_only"]
