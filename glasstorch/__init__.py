@@ -17,7 +17,7 @@ from ._core.dtype import (bool_ as bool, uint8, int8, int16, int32, int64, float
                           can_cast, get_default_dtype, set_default_dtype)
 from ._core.dtype import ALIASES as _DTYPE_ALIASES
 from ._core.device import device
-from ._core.storage import UntypedStorage
+from ._core.storage import UntypedStorage, TypedStorage
 from ._core.layout import (layout, strided, memory_format, contiguous_format, channels_last,
                            channels_last_3d, preserve_format)
 from ._tensor import Tensor, Size
@@ -43,6 +43,7 @@ from .random import *  # noqa: E402,F401,F403  (manual_seed, Generator, ...)
 from ._indexing import *  # noqa: E402,F401,F403  (installs Tensor.__getitem__ / __setitem__)
 from . import return_types  # noqa: E402,F401
 from . import _C, cuda, library, nn  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from .functional import einsum, norm  # noqa: E402,F401  (torch.functional: varargs wrappers)
 from . import linalg  # noqa: E402,F401

@@ -26,7 +26,7 @@ from ._core import dtype as dt
 from ._core.device import device as Device
 from ._core import tls
 from ._core.layout import preserve_format
-from ._core.storage import UntypedStorage
+from ._core.storage import TypedStorage, UntypedStorage
 from ._dispatcher import binding as _binding
 from ._dispatcher.dispatcher import ops
 from ._ops import registry as _registry
@@ -271,7 +271,7 @@ def is_tensor(obj) -> bool:
 
 
 def is_storage(obj) -> bool:
-    return isinstance(obj, UntypedStorage)
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def numel(input) -> int:
