@@ -11,6 +11,7 @@ def test_backend_defaults_match_torch():
                               lib.backends.cudnn.deterministic, lib.backends.cudnn.allow_tf32,
                               lib.backends.cuda.matmul.allow_tf32,
                               lib.backends.mps.is_available(),
+                              lib.backends.mha.get_fastpath_enabled(),
                               lib.get_float32_matmul_precision(),
                               lib.are_deterministic_algorithms_enabled()))
 

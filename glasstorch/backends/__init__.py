@@ -23,4 +23,21 @@ cudnn = types.SimpleNamespace(enabled=True, benchmark=False, deterministic=False
 
 mps = types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False)
 
-__all__ = ["cuda", "cudnn", "mps"]
+
+class _MultiheadAttentionSwitch:
+    """torch.backends.mha: whether MultiheadAttention may take its fused inference
+    path (glasstorch has none; the value only changes what the getter returns)."""
+
+    def __init__(self):
+        self._enabled = True
+
+    def get_fastpath_enabled(self) -> bool:
+        return self._enabled
+
+    def set_fastpath_enabled(self, value: bool) -> None:
+        self._enabled = value
+
+
+mha = _MultiheadAttentionSwitch()
+
+__all__ = ["cuda", "cudnn", "mha", "mps"]

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from ..._core import dtype as dt
-from ..structured import TensorMeta, elementwise_strides
+from ..._dispatcher.dispatcher import ops
+from ..._tensor import contiguous_strides
+from ..structured import (TensorMeta, broadcast_shapes, check_same_device, elementwise_strides,
+                          iterator_strides, wrap_dim)
 from . import impl, kernel, meta, native
-from .pointwise import (checked_scalar, operand, quiet, require_float,
+from .pointwise import (SameDtypeMeta, checked_scalar, operand, quiet, require_float,
                         unary_meta, write)
 
 __all__ = []
@@ -76,13 +80,11 @@ def hardtanh_impl(out, self, min_val=-1, max_val=1):
 @kernel("relu6")
 def relu6(self):
     """CompositeImplicitAutograd: hardtanh(x, 0, 6)."""
-    from ..._dispatcher.dispatcher import ops
     return ops.aten.hardtanh.default(self, 0, 6)
 
 
 @kernel("relu6_")
 def relu6_(self):
-    from ..._dispatcher.dispatcher import ops
     return ops.aten.hardtanh_.default(self, 0, 6)
 
 
@@ -170,3 +172,194 @@ _float_activation("hardswish", "hardswish_cpu", _hardswish)
 _float_activation("mish", "mish_cpu", _mish)
 
 
+# -- log_sigmoid, shrinks, glu, prelu (ATen's Activation.cpp, GatedLinearUnit.cpp) ------
+#
+#     log_sigmoid_forward(x) -> (min(x, 0) - log1p(exp(-|x|)),  buffer = exp(-|x|))
+#     softshrink(x, l)  x > l ? x - l : (x < -l ? x + l : x * 0)
+#     hardshrink(x, l)  -l <= x <= l ? 0 : x
+#     glu(x, dim)       a * sigmoid(b), where (a, b) are the two halves of x along dim
+#     _prelu_kernel(x, w)  x > 0 ? x : w * x   (w broadcast against x)
+#
+# log_sigmoid, prelu, selu are CompositeImplicitAutograd (prelu reshapes its weight to
+# broadcast over the channel dim first); celu is CompositeExplicitAutograd (elu with
+# input_scale 1/alpha), with a gradient formula of its own.
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def same_dtype_operands(operands):
+    """TensorIterator's check_all_same_dtype: every operand has the first input's
+    dtype; the first one that doesn't is named."""
+    expected = operands[0].dtype
+    for t in operands:
+        if t.dtype is not expected:
+            raise RuntimeError(f"Found dtype {t.dtype._short} but expected {expected._short}")
+    return expected
+
+
+@meta("log_sigmoid_forward")
+def log_sigmoid_forward_meta(self):
+    """Both outputs are allocated contiguous."""
+    return tuple(SameDtypeMeta(self._shape, self.dtype, None, self.device) for _ in range(2))
+
+
+@impl("log_sigmoid_forward")
+@quiet
+def log_sigmoid_forward_impl(outs, self):
+    require_float("log_sigmoid_cpu", self.dtype)
+    compute = self.dtype.opmath
+    x = self._np().astype(compute, copy=False)
+    buffer = np.exp(-np.abs(x))
+    write(outs[0], np.minimum(x, compute.type(0)) - np.log1p(buffer))
+    write(outs[1], buffer)
+
+
+@kernel("log_sigmoid")
+def log_sigmoid(self):
+    """CompositeImplicitAutograd: the output of log_sigmoid_forward."""
+    return ops.aten.log_sigmoid_forward.default(self)[0]
+
+
+def _check_softshrink_lambda(lambd, dtype):
+    """0 <= lambd <= the dtype's largest value (numbers printed as C++ streams print them)."""
+    if not dtype.is_floating_point:
+        return
+    limit = float(ml_dtypes.finfo(dtype.numpy).max)
+    if not 0 <= lambd <= limit:
+        raise RuntimeError(f"lambda must be in range [0, {limit:g}] for input dtype "
+                           f"{dtype._short}, but found {lambd:g}")
+
+
+@meta("softshrink")
+def softshrink_meta(self, lambd=0.5):
+    _check_softshrink_lambda(lambd, self.dtype)
+    return unary_meta(self)
+
+
+@impl("softshrink")
+@quiet
+def softshrink_impl(out, self, lambd=0.5):
+    require_float("softshrink_check", self.dtype)
+    compute = self.dtype.opmath
+    x = self._np().astype(compute, copy=False)
+    lam = compute.type(self.dtype.numpy.type(lambd))   # the Scalar is read in the input's dtype
+    write(out, np.where(x > lam, x - lam, np.where(x < -lam, x + lam, x * compute.type(0))))
+
+
+@meta("hardshrink")
+def hardshrink_meta(self, lambd=0.5):
+    return unary_meta(self)
+
+
+@impl("hardshrink")
+def hardshrink_impl(out, self, lambd=0.5):
+    require_float("hardshrink_cpu", self.dtype)
+    compute = self.dtype.opmath
+    x = self._np().astype(compute, copy=False)
+    lam = compute.type(self.dtype.numpy.type(lambd))
+    write(out, np.where((x >= -lam) & (x <= lam), compute.type(0), x))
+
+
+def glu_dim(self, dim):
+    """The halved dim (checked as glu's meta function does)."""
+    if not self._shape:
+        raise RuntimeError("glu does not support 0-dimensional tensors")
+    dim = wrap_dim(dim, len(self._shape))
+    if self._shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size "
+                           f"{self._shape[dim]}")
+    return dim
+
+
+@meta("glu")
+def glu_meta(self, dim=-1):
+    """The halves keep the input's strides, so the output follows its layout."""
+    dim = glu_dim(self, dim)
+    shape = list(self._shape)
+    shape[dim] //= 2
+    shape = tuple(shape)
+    strides = iterator_strides(shape, [self._stride])
+    return SameDtypeMeta(shape, self.dtype,
+                         None if strides == contiguous_strides(shape) else strides, self.device)
+
+
+@impl("glu")
+@quiet
+def glu_impl(out, self, dim=-1):
+    require_float("glu_cpu", self.dtype)
+    compute = self.dtype.opmath
+    first, second = np.split(self._np().astype(compute, copy=False), 2, axis=glu_dim(self, dim))
+    write(out, first / (compute.type(1) + np.exp(-second)))
+
+
+@meta("_prelu_kernel")
+def prelu_kernel_meta(self, weight):
+    check_same_device(self, weight)
+    shape = broadcast_shapes(self._shape, weight._shape)
+    same_dtype_operands((self, weight))
+    return SameDtypeMeta(shape, self.dtype, elementwise_strides(shape, (self, weight)),
+                         self.device)
+
+
+@impl("_prelu_kernel")
+def prelu_kernel_impl(out, self, weight):
+    require_float("prelu_cpu", self.dtype)
+    compute = self.dtype.opmath
+    x = self._np().astype(compute, copy=False)
+    write(out, np.where(x > 0, x, x * weight._np().astype(compute, copy=False)))
+
+
+@kernel("prelu")
+def prelu(self, weight):
+    """CompositeImplicitAutograd: check the weight against the channel dim (dim 1,
+    or 1 for a 1-D input) and view it to broadcast there, then _prelu_kernel."""
+    if self.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {self.dtype._short} and "
+                           f"{weight.dtype._short}")
+    ndim = len(self._shape)
+    numel = weight.numel()
+    if numel != 1:
+        if ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = self._shape[1] if ndim > 1 else 1
+        if channels != numel:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {numel} and channel size = {channels}.")
+    if len(weight._shape) > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {len(weight._shape)}")
+    if ndim != len(weight._shape):
+        shape = [1] * ndim
+        if ndim > 1:
+            shape[1] = numel
+        weight = ops.aten.reshape.default(weight, shape)
+    return ops.aten._prelu_kernel.default(self, weight)
+
+
+def _celu_scales(alpha):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return alpha, 1.0, 1.0 / alpha
+
+
+@kernel("celu")
+def celu(self, alpha=1.0):
+    """CompositeExplicitAutograd: elu(x, alpha, scale=1, input_scale=1/alpha)."""
+    return ops.aten.elu.default(self, *_celu_scales(alpha))
+
+
+@kernel("celu_")
+def celu_(self, alpha=1.0):
+    return ops.aten.elu_.default(self, *_celu_scales(alpha))
+
+
+@kernel("selu")
+def selu(self):
+    """CompositeImplicitAutograd: elu with SELU's alpha and scale."""
+    return ops.aten.elu.default(self, _SELU_ALPHA, _SELU_SCALE)
+
+
+@kernel("selu_")
+def selu_(self):
+    return ops.aten.elu_.default(self, _SELU_ALPHA, _SELU_SCALE)

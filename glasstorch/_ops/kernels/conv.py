@@ -10,12 +10,19 @@ The CPU body is im2col + one matrix product per group, done with numpy:
 
 ``conv1d`` / ``conv2d`` (and their ``padding=`` string overloads) are
 CompositeImplicitAutograd: they add/remove the batch dim and call
-``convolution``, as PyTorch does; ``max_pool2d`` calls
+``convolution``, as PyTorch does, and so are ``conv_transpose1d`` /
+``conv_transpose2d`` (``convolution`` with transposed=True); ``max_pool2d`` calls
 ``max_pool2d_with_indices``; ``adaptive_avg_pool2d`` is ``mean`` for a 1x1
-output and ``_adaptive_avg_pool2d`` otherwise.
+output and ``_adaptive_avg_pool2d`` otherwise.  The 1-d pools (max, avg,
+adaptive avg / max) are the 2-d ones over an unsqueezed height-1 input.
+
+    adaptive_max_pool2d   out[..., i, j] = max over the adaptive window
+                          rows [floor(i H / OH), ceil((i + 1) H / OH)), same for columns;
+                          indices are flat h * W + w positions
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -24,7 +31,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides, _is_contiguous
-from ..structured import TensorMeta
+from ..structured import TensorMeta, wrap_dim
 from . import impl, kernel, meta
 
 aten = ops.aten
@@ -105,11 +112,11 @@ def convolution_meta(input, weight, bias, stride, padding, dilation, transposed,
     n, c = ishape[0], ishape[1]
     spatial = ishape[2:]
     kernel_size = wshape[2:]
+    if wshape[0] % groups != 0:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
+                           f"{groups} at dimension 0, but got weight of size "
+                           f"[{_sizes(wshape)}] instead")
     if not transposed:
-        if wshape[0] % groups != 0:
-            raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
-                               f"{groups} at dimension 0, but got weight of size "
-                               f"[{_sizes(wshape)}] instead")
         if c != wshape[1] * groups:
             raise RuntimeError(f"Given groups={groups}, weight of size {_sizes(wshape)}, expected "
                                f"input{_sizes(ishape)} to have {wshape[1] * groups} channels, but "
@@ -132,13 +139,31 @@ def convolution_meta(input, weight, bias, stride, padding, dilation, transposed,
         out_spatial = [(i - 1) * s - 2 * p + d * (kk - 1) + op + 1 for i, s, p, d, kk, op in
                        zip(spatial, stride, padding, dilation, kernel_size, output_padding)]
     if bias is not None and (len(bias._shape) != 1 or bias._shape[0] != out_channels):
-        raise RuntimeError(f"Given weight of size {_sizes(wshape)}, expected bias to be "
-                           f"1-dimensional with {out_channels} elements, but got bias of size "
+        raise RuntimeError(f"Given {'transposed=1, ' if transposed else ''}weight of size "
+                           f"{_sizes(wshape)}, expected bias to be 1-dimensional with "
+                           f"{out_channels} elements, but got bias of size "
                            f"{_sizes(bias._shape)} instead")
+    if transposed:
+        _check_output_padding(output_padding, stride, dilation)
     shape = (n, out_channels, *out_spatial)
     stride_out = channels_last_strides(shape) if (
         len(shape) == 4 and (_is_channels_last(input) or _is_channels_last(weight))) else None
     return TensorMeta(shape, input.dtype, stride_out)
+
+
+def _check_output_padding(output_padding, stride, dilation):
+    """The transposed CPU kernels' check (slow_conv_transpose2d/3d), which see a
+    1-d convolution as a 2-d one of height 1."""
+    if all(op < s or op < d for op, s, d in zip(output_padding, stride, dilation)):
+        return
+    names = ("depth", "height", "width")[-max(len(stride), 2):]
+    values = ([0], [1], [1]) if len(stride) == 1 else ([], [], [])
+    parts = []
+    for label, extra, given in (("output_padding", values[0], output_padding),
+                                ("stride", values[1], stride), ("dilation", values[2], dilation)):
+        parts += [f"{label}_{n}: {v}" for n, v in zip(names, extra + list(given))]
+    raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                       + " ".join(parts))
 
 
 def _conv_forward(x, w, stride, padding, dilation, groups, compute):
@@ -200,7 +225,7 @@ def convolution_impl(out, input, weight, bias, stride, padding, dilation, transp
         return
     d = out.dtype
     if d is dt.bool_:
-        raise NotImplementedError(f'"slow_conv2d_cpu" not implemented for \'Bool\'')
+        raise NotImplementedError('"slow_conv2d_cpu" not implemented for \'Bool\'')
     compute = d.opmath
     k = len(weight._shape) - 2
     stride = _expand_param("stride", stride, k)
@@ -227,11 +252,12 @@ def _expand1(value, k) -> list:
     return value * k if len(value) == 1 else value
 
 
-def _batchify(input, k):
+def _batchify(input, k, name=None):
     batched = len(input._shape) == k + 2
     if not batched and len(input._shape) != k + 1:
         raise RuntimeError(f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to "
-                           f"conv{k}d, but got input of size: {_sizes(input._shape)}")
+                           f"{name or f'conv{k}d'}, but got input of size: "
+                           f"{_sizes(input._shape)}")
     return (input if batched else aten.unsqueeze.default(input, 0)), batched
 
 
@@ -297,22 +323,53 @@ def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding="valid", dil
     return _conv_padding_nd(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+def _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                       k):
+    input, batched = _batchify(input, k, f"conv_transpose{k}d")
+    out = aten.convolution.default(input, weight, bias, _expand1(stride, k),
+                                   _expand1(padding, k), _expand1(dilation, k), True,
+                                   _expand1(output_padding, k), groups)
+    return out if batched else aten.squeeze.dim(out, 0)
+
+
+@kernel("conv_transpose1d")
+def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,),
+                     groups=1, dilation=(1,)):
+    return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                              dilation, 1)
+
+
+@kernel("conv_transpose2d")
+def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
+                     output_padding=(0, 0), groups=1, dilation=(1, 1)):
+    return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                              dilation, 2)
+
+
 # -- pooling -------------------------------------------------------------------------------
 
-def _pair(name, value, default=None, allow_empty=False):
+def _pool_pair(op, name, value, what, default=None):
+    """An int[2] pooling argument: one value for both dims, or two (or, with a
+    ``default``, none at all)."""
     v = _list(value) if value is not None else []
-    if allow_empty and not v:
+    if default is not None and not v:
         return list(default)
     if len(v) == 1:
         return v * 2
     if len(v) != 2:
-        raise RuntimeError(f"{name} must either be a single int, or a tuple of two ints")
+        raise RuntimeError(f"{op}: {name} {what}")
     return v
 
 
 def pooling_output_shape(size, k, pad, stride, dilation, ceil_mode):
+    """ATen's pooling_output_shape (Pool.h), argument checks included."""
     if stride == 0:
         raise RuntimeError("stride should not be zero")
+    if pad < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {pad}")
+    if pad > ((k - 1) * dilation + 1) // 2:
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                           f"pad={pad}, kernel_size={k} and dilation={dilation}")
     numerator = size + 2 * pad - dilation * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)
     out = numerator // stride + 1
     if ceil_mode and (out - 1) * stride >= size + pad:
@@ -320,13 +377,29 @@ def pooling_output_shape(size, k, pad, stride, dilation, ceil_mode):
     return out
 
 
-def _pool_params(op, self, kernel_size, stride, padding, dilation, ceil_mode):
-    kh, kw = _pair(f"{op}: kernel_size", kernel_size)
-    sh, sw = _pair(f"{op}: stride", stride, default=(kh, kw), allow_empty=True)
-    ph, pw = _pair(f"{op}: padding", padding)
-    dh, dw = _pair(f"{op}: dilation", dilation)
-    if len(self._shape) not in (3, 4) or any(n == 0 for n in self._shape[-3:]):
+def _pool_params(op, self, kernel_size, stride, padding, dilation, ceil_mode,
+                 divisor_override=None):
+    """The checks and output size of max_pool2d / avg_pool2d, in ATen's order
+    (the meta functions, then pool2d_shape_check)."""
+    kh, kw = _pool_pair(op, "kernel_size", kernel_size,
+                        "must either be a single int, or a tuple of two ints")
+    sh, sw = _pool_pair(op, "stride", stride,
+                        "must either be omitted, a single int, or a tuple of two ints",
+                        default=(kh, kw))
+    ph, pw = _pool_pair(op, "padding", padding,
+                        "must either be a single int, or a tuple of two ints")
+    dh, dw = _pool_pair(op, "dilation", dilation,
+                        "must be either a single int, or a tuple of two ints")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    shape = tuple(self._shape)
+    ndim = len(shape)
+    channels_last = _is_channels_last(self)
+    if op == "max_pool2d" and ndim not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    c, h, w = (shape[wrap_dim(d, ndim)] for d in (-3, -2, -1))
+    oh = pooling_output_shape(h, kh, ph, sh, dh, ceil_mode)
+    ow = pooling_output_shape(w, kw, pw, sw, dw, ceil_mode)
     if kh <= 0 or kw <= 0:
         raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kh} kW: {kw}")
     if sh <= 0 or sw <= 0:
@@ -334,13 +407,19 @@ def _pool_params(op, self, kernel_size, stride, padding, dilation, ceil_mode):
     if dh <= 0 or dw <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dh} "
                            f"dilationW: {dw}")
-    if ph > (dh * (kh - 1) + 1) // 2 or pw > (dw * (kw - 1) + 1) // 2:
-        p, kk, d = (ph, kh, dh) if ph > (dh * (kh - 1) + 1) // 2 else (pw, kw, dw)
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={p}, kernel_size={kk} and dilation={d}")
-    c, h, w = self._shape[-3:]
-    oh = pooling_output_shape(h, kh, ph, sh, dh, ceil_mode)
-    ow = pooling_output_shape(w, kw, pw, sw, dw, ceil_mode)
+    valid_dims = ndim >= 3 and shape[1] != 0 and shape[2] != 0
+    if channels_last:
+        if not (ndim == 4 and valid_dims and shape[3] != 0):
+            raise RuntimeError("Expected 4D (batch mode) tensor expected for input with "
+                               "channels_last layout with optional 0 dim batch size for input, "
+                               f"but got: {_sizes(shape)}")
+    elif not ((ndim == 3 and shape[0] != 0 and valid_dims)
+              or (ndim == 4 and valid_dims and shape[3] != 0)):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{_sizes(shape)}")
+    if kw // 2 < pw or kh // 2 < ph:
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
+                           f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}")
     if oh < 1 or ow < 1:
         raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
                            f"({c}x{oh}x{ow}). Output size is too small")
@@ -406,9 +485,8 @@ def max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fa
 
 
 def _avg_params(self, kernel_size, stride, padding, ceil_mode, divisor_override):
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    return _pool_params("avg_pool2d", self, kernel_size, stride, padding, 1, ceil_mode)
+    return _pool_params("avg_pool2d", self, kernel_size, stride, padding, 1, ceil_mode,
+                        divisor_override)
 
 
 @meta("avg_pool2d")
@@ -502,6 +580,186 @@ def adaptive_avg_pool2d_impl(out, self, output_size):
                     for a, b in _adaptive_ranges(w, ow)], axis=-1)        # (..., OH, OW)
     np.copyto(out._np(), res, casting="unsafe")
 
+
+
+# -- 1-d pooling (CompositeImplicitAutograd: a 2-d pool over an (…, 1, L) view) --------
+
+def _check_dim_range(name, self, low, high):
+    ndim = len(self._shape)
+    if not low <= ndim < high:
+        raise RuntimeError(f"Expected {low} to {high - 1} dimensions, but got {ndim}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for {name})")
+
+
+def _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """ATen's check_max_pool1d (MaxPooling.h), after max_pool1d's own shape check."""
+    shape = tuple(self._shape)
+    if not ((len(shape) == 2 and shape[0] != 0 and shape[1] != 0)
+            or (len(shape) == 3 and shape[1] != 0 and shape[2] != 0)):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{_sizes(shape)}")
+    for name, value, allowed, what in (
+            ("kernel_size", kernel_size, (1,), "an int, list of ints or tuple of ints"),
+            ("stride", stride, (0, 1), "None, an int, list of ints, or tuple of ints"),
+            ("padding", padding, (1,), "an int, list of ints, or tuple of ints"),
+            ("dilation", dilation, (1,), "an int, list of ints or tuple of ints")):
+        if len(_list(value)) not in allowed:
+            raise RuntimeError(f"max_pool1d() {name} must be {what} of size 1 but got size "
+                               f"{len(_list(value))}")
+    (k,), (p,), (d,) = _list(kernel_size), _list(padding), _list(dilation)
+    s = _list(stride)[0] if _list(stride) else k
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={p} and kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = pooling_output_shape(shape[-1], k, p, s, d, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
+def _as_2d_args(kernel_size, stride, padding, dilation=None):
+    """1-d pooling arguments as the 2-d ones of a height-1 window (stride
+    defaults to the kernel size)."""
+    k = _list(kernel_size)
+    s = _list(stride) or k
+    args = [[1] + k, [1] + s, [0] + _list(padding)]
+    return args + [[1] + _list(dilation)] if dilation is not None else args
+
+
+@kernel("max_pool1d_with_indices")
+def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,),
+                            ceil_mode=False):
+    _check_dim_range("max_pool1d", self, 2, 4)
+    out, indices = aten.max_pool2d_with_indices.default(
+        aten.unsqueeze.default(self, -2), *_as_2d_args(kernel_size, stride, padding, dilation),
+        ceil_mode)
+    return aten.squeeze.dim(out, -2), aten.squeeze.dim(indices, -2)
+
+
+@kernel("max_pool1d")
+def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    """On CPU without autograd PyTorch runs its own loop (max_pool1d_impl, floating
+    types only); the values are those of max_pool1d_with_indices, which it
+    takes otherwise."""
+    _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode)
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f'"max_pool1d_impl" not implemented for '
+                                  f"'{self.dtype._short}'")
+    return aten.max_pool1d_with_indices.default(self, kernel_size, stride, padding, dilation,
+                                                ceil_mode)[0]
+
+
+@kernel("avg_pool1d")
+def avg_pool1d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False,
+               count_include_pad=True):
+    _check_dim_range("avg_pool1d", self, 2, 4)
+    out = aten.avg_pool2d.default(aten.unsqueeze.default(self, -2),
+                                  *_as_2d_args(kernel_size, stride, padding), ceil_mode,
+                                  count_include_pad)
+    return aten.squeeze.dim(out, -2)
+
+
+@kernel("adaptive_avg_pool1d")
+def adaptive_avg_pool1d(self, output_size):
+    _check_dim_range("adaptive_avg_pool1d", self, 2, 4)
+    out = aten.adaptive_avg_pool2d.default(aten.unsqueeze.default(self, -2),
+                                           [1] + _list(output_size))
+    return aten.squeeze.dim(out, -2)
+
+
+@kernel("adaptive_max_pool1d")
+def adaptive_max_pool1d(self, output_size):
+    _check_dim_range("adaptive_max_pool1d", self, 2, 4)
+    out, indices = aten.adaptive_max_pool2d.default(aten.unsqueeze.default(self, -2),
+                                                    [1] + _list(output_size))
+    return aten.squeeze.dim(out, -2), aten.squeeze.dim(indices, -2)
+
+
+# -- adaptive max pooling --------------------------------------------------------------
+
+def _adaptive_max_params(self, output_size):
+    output_size = _expand1(output_size, 2)
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_max_pool2d(): internal error: output_size.size() must be 2")
+    ndim = len(self._shape)
+    if ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{_sizes(self._shape)}")
+    for d in range(1, ndim):
+        if self._shape[d] == 0:
+            raise RuntimeError(f"adaptive_max_pool2d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes "
+                               f"{_sizes(self._shape)} with dimension {d} being empty")
+    shape = tuple(self._shape[:-2]) + tuple(output_size)
+    if any(n < 0 for n in shape):
+        negative = next(n for n in shape if n < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {negative}: "
+                           f"{_sizes(shape)}")
+    return output_size
+
+
+@meta("adaptive_max_pool2d")
+def adaptive_max_pool2d_meta(self, output_size):
+    oh, ow = _adaptive_max_params(self, output_size)
+    return _pool_out_meta(self, oh, ow, self.dtype), _pool_out_meta(self, oh, ow, dt.int64)
+
+
+@impl("adaptive_max_pool2d")
+def adaptive_max_pool2d_impl(outs, self, output_size):
+    """Each output cell takes the max (first one, or the first NaN) of its
+    adaptive window and the window position's flat index h * W + w."""
+    out, indices = outs
+    if not self.dtype.is_floating_point:
+        raise NotImplementedError(f'"adaptive_max_pool2d" not implemented for '
+                                  f"'{self.dtype._short}'")
+    oh, ow = _expand1(output_size, 2)
+    if out.numel() == 0:
+        return
+    x = self._np()
+    h, w = x.shape[-2:]
+    values, flat = out._np(), indices._np()
+    for i, (h0, h1) in enumerate(_adaptive_ranges(h, oh)):
+        for j, (w0, w1) in enumerate(_adaptive_ranges(w, ow)):
+            window = x[..., h0:h1, w0:w1].reshape(x.shape[:-2] + (-1,))
+            arg = np.argmax(window, axis=-1)
+            values[..., i, j] = np.take_along_axis(window, arg[..., None], axis=-1)[..., 0]
+            rows, cols = np.divmod(arg, w1 - w0)
+            flat[..., i, j] = (rows + h0) * w + cols + w0
+
+
+@meta("adaptive_max_pool2d_backward")
+def adaptive_max_pool2d_backward_meta(grad_output, self, indices):
+    ndim = len(self._shape)
+    if ndim not in (3, 4) or len(grad_output._shape) != ndim:
+        raise RuntimeError(f"adaptive_max_pooling2d_backward(): Expected 3D or 4D grad_output, "
+                           f"but got: {_sizes(grad_output._shape)}")
+    if grad_output.dtype is not self.dtype:
+        raise RuntimeError(f"expected dtype {self.dtype._short} for `gradInput` but got dtype "
+                           f"{grad_output.dtype._short}")
+    strides = channels_last_strides(self._shape) if _is_channels_last(self) else None
+    return TensorMeta(self._shape, self.dtype, strides)
+
+
+def scatter_to_argmax(out, grad_output, self, indices):
+    """Each plane's gradient added at its flat argmax positions (windows may
+    share an input element: those add up).  The backward of max pooling."""
+    h, w = self._shape[-2:]
+    planes = math.prod(self._shape[:-2])
+    g = grad_output._np().astype(out.dtype.opmath, copy=False).reshape(planes, -1)
+    idx = indices._np().astype(np.int64).reshape(planes, -1)
+    flat = (np.arange(planes)[:, None] * (h * w) + idx).ravel()
+    total = np.bincount(flat, weights=g.ravel(), minlength=planes * h * w)
+    np.copyto(out._np(), total.reshape(self._shape), casting="unsafe")
+
+
+impl("adaptive_max_pool2d_backward")(scatter_to_argmax)
 
 
 # -- padding ------------------------------------------------------------------------------

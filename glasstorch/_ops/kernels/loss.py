@@ -394,3 +394,124 @@ def l1_loss(self, target, reduction=MEAN):
     if reduction == SUM:
         return aten.sum.default(loss)
     return loss
+
+
+# -- kl_div ------------------------------------------------------------------------------
+
+def _apply_loss_reduction(loss, reduction):
+    """ATen's apply_loss_reduction: any other value leaves the loss unreduced."""
+    if reduction == MEAN:
+        return aten.mean.default(loss)
+    if reduction == SUM:
+        return aten.sum.default(loss)
+    return loss
+
+
+@kernel("kl_div")
+def kl_div(self, target, reduction=MEAN, *, log_target=False):
+    """CompositeImplicitAutograd:  exp(t) (t - x)  (log_target), else  xlogy(t, t) - t x."""
+    if self.dtype.is_complex or target.dtype.is_complex:
+        raise RuntimeError("kl_div: Complex inputs not supported.")
+    if not (self.dtype.is_floating_point and target.dtype.is_floating_point):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
+    if log_target:
+        difference = aten.sub.Tensor(target, self)
+        output = aten.mul.Tensor(aten.exp.default(target), difference)
+    else:
+        cross = aten.mul.Tensor(target, self)    # PyTorch evaluates this operand first
+        output = aten.sub.Tensor(aten.xlogy.Tensor(target, target), cross)
+    return _apply_loss_reduction(output, reduction)
+
+
+# -- margin and embedding losses (CompositeImplicitAutograd, ATen's Loss.cpp) -------------
+#
+#     margin_ranking_loss    max(0, -t (x1 - x2) + margin)
+#     hinge_embedding_loss   t == 1: x,   t == -1: max(0, margin - x)
+#     cosine_embedding_loss  t == 1: 1 - cos(x1, x2),   t == -1: max(0, cos(x1, x2) - margin)
+#     triplet_margin_loss    max(0, margin + d(a, p) - d(a, n)),  d = pairwise_distance
+#     poisson_nll_loss       exp(x) - t x  (log_input),  else x - t log(x + eps);
+#                            full adds Stirling's t log t - t + log(2 pi t) / 2 where t > 1
+
+_EPSILON = 1e-12
+
+
+def _scalar_minus(value, tensor):
+    """``value - tensor`` as ATen's Scalar-Tensor operator computes it."""
+    return aten.sub_.Tensor(aten.fill_.Scalar(aten.empty_like.default(tensor), value), tensor)
+
+
+@kernel("margin_ranking_loss")
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=MEAN):
+    difference = aten.sub.Tensor(input1, input2)
+    unclamped = aten.add.Scalar(aten.mul.Tensor(aten.neg.default(target), difference), margin)
+    return _apply_loss_reduction(aten.clamp_min_.default(unclamped, 0), reduction)
+
+
+@kernel("hinge_embedding_loss")
+def hinge_embedding_loss(self, target, margin=1.0, reduction=MEAN):
+    zeros = aten.zeros_like.default(self)
+    margin_clamp = aten.clamp_min_.default(_scalar_minus(margin, self), 0)
+    output_margin = aten.where.self(aten.ne.Scalar(target, 1), margin_clamp, zeros)
+    output_self = aten.where.self(aten.ne.Scalar(target, -1), self, zeros)
+    return _apply_loss_reduction(aten.add.Tensor(output_margin, output_self), reduction)
+
+
+@kernel("cosine_embedding_loss")
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=MEAN):
+    target_dim = len(target._shape)
+    if target_dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    wanted = 2 if target_dim == 1 else 1
+    if len(input1._shape) != wanted or len(input2._shape) != wanted:
+        raise RuntimeError(f"{target_dim}D target tensor expects {wanted}D input tensors, but "
+                           f"found inputs with sizes {_sizes(input1._shape)} and "
+                           f"{_sizes(input2._shape)}.")
+    prod_sum = aten.sum.dim_IntList(aten.mul.Tensor(input1, input2), [target_dim])
+    mag_square1 = aten.add.Scalar(aten.sum.dim_IntList(aten.mul.Tensor(input1, input1),
+                                                       [target_dim]), _EPSILON)
+    mag_square2 = aten.add.Scalar(aten.sum.dim_IntList(aten.mul.Tensor(input2, input2),
+                                                       [target_dim]), _EPSILON)
+    cos = aten.div.Tensor(prod_sum,
+                          aten.sqrt_.default(aten.mul.Tensor(mag_square1, mag_square2)))
+    zeros = aten.zeros_like.default(cos)
+    positive = _scalar_minus(1, cos)
+    negative = aten.clamp_min_.default(aten.sub.Scalar(cos, margin), 0)
+    output = aten.add.Tensor(aten.where.self(aten.eq.Scalar(target, 1), positive, zeros),
+                             aten.where.self(aten.eq.Scalar(target, -1), negative, zeros))
+    return _apply_loss_reduction(output, reduction)
+
+
+@kernel("triplet_margin_loss")
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6, swap=False,
+                        reduction=MEAN):
+    dims = (len(anchor._shape), len(positive._shape), len(negative._shape))
+    if len(set(dims)) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {dims[0]}D, positive "
+                           f"{dims[1]}D, and negative {dims[2]}D inputs")
+    dist_pos = aten.pairwise_distance.default(anchor, positive, p, eps)
+    dist_neg = aten.pairwise_distance.default(anchor, negative, p, eps)
+    if swap:   # the harder of the two negatives
+        dist_neg = aten.minimum.default(dist_neg,
+                                        aten.pairwise_distance.default(positive, negative, p,
+                                                                       eps))
+    output = aten.clamp_min.default(aten.sub.Tensor(aten.add.Scalar(dist_pos, margin), dist_neg),
+                                    0)
+    return _apply_loss_reduction(output, reduction)
+
+
+@kernel("poisson_nll_loss")
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    if log_input:
+        product = aten.mul.Tensor(target, input)
+        loss = aten.sub.Tensor(aten.exp.default(input), product)
+    else:
+        loss = aten.sub.Tensor(input, aten.mul.Tensor(
+            target, aten.log.default(aten.add.Scalar(input, eps))))
+    if full:
+        half_log = aten.mul.Scalar(aten.log.default(aten.mul.Scalar(target, 2 * np.pi)), 0.5)
+        stirling = aten.add.Tensor(aten.sub.Tensor(aten.mul.Tensor(
+            target, aten.log.default(target)), target), half_log)
+        loss = aten.add_.Tensor(loss, aten.masked_fill.Scalar(
+            stirling, aten.le.Scalar(target, 1), 0))
+    return _apply_loss_reduction(loss, reduction)

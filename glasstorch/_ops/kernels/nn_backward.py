@@ -298,8 +298,9 @@ def _convolution_backward_cpu(outs, grad_output, input, weight, stride, padding,
     if grad_input is not None:
         if empty:
             res = np.zeros(x.shape, dtype=compute)
-        elif transposed:
+        elif transposed:    # (output_padding's extra rows/columns reach no input)
             res = _conv_forward(gy, w, stride, padding, dilation, groups, compute)
+            res = res[(Ellipsis,) + tuple(slice(0, n) for n in x.shape[2:])]
         else:
             fit = [n - ((m - 1) * s - 2 * p + d * (kk - 1) + 1) for n, m, s, p, d, kk in
                    zip(x.shape[2:], gy.shape[2:], stride, padding, dilation, kernel_size)]

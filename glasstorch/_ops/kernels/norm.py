@@ -1,5 +1,5 @@
 """Normalization, embedding and dropout (ATen's layer_norm.cpp, group_norm.cpp,
-Embedding.cpp, Dropout.cpp).
+Normalization.cpp, Embedding.cpp, Dropout.cpp).
 
     native_layer_norm(x, normalized_shape, w, b, eps) -> (out, mean, rstd)
         over the trailing dims D = normalized_shape, for each leading index i:
@@ -7,10 +7,18 @@ Embedding.cpp, Dropout.cpp).
             out[i]  = (x[i, :] - mean[i]) * rstd[i] * w + b
         mean/rstd keep the leading dims and have size 1 in the normalized dims.
     native_group_norm: the same per (sample, group of C/G channels); mean/rstd (N, G).
+    native_batch_norm(x, w, b, running_mean, running_var, training, momentum, eps)
+        -> (out, save_mean, save_invstd), per channel c = dim 1, over every other dim:
+        training: mean/invstd of the batch (biased var); running stats, when given,
+                  become momentum * batch + (1 - momentum) * running (unbiased var)
+        eval:     the running stats normalize; save_mean/save_invstd are empty
+    native_batch_norm_backward: (dx, dweight, dbias) from the saved or running stats
     embedding(weight, indices)  out[...] = weight[indices[...]]
     native_dropout(x, p, train) -> (x * mask / (1 - p), mask),  mask ~ Bernoulli(1 - p)
 
-``layer_norm`` / ``group_norm`` / ``dropout`` are CompositeImplicitAutograd.
+``layer_norm`` / ``group_norm`` / ``dropout`` (and its feature / alpha variants) / ``batch_norm``
+(-> ``_batch_norm_impl_index`` -> ``native_batch_norm``) / ``instance_norm`` /
+``rms_norm`` are CompositeImplicitAutograd, calling the ops PyTorch's do.
 On CPU PyTorch's ``dropout`` is ``empty_like`` + ``bernoulli_`` + ``div_`` + ``mul``
 (the fused ``native_dropout`` is only used on accelerators), and so is ours.
 """
@@ -22,7 +30,9 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
-from ..structured import TensorMeta
+from ..._tensor import channels_last_strides
+from ..structured import TensorMeta, empty_tensor, wrap_dim
+from .conv import _is_channels_last
 from . import impl, kernel, meta
 
 aten = ops.aten
@@ -34,10 +44,10 @@ def _sizes(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def _stats_dtype(input, weight, bias):
-    """CPU's mixed-dtype rule: a float16/bfloat16 input may take float32 parameters,
-    and then mean/rstd are float32."""
-    params = [t for t in (weight, bias) if t is not None]
+def _stats_dtype(input, *params):
+    """CPU's mixed-dtype rule: a float16/bfloat16 input may take float32 parameters
+    (weight, bias, running stats), and then the saved statistics are float32."""
+    params = [t for t in params if t is not None]
     if all(p.dtype is input.dtype for p in params):
         return input.dtype
     if input.dtype.name in _LOW and all(p.dtype is dt.float32 for p in params):
@@ -175,6 +185,226 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
     return aten.native_group_norm.default(input, weight, bias, n, c, hxw, num_groups, eps)[0]
 
 
+# -- batch norm ------------------------------------------------------------------------
+
+def _channel_shape(ndim):
+    """Shape that broadcasts a per-channel (C,) vector against an (N, C, *) input."""
+    return (1, -1) + (1,) * (ndim - 2)
+
+
+def _reduce_axes(ndim):
+    return (0,) + tuple(range(2, ndim))
+
+
+def _float_array(t, compute):
+    a = t._np()
+    return a if a.dtype == compute else a.astype(compute)
+
+
+def _invstd(var, eps):
+    """1 / sqrt(var + eps), and 0 where both are 0 (PyTorch's InvStd)."""
+    with np.errstate(divide="ignore"):
+        inv = 1.0 / np.sqrt(var + var.dtype.type(eps))
+    return np.where((var == 0) & (eps == 0), var.dtype.type(0), inv)
+
+
+@meta("native_batch_norm")
+def native_batch_norm_meta(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps):
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be "
+                         "None")
+    channels = input._shape[wrap_dim(1, len(input._shape))]
+    if input.numel() == 0:
+        raise RuntimeError(f"input tensor must have at least one element, but got input_sizes = "
+                           f"{_sizes(input._shape)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"batch_norm" not implemented for \'{input.dtype._short}\'')
+    stats = _stats_dtype(input, weight, bias, running_mean, running_var)
+    saved = (channels if training else 0,)
+    strides = channels_last_strides(input._shape) if _is_channels_last(input) else None
+    return (TensorMeta(input._shape, input.dtype, strides), TensorMeta(saved, stats),
+            TensorMeta(saved, stats))
+
+
+def _update_running(running, batch_stat, momentum):
+    """running <- momentum * batch_stat + (1 - momentum) * running, in place."""
+    old = running._np().astype(np.float64)
+    np.copyto(running._np(), momentum * batch_stat + (1 - momentum) * old, casting="unsafe")
+
+
+@impl("native_batch_norm")
+def native_batch_norm_impl(outs, input, weight, bias, running_mean, running_var, training,
+                           momentum, eps):
+    out, save_mean, save_invstd = outs
+    compute = input.dtype.opmath
+    x = _float_array(input, compute)
+    channel = _channel_shape(x.ndim)
+    axes = _reduce_axes(x.ndim)
+    if training:
+        n = x.size // x.shape[1]
+        mean = x.mean(axis=axes, dtype=compute)
+        centered = x - mean.reshape(channel)
+        per_channel = centered.reshape(x.shape[0], x.shape[1], -1)
+        var_sum = np.einsum("ncs,ncs->c", per_channel, per_channel)
+        invstd = _invstd(var_sum / compute.type(n), eps)
+        np.copyto(save_mean._np(), mean, casting="unsafe")
+        np.copyto(save_invstd._np(), invstd, casting="unsafe")
+        if running_mean is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                _update_running(running_mean, mean.astype(np.float64), momentum)
+                _update_running(running_var, var_sum.astype(np.float64) / (n - 1), momentum)
+    else:
+        mean = _float_array(running_mean, compute)
+        invstd = _invstd(_float_array(running_var, compute), eps)
+        centered = x - mean.reshape(channel)
+    scale = invstd if weight is None else invstd * _float_array(weight, compute)
+    y = centered * scale.reshape(channel)
+    if bias is not None:
+        y += _float_array(bias, compute).reshape(channel)
+    np.copyto(out._np(), y, casting="unsafe")
+
+
+@kernel("native_batch_norm_backward")
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps, output_mask):
+    """Per channel, with x_hat = (x - mean) * invstd (saved batch stats when
+    ``train``, else the running ones):
+        train: dx = invstd * w * (g - mean(g) - x_hat * mean(g * x_hat))
+        eval:  dx = invstd * w * g
+        dweight = sum(g * x_hat),  dbias = sum(g)."""
+    channels = input._shape[1]
+    param_dtype = weight.dtype if weight is not None else input.dtype
+    strides = channels_last_strides(input._shape) if _is_channels_last(input) else None
+    specs = [TensorMeta(input._shape, input.dtype, strides) if output_mask[0] else None,
+             TensorMeta((channels,), param_dtype) if output_mask[1] else None,
+             TensorMeta((channels,), param_dtype) if output_mask[2] else None]
+    outs = tuple(empty_tensor(s.shape, s.dtype, input.device, s.stride) if s is not None
+                 else None for s in specs)
+    if input.device.type != "cpu":
+        return outs
+    compute = input.dtype.opmath
+    x, g = _float_array(input, compute), _float_array(grad_out, compute)
+    channel = _channel_shape(x.ndim)
+    axes = _reduce_axes(x.ndim)
+    if train:
+        mean, invstd = _float_array(save_mean, compute), _float_array(save_invstd, compute)
+    else:
+        mean = _float_array(running_mean, compute)
+        invstd = _invstd(_float_array(running_var, compute), eps)
+    x_hat = (x - mean.reshape(channel)) * invstd.reshape(channel)
+    g_sum = g.sum(axis=axes, dtype=compute)
+    g_dot = (g * x_hat).sum(axis=axes, dtype=compute)
+    dx, dw, db = outs
+    if dx is not None:
+        scale = invstd if weight is None else invstd * _float_array(weight, compute)
+        if train:
+            n = x.size // x.shape[1]
+            g = g - (g_sum / n).reshape(channel) - x_hat * (g_dot / n).reshape(channel)
+        np.copyto(dx._np(), g * scale.reshape(channel), casting="unsafe")
+    if dw is not None:
+        np.copyto(dw._np(), g_dot, casting="unsafe")
+    if db is not None:
+        np.copyto(db._np(), g_sum, casting="unsafe")
+    return outs
+
+
+def _check_features(name, expected, t):
+    if t is not None and t.numel() != expected:
+        raise RuntimeError(f"{name} should contain {expected} elements not {t.numel()}")
+
+
+@kernel("_batch_norm_impl_index")
+def _batch_norm_impl_index(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps, cudnn_enabled):
+    """The native backend (index 0): ATen picks cuDNN/MIOpen here on GPUs only."""
+    channels = input._shape[wrap_dim(1, len(input._shape))]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        _check_features(name, channels, t)
+        if t is None and not training:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+    _check_features("weight", channels, weight)
+    _check_features("bias", channels, bias)
+    reserve = aten.empty.memory_format([0], dtype=dt.uint8, device=input.device)
+    out, save_mean, save_invstd = aten.native_batch_norm.default(
+        input, weight, bias, running_mean, running_var, training, momentum, eps)
+    return out, save_mean, save_invstd, reserve, 0
+
+
+@kernel("batch_norm")
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+               cudnn_enabled):
+    if input.numel() == 0:      # a copy, not a view, so the graph still reaches the params
+        out = aten.clone.default(input)
+        if weight is not None:
+            out = aten.mul.Tensor(out, aten.select.int(weight, 0, 0))
+        if bias is not None:
+            out = aten.add.Tensor(out, aten.select.int(bias, 0, 0))
+        return out
+    return aten._batch_norm_impl_index.default(input, weight, bias, running_mean, running_var,
+                                               training, momentum, eps, cudnn_enabled)[0]
+
+
+@kernel("instance_norm")
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                  cudnn_enabled):
+    """Batch norm of the (1, N * C, *) view: every (sample, channel) is its own
+    channel; the running stats (repeated per sample) are averaged back."""
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
+    n, c = input._shape[0], input._shape[1]
+    repeated = [aten.repeat.default(t, [n]) if t is not None else None
+                for t in (weight, bias, running_mean, running_var)]
+    shape = [1, n * c] + list(input._shape[2:])
+    out = aten.batch_norm.default(aten.view.default(aten.contiguous.default(input), shape),
+                                  *repeated, use_input_stats, momentum, eps, cudnn_enabled)
+    for running, updated in ((running_mean, repeated[2]), (running_var, repeated[3])):
+        if running is not None:
+            aten.copy_.default(aten.alias.default(running),
+                               aten.mean.dim(aten.view.default(updated, [n, c]), [0]))
+    return aten.view.default(out, list(input._shape))
+
+
+# -- rms norm --------------------------------------------------------------------------
+
+@kernel("rms_norm")
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x * rsqrt(mean(x**2 over the normalized dims) + eps) [* weight], computed in
+    float32 for float16/bfloat16 inputs; eps defaults to the compute type's
+    machine epsilon."""
+    normalized = [int(n) for n in normalized_shape]
+    if len(normalized) < 1:
+        raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           f"containing at least one element, but got normalized_shape = "
+                           f"{_sizes(normalized)}")
+    if weight is not None and list(weight._shape) != normalized:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {_sizes(weight._shape)} and normalized_shape = "
+                           f"{_sizes(normalized)}")
+    shape = list(input._shape)
+    k = len(normalized)
+    if len(shape) < k or shape[len(shape) - k:] != normalized:
+        raise RuntimeError(f"Given normalized_shape={_sizes(normalized)}, expected input with "
+                           f"shape [*{', '.join(map(str, normalized))}], but got input of "
+                           f"size{_sizes(shape)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"rms_norm" not implemented for \'{input.dtype._short}\'')
+    compute = dt.float32 if input.dtype.name in _LOW else input.dtype
+    x = input if compute is input.dtype else aten._to_copy.default(input, dtype=compute)
+    if eps is None:
+        eps = float(np.finfo(compute.numpy).eps)
+    dims = [len(shape) - 1 - i for i in range(k)]
+    ms = aten.mean.dim(aten.pow.Tensor_Scalar(x, 2), dims, True)
+    result = aten.mul.Tensor(x, aten.rsqrt.default(aten.add_.Scalar(ms, eps)))
+    if weight is not None:
+        result = aten.mul.Tensor(result, weight)
+    if result.dtype is not input.dtype:
+        result = aten._to_copy.default(result, dtype=input.dtype, layout=input.layout,
+                                       device=input.device)
+    return result
+
+
 # -- embedding -------------------------------------------------------------------------
 
 @meta("embedding")
@@ -239,25 +469,77 @@ def native_dropout_impl(outs, input, p, train):
         mask_out._np()[...] = True
 
 
-def _dropout_impl(input, p, train, inplace):
+_ALPHA = 1.7580993408473766    # SELU's -scale * alpha: the value alpha dropout drops to
+
+
+def _dropout_impl(input, p, train, inplace, feature=False, alpha=False):
+    """ATen's _dropout_impl: multiply by Bernoulli(1 - p) noise scaled by 1 / (1 - p)
+    (per (sample, channel) for feature dropout).  Alpha dropout instead keeps
+    SELU's mean and variance: x * a * noise + b, with dropped units at -alpha."""
     if p < 0 or p > 1:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     if p == 0 or not train or input.numel() == 0:
         return input
     mul = aten.mul_.Tensor if inplace else aten.mul.Tensor
     if p == 1:
-        return mul(input, aten.zeros.default([], dtype=input.dtype, device=input.device))
-    noise = aten.empty_like.default(input)
+        return mul(input, aten.zeros.default([], dtype=input.dtype, layout=input.layout,
+                                             device=input.device))
+    if feature:
+        if len(input._shape) < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        noise = aten.new_empty.default(input, list(input._shape[:2]) +
+                                       [1] * (len(input._shape) - 2))
+    else:
+        noise = aten.empty_like.default(input)
     aten.bernoulli_.float(noise, 1 - p)
-    aten.div_.Scalar(noise, 1 - p)
-    return mul(input, noise)
+    if not alpha:
+        aten.div_.Scalar(noise, 1 - p)
+        return mul(input, noise)
+    a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    shift = aten.add_.Scalar(aten.mul_.Scalar(aten.add.Scalar(noise, -1), _ALPHA * a),
+                             _ALPHA * a * p)
+    aten.mul_.Scalar(noise, a)
+    return aten.add_.Tensor(mul(input, noise), shift)
 
 
-@kernel("dropout")
-def dropout(input, p, train):
-    return _dropout_impl(input, p, train, False)
+def _dropout_kernels(name, **kind):
+    kernel(name)(lambda input, p, train: _dropout_impl(input, p, train, False, **kind))
+    kernel(f"{name}_")(lambda self, p, train: _dropout_impl(self, p, train, True, **kind))
 
 
-@kernel("dropout_")
-def dropout_(self, p, train):
-    return _dropout_impl(self, p, train, True)
+_dropout_kernels("dropout")
+_dropout_kernels("feature_dropout", feature=True)
+_dropout_kernels("alpha_dropout", alpha=True)
+_dropout_kernels("feature_alpha_dropout", feature=True, alpha=True)
+
+
+# -- embedding max_norm ---------------------------------------------------------------------
+
+@kernel("embedding_renorm_")
+def embedding_renorm_(self, indices, max_norm, norm_type):
+    """Rows of ``self`` named in ``indices`` whose norm exceeds max_norm are scaled
+    (in place) to norm max_norm / (norm + 1e-7) * norm."""
+    if indices.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(f"Expected tensor for argument #2 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"torch.{indices.dtype._short}Tensor instead (while checking arguments "
+                           "for embedding_renorm_)")
+    if len(self._shape) != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {len(self._shape)}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "embedding_renorm_)")
+    if self.device.type != "cpu":
+        return self
+    rows = np.unique(indices._np())
+    num = self._shape[0]
+    bad = rows[(rows < -num) | (rows >= num)]
+    if bad.size:
+        raise IndexError(f"select(): index {bad[0]} out of range for tensor of size "
+                         f"{_sizes(self._shape)} at dimension 0")
+    weight = self._np()
+    compute = self.dtype.opmath
+    picked = weight[rows].astype(compute)
+    norms = np.linalg.norm(picked, ord=norm_type, axis=1)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1).astype(compute)
+    weight[rows] = (picked * scale[:, None]).astype(weight.dtype)
+    return self

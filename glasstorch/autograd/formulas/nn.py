@@ -17,6 +17,7 @@ __all__ = ["conj_if_complex", "scalar_conj", "mm_mat1_backward", "mm_mat2_backwa
            "convolution_double_backward", "max_pool_double_backward",
            "softmax_double_backward", "log_softmax_double_backward_grad_output",
            "log_softmax_double_backward_output", "layer_norm_double_backward",
+           "batchnorm_double_backward", "trilinear_backward",
            "native_group_norm_backward_formula", "embedding_dense_double_backward",
            "native_dropout_backward_formula", "native_dropout_double_backward",
            "mse_loss_double_backward", "smooth_l1_loss_double_backward",
@@ -124,6 +125,22 @@ def max_pool_double_backward(grad, indices, dim):
     return aten.view.default(picked, list(indices.shape))
 
 
+# -- bilinear ---------------------------------------------------------------------------
+
+def trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask):
+    """_trilinear is linear in each input: an input's gradient is _trilinear of
+    the incoming gradient and the other two, the gradient taking the summed
+    dims' place (its expand list is ``sumdim``) and the input's own expand
+    list becoming the sum."""
+    trilinear = aten._trilinear.default
+    return (trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1)
+            if grad_input_mask[0] else None,
+            trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2)
+            if grad_input_mask[1] else None,
+            trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3)
+            if grad_input_mask[2] else None)
+
+
 # -- softmax ----------------------------------------------------------------------------
 
 def softmax_double_backward(grad, grad_output, dim, output):
@@ -224,6 +241,59 @@ def layer_norm_double_backward(grads, grad_out, input, normalized_shape, mean, r
         candidates = ((x, mask_input), (w, mask_weight), (dy, mask_grad_out))
         wanted = [t for t, m in candidates if m and t is not None]
         if not pairs:       # what was asked for does not depend on the wanted inputs
+            return None, None, None
+        found = iter(autograd_grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
+                                   create_graph=create_graph, allow_unused=True))
+    return tuple(next(found) if m and t is not None else None for t, m in candidates)
+
+
+def _channel_view(t, ndim):
+    """A per-channel (C,) tensor viewed as (1, C, 1, ...) against an ndim input."""
+    return aten.view.default(t, [1, -1] + [1] * (ndim - 2))
+
+
+def batchnorm_double_backward(grads, input, weight, grad_out, running_mean, running_var, train,
+                              eps, save_mean, save_invstd, grad_input_mask):
+    """Gradients of native_batch_norm_backward's outputs (dx, dweight, dbias)
+    with respect to (input, weight, grad_out), as layer_norm_double_backward
+    does it: the backward re-expressed with differentiable ops, per channel over
+    the other dims, then autograd.grad.  In training the batch statistics depend
+    on x (invstd(x) = (var(x) + c) ** -1/2 with c fixed so that it equals the
+    saved invstd); in eval the running statistics are constants."""
+    from .. import grad as autograd_grad    # (glasstorch.autograd imports this module)
+    create_graph = is_grad_enabled()
+    mask_input, mask_weight, mask_grad_out = grad_input_mask
+    with enable_grad():
+        x = _differentiable_copy(input, mask_input)
+        w = _differentiable_copy(weight, mask_weight)
+        dy = _differentiable_copy(grad_out, mask_grad_out)
+        ndim = x.dim()
+        dims = [0] + list(range(2, ndim))
+        if train:
+            mu = _mean(x, dims)
+            centered = aten.sub.Tensor(x, mu)
+            var = _mean(aten.mul.Tensor(centered, centered), dims)
+            shift = aten.detach.default(aten.sub.Tensor(aten.pow.Tensor_Scalar(
+                _channel_view(save_invstd, ndim), -2), var))
+            r = aten.rsqrt.default(aten.add.Tensor(var, shift))
+        else:
+            centered = aten.sub.Tensor(x, _channel_view(running_mean, ndim))
+            r = aten.rsqrt.default(aten.add.Scalar(_channel_view(running_var, ndim), eps))
+        x_hat = aten.mul.Tensor(centered, r)
+        gamma = _channel_view(w, ndim) if w is not None else None
+        if train:
+            d_input = _normalized_backward(dy, x_hat, r, gamma, dims)
+        else:
+            d_input = aten.mul.Tensor(dy, aten.mul.Tensor(r, gamma) if gamma is not None else r)
+        outputs = [d_input,
+                   aten.sum.dim_IntList(aten.mul.Tensor(dy, x_hat), dims, False)
+                   if w is not None else None,
+                   aten.sum.dim_IntList(dy, dims, False)]
+        pairs = [(o, g) for o, g in zip(outputs, grads)
+                 if o is not None and g is not None and requires_grad(o)]
+        candidates = ((x, mask_input), (w, mask_weight), (dy, mask_grad_out))
+        wanted = [t for t, m in candidates if m and t is not None]
+        if not pairs:
             return None, None, None
         found = iter(autograd_grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
                                    create_graph=create_graph, allow_unused=True))

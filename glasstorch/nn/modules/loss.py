@@ -1,0 +1,257 @@
+"""``torch.nn.modules.loss``: loss layers.
+
+A loss layer keeps its ``reduction`` ('none' | 'mean' | 'sum'; the legacy
+``size_average``/``reduce`` flags are translated, with PyTorch's deprecation
+warning) and its options, and calls the matching ``torch.nn.functional`` loss.
+Class weights (``weight``, ``pos_weight``) are registered as buffers, so they
+appear in ``state_dict`` and follow ``.to()``.
+"""
+from __future__ import annotations
+
+import warnings
+
+from ..._tensor import Tensor
+from .. import functional as F
+from .module import Module
+
+__all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
+           "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss",
+           "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
+           "MarginRankingLoss", "TripletMarginLoss"]
+
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            reduction = F._legacy_reduction(size_average, reduce)
+        self.reduction = reduction
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class L1Loss(_Loss):
+    """|input - target|."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class MSELoss(_Loss):
+    """(input - target)^2."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss(_WeightedLoss):
+    """-weight[target] * input[target] over log-probabilities (class dim 1);
+    targets equal to ``ignore_index`` contribute nothing."""
+
+    __constants__ = ["ignore_index", "reduction"]
+
+    def __init__(self, weight: Tensor | None = None, size_average=None,
+                 ignore_index: int = -100, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of NLLLoss."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None,
+                 ignore_index: int = -100, reduce=None, reduction: str = "mean") -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+                      FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """nll_loss(log_softmax(input, 1), target), or with class-probability targets
+    -sum(target * log_softmax(input)); ``label_smoothing`` mixes in the uniform
+    distribution."""
+
+    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
+
+    def __init__(self, weight: Tensor | None = None, size_average=None,
+                 ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class KLDivLoss(_Loss):
+    """target * (log(target) - input), with ``input`` log-probabilities (and ``target``
+    too when ``log_target``); use reduction='batchmean' for the KL divergence."""
+
+    __constants__ = ["reduction"]
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class BCELoss(_WeightedLoss):
+    """-weight * (target log(input) + (1 - target) log(1 - input)), logs clamped at -100."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy(input, target, weight=self.weight,
+                                      reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """BCELoss of sigmoid(input), computed stably; ``pos_weight`` scales the positive term."""
+
+    def __init__(self, weight: Tensor | None = None, size_average=None, reduce=None,
+                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
+
+    __constants__ = ["reduction"]
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+
+    __constants__ = ["reduction", "delta"]
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        if not isinstance(delta, (float, int)):
+            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class PoissonNLLLoss(_Loss):
+    """exp(input) - target * input (``log_input``), else input - target * log(input + eps);
+    ``full`` adds Stirling's approximation of log(target!)."""
+
+    __constants__ = ["log_input", "full", "eps", "reduction"]
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
+                 eps: float = 1e-8, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
+
+
+class _MarginLoss(_Loss):
+    __constants__ = ["margin", "reduction"]
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """input where target is 1, max(0, margin - input) where it is -1."""
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class MarginRankingLoss(_MarginLoss):
+    """max(0, -target * (x1 - x2) + margin): target 1 wants x1 ranked above x2."""
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                     reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss of a multi-label target, averaged over the classes."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                             reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance;
+    ``swap`` uses d(positive, negative) when it is smaller."""
+
+    __constants__ = ["margin", "p", "eps", "swap", "reduction"]
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average=None, reduce=None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)
