@@ -43,11 +43,8 @@ def _camel(base: str) -> str:
 
 def load(path: str = PATH) -> dict[str, Derivative]:
     """Read and validate every entry; returns them by qualified op name."""
-    import glob  # WIP-FRAGMENTS (temporary, merged before commit)
-    entries = []
-    for one in [path] + sorted(glob.glob(os.path.join(os.path.dirname(path), "derivatives_wip_*.yaml"))):
-        with open(one) as f:
-            entries += yaml.safe_load(f) or []
+    with open(path) as f:
+        entries = yaml.safe_load(f) or []
     by_op: dict[str, Derivative] = {}
     index_of_base: dict[str, int] = {}
     for entry in entries:

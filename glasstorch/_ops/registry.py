@@ -209,13 +209,11 @@ def load(path=YAML_PATH) -> None:
     """Read the declarations and build everything listed in the module docstring."""
     register_builtin_fallbacks()
     kernel_modules.load_all()
-    import glob  # WIP-FRAGMENTS (temporary, merged before commit)
-    for one in [path] + sorted(glob.glob(os.path.join(os.path.dirname(path), "native_functions_wip_*.yaml"))):
-        with open(one) as f:
-            text = f.read()
-        entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []
-        for entry, line in zip(entries, _line_numbers(text)):
-            _load_entry(entry, _DEBUG.format(line))
+    with open(path) as f:
+        text = f.read()
+    entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []
+    for entry, line in zip(entries, _line_numbers(text)):
+        _load_entry(entry, _DEBUG.format(line))
     _install_bindings()
     _check_meta_coverage()
 

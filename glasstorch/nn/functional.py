@@ -9,19 +9,34 @@ as torch/nn/functional.py writes them:
     F.max_pool2d(..., return_indices)         -> aten::max_pool2d(_with_indices)
     F.embedding(input, weight, padding_idx)   -> aten::embedding(weight, input, ...)
     F.cross_entropy(..., reduction='mean')    -> aten::cross_entropy_loss(..., reduction=1)
+    F.batch_norm(..., training, momentum)     -> aten::batch_norm -> native_batch_norm
+    F.interpolate(mode='bilinear')            -> aten::upsample_bilinear2d.vec
+    F.scaled_dot_product_attention            -> aten::scaled_dot_product_attention (picks the
+                                                 flash-for-cpu kernel or the math path, as torch)
+
+Sections, in order: reductions helpers, activations, pooling, normalization,
+embedding, losses, then layers (batch/instance/rms norm, transposed conv, 1-d pools,
+interpolate, pad in every mode, feature dropout), then activations with their
+own Python (shrink, glu, selu/celu), distances, the remaining losses, and
+attention (``scaled_dot_product_attention``, ``multi_head_attention_forward``).
 """
 from __future__ import annotations
 
+import math
 import warnings
 
+from .._core import dtype as _dt
 from .._ops.registry import FUNCTIONS as _F
 from .._dispatcher.dispatcher import ops as _ops
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 
 globals().update(_F["nn"])
 
 _aten = _ops.aten
 _T = _F["torch"]
+_nn = _F["nn"]
+linear = _nn["linear"]  # (already in globals() from the registry; named here for the callers below)
 
 
 def _torch(name):
@@ -231,29 +246,6 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: floa
     return _torch("group_norm")(input, num_groups, weight, bias, eps)
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None,
-              norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-              sparse: bool = False) -> Tensor:
-    if padding_idx is not None:
-        if padding_idx > 0:
-            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
-        elif padding_idx < 0:
-            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
-            padding_idx = weight.size(0) + padding_idx
-    else:
-        padding_idx = -1
-    if max_norm is not None:
-        raise NotImplementedError("F.embedding(max_norm=...) needs embedding_renorm_, "
-                                  "which glasstorch does not provide yet")
-    return _torch("embedding")(weight, input, padding_idx, scale_grad_by_freq, sparse)
-
-
-def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
-    if mode != "constant":
-        raise NotImplementedError(f"F.pad(mode={mode!r}) is not implemented yet in glasstorch")
-    return _aten.constant_pad_nd.default(input, list(pad), 0 if value is None else value)
-
-
 # -- losses --------------------------------------------------------------------------------
 
 def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
@@ -367,6 +359,749 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
                                                       reduction_enum)
 
 
-# WIP-FRAGMENTS (temporary, merged into this file when the nn issue lands)
-from ._functional_wip_layers import *  # noqa: E402,F401,F403
-from ._functional_wip_act import *  # noqa: E402,F401,F403
+conv_transpose1d = _T["conv_transpose1d"]
+conv_transpose2d = _T["conv_transpose2d"]
+bilinear = _T["bilinear"]
+adaptive_avg_pool1d = _T["adaptive_avg_pool1d"]
+pixel_shuffle = _T["pixel_shuffle"]
+pixel_unshuffle = _T["pixel_unshuffle"]
+
+
+def _boolean_dispatch(flag, index, if_true, if_false, name):
+    """torch._jit_internal.boolean_dispatch: one public function that picks
+    ``if_true`` or ``if_false`` by the (positional or keyword) ``flag`` argument."""
+    def fn(*args, **kwargs):
+        chosen = kwargs[flag] if flag in kwargs else (args[index] if index < len(args) else False)
+        return (if_true if chosen else if_false)(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = "glasstorch.nn.functional"
+    return fn
+
+
+# -- normalization ---------------------------------------------------------------------
+
+def _verify_batch_size(size) -> None:
+    values = size[0]
+    for s in size[2:]:
+        values *= s
+    if values == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{size}")
+
+
+def _verify_spatial_size(size) -> None:
+    values = 1
+    for s in size[2:]:
+        values *= s
+    if values == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{size}")
+
+
+def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    if training:
+        _verify_batch_size(input.size())
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _T["batch_norm"](input, weight, bias, running_mean, running_var, training, momentum,
+                            eps, False)
+
+
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    return _T["instance_norm"](input, weight, bias, running_mean, running_var, use_input_stats,
+                               momentum, eps, False)
+
+
+def rms_norm(input: Tensor, normalized_shape, weight=None, eps=None) -> Tensor:
+    return _T["rms_norm"](input, normalized_shape, weight, eps)
+
+
+# -- pooling ----------------------------------------------------------------------------
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = False):
+    return _T["max_pool1d_with_indices"](input, kernel_size, [] if stride is None else stride,
+                                         padding, dilation, ceil_mode)
+
+
+def _max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    return _T["max_pool1d"](input, kernel_size, [] if stride is None else stride, padding,
+                            dilation, ceil_mode)
+
+
+max_pool1d = _boolean_dispatch("return_indices", 6, max_pool1d_with_indices, _max_pool1d,
+                               "max_pool1d")
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    return _T["avg_pool1d"](input, kernel_size, [] if stride is None else stride, padding,
+                            ceil_mode, count_include_pad)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    return _T["adaptive_max_pool1d"](input, output_size)
+
+
+def _adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool1d_with_indices(input, output_size)[0]
+
+
+adaptive_max_pool1d = _boolean_dispatch("return_indices", 2, adaptive_max_pool1d_with_indices,
+                                        _adaptive_max_pool1d, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    return _nn["adaptive_max_pool2d"](input, _list_with_default(output_size, input.size()))
+
+
+def _adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool2d_with_indices(input, output_size)[0]
+
+
+adaptive_max_pool2d = _boolean_dispatch("return_indices", 2, adaptive_max_pool2d_with_indices,
+                                        _adaptive_max_pool2d, "adaptive_max_pool2d")
+
+
+# -- interpolation ----------------------------------------------------------------------
+
+_INTERPOLATE_OPS = {  # (input dims, mode) -> the aten .vec overload F.interpolate calls
+    (3, "nearest"): "upsample_nearest1d", (4, "nearest"): "upsample_nearest2d",
+    (3, "nearest-exact"): "_upsample_nearest_exact1d",
+    (4, "nearest-exact"): "_upsample_nearest_exact2d",
+    (3, "linear"): "upsample_linear1d", (4, "bilinear"): "upsample_bilinear2d",
+}
+_MODE_DIMS = {"linear": 3, "bilinear": 4, "trilinear": 5}
+# what PyTorch interpolates and glasstorch does not (yet): 3-d volumes, bicubic, lanczos
+_TORCH_ONLY = {(5, "nearest"), (5, "nearest-exact"), (5, "area"), (5, "trilinear"),
+               (4, "bicubic"), (4, "lanczos")}
+
+
+def _is_integer(x) -> bool:
+    return isinstance(x, int) or (isinstance(x, Tensor) and not x.is_floating_point()
+                                  and not x.is_complex())
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners=None, recompute_scale_factor=None,
+                antialias: bool = False) -> Tensor:
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    elif size is not None:
+        scale_factors = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
+                    f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                    "and output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] "
+                                "or Tuple[int, int, int], but got size with types "
+                                f"{[type(x) for x in size]}")
+            output_size = size
+        else:
+            output_size = [size for _ in range(dim)]
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. Please provide input tensor in (N, "
+                    "C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = scale_factor
+        else:
+            scale_factors = [scale_factor for _ in range(dim)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+
+    if recompute_scale_factor is not None and recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor is not None and recompute_scale_factor:
+        output_size = [math.floor(float(input.size(i + 2)) * scale_factors[i])
+                       for i in range(dim)]
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+                         "and requires a 4-D tensor as input")
+    if output_size is not None:
+        output_size = [int(n) for n in output_size]
+
+    name = _INTERPOLATE_OPS.get((input.dim(), mode))
+    if name is not None and not antialias:
+        op = _nn[name]
+        if mode in ("linear", "bilinear"):
+            return op(input, output_size, align_corners, scale_factors)
+        return op(input, output_size, scale_factors)
+    if mode == "area" and input.dim() == 3:
+        return adaptive_avg_pool1d(input, output_size)
+    if mode == "area" and input.dim() == 4:
+        return _nn["adaptive_avg_pool2d"](input, output_size)
+    if (input.dim(), mode) in _TORCH_ONLY or antialias:
+        raise NotImplementedError(f"glasstorch does not implement F.interpolate(mode={mode!r}"
+                                  f"{', antialias=True' if antialias else ''}) for "
+                                  f"{input.dim()}D input")
+    if mode in _MODE_DIMS and input.dim() in (3, 4, 5):
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                  f"{_MODE_DIMS[mode]}D input")
+    raise NotImplementedError(
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the "
+        "modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+        f"nearest-exact (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -- padding ----------------------------------------------------------------------------
+
+def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
+    return _nn["pad"](input, pad, mode, value)
+
+
+# -- dropout ----------------------------------------------------------------------------
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input, p, training, inplace):
+    return (_T["feature_dropout_"] if inplace else _T["feature_dropout"])(input, p, training)
+
+
+def _channelwise_dropout(input, p, training, inplace, batched):
+    """Feature dropout, adding the batch dim of an unbatched input (in place for
+    ``inplace``, as PyTorch does) and removing it again."""
+    if not batched:
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    result = _feature_dropout(input, p, training, inplace)
+    if not batched:
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
+    return result
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {inp_dim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout on "
+                           "inputs with 1 spatial dimension, a channel dimension, and an optional "
+                           "batch dimension (i.e. 2D or 3D inputs).")
+    return _channelwise_dropout(input, p, training, inplace, inp_dim == 3)
+
+
+def _wrong_dims_warning(name, inp_dim, dims):
+    spatial = {"dropout2d": 2, "dropout3d": 3}[name]
+    warnings.warn(f"{name}: Received a {inp_dim}-D input to {name}, which is deprecated and will "
+                  "result in an error in a future release. To retain the behavior and silence "
+                  f"this warning, please use dropout instead. Note that {name} exists to provide "
+                  f"channel-wise dropout on inputs with {spatial} spatial dimensions, a channel "
+                  f"dimension, and an optional batch dimension (i.e. {dims[0]}D or {dims[1]}D "
+                  "inputs).", stacklevel=3)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (3, 4):
+        _wrong_dims_warning("dropout2d", inp_dim, (3, 4))
+    if inp_dim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape (C, H, "
+                      "W). To maintain the 1D channel-wise dropout behavior, please switch to "
+                      "using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (4, 5):
+        _wrong_dims_warning("dropout3d", inp_dim, (4, 5))
+    return _channelwise_dropout(input, p, training, inplace, inp_dim == 5)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    _check_p(p)
+    return (_T["alpha_dropout_"] if inplace else _T["alpha_dropout"])(input, p, training)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    _check_p(p)
+    return (_T["feature_alpha_dropout_"] if inplace else _T["feature_alpha_dropout"])(
+        input, p, training)
+
+
+# -- embedding --------------------------------------------------------------------------
+
+def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Tensor:
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        input = input.contiguous()
+        with no_grad():     # torch.nn.functional._no_grad_embedding_renorm_
+            _T["embedding_renorm_"](weight.detach(), input, max_norm, norm_type)
+    return _T["embedding"](weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+# -- activations ---------------------------------------------------------------------------
+
+logsigmoid = _nn["log_sigmoid"]
+hardshrink = _T["hardshrink"]
+prelu = _T["prelu"]
+threshold_ = _T["threshold_"]
+selu_ = _T["selu_"]
+celu_ = _T["celu_"]
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    return _nn["glu"](input, dim)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _T["selu_"](input) if inplace else _T["selu"](input)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _T["celu_"](input, alpha) if inplace else _T["celu"](input, alpha)
+
+
+# -- distances -------------------------------------------------------------------------------
+
+cosine_similarity = _T["cosine_similarity"]
+pairwise_distance = _T["pairwise_distance"]
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """input / max(||input||_p, eps) along ``dim``."""
+    if out is None:
+        denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+        return input / denom
+    denom = input.norm(p, dim, keepdim=True).clamp_min_(eps).expand_as(input)
+    return _T["div"](input, denom, out=out)
+
+
+# -- KL divergence ---------------------------------------------------------------------------
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """'batchmean' sums, then divides by the batch size (the KL divergence's definition);
+    'mean' divides by every element and warns about it."""
+    if size_average is not None or reduce is not None:
+        reduction_enum = _reduction(size_average, reduce, reduction)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the "
+                "support size.'batchmean' divides only by the batch size, and aligns with the "
+                "KL div math definition.'mean' will be changed to behave the same as "
+                "'batchmean' in the next major release.", stacklevel=2)
+        reduction_enum = _reduction_enum("sum" if reduction == "batchmean"
+                                                     else reduction)
+    reduced = _T["kl_div"](input, target, reduction_enum, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = reduced / input.size()[0]
+    return reduced
+
+
+# -- margin and embedding losses -----------------------------------------------------------
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    reduction_enum = _reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {input1.size()}, input2: {input2.size()}, "
+                           f"target: {target.size()} ")
+    return _T["margin_ranking_loss"](input1, input2, target, margin, reduction_enum)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    return _T["hinge_embedding_loss"](input, target, margin,
+                                      _reduction(size_average, reduce, reduction))
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    return _T["cosine_embedding_loss"](input1, input2, target, margin,
+                                       _reduction(size_average, reduce, reduction))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    reduction_enum = _reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    return _T["triplet_margin_loss"](anchor, positive, negative, margin, p, eps, swap,
+                                     reduction_enum)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return _T["poisson_nll_loss"](input, target, log_input, full, eps,
+                                  _reduction_enum(reduction))
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
+                                reduce=None, reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy with logits per class, averaged over the classes (last dim)."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+# -- attention -------------------------------------------------------------------------------
+
+scaled_dot_product_attention = _nn["scaled_dot_product_attention"]
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """A bool mask becomes an additive float mask of ``target_type`` (-inf where True);
+    a float mask is returned as is."""
+    if mask is None:
+        return None
+    is_float = mask.is_floating_point()
+    if mask.dtype is not _dt.bool_ and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", stacklevel=2)
+    if not is_float:
+        mask = _T["zeros_like"](mask, dtype=target_type).masked_fill_(mask, float("-inf"))
+    return mask
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """Checks the ranks; True for batched (3-D) input, False for unbatched (2-D)."""
+    if query.dim() not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.dim()}-D query tensor")
+    batched = query.dim() == 3
+    kind = "batched (3-D)" if batched else "unbatched (2-D)"
+    if key.dim() != query.dim() or value.dim() != query.dim():
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be "
+                             f"{query.dim()}-D but found {key.dim()}-D and {value.dim()}-D "
+                             "tensors respectively")
+    padding_rank = query.dim() - 1
+    if key_padding_mask is not None and key_padding_mask.dim() != padding_rank:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or "
+                             f"{padding_rank}-D but found {key_padding_mask.dim()}-D tensor "
+                             "instead")
+    if attn_mask is not None:
+        if attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or "
+                                 f"3-D but found {attn_mask.dim()}-D tensor instead")
+        if not batched and attn_mask.dim() == 3:
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.shape != expected:
+                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                     f"{attn_mask.shape}")
+    return batched
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    """q, k, v projected by the packed (3E, E) weight: one matmul when q, k, v are the
+    same tensor (self-attention), two when only k and v are (encoder-decoder)."""
+    embed = q.size(-1)
+    if k is v:
+        if q is k:
+            proj = linear(q, w, b)
+            # (..., 3E) -> (3, ..., E), so each projection is contiguous
+            proj = proj.unflatten(-1, (3, embed)).unsqueeze(0).transpose(0, -2).squeeze(-2)
+            proj = proj.contiguous()
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([embed, embed * 2])
+        b_q, b_kv = (None, None) if b is None else b.split([embed, embed * 2])
+        kv_proj = linear(k, w_kv, b_kv).unflatten(-1, (2, embed)).unsqueeze(0)
+        kv_proj = kv_proj.transpose(0, -2).squeeze(-2).contiguous()
+        return linear(q, w_q, b_q), kv_proj[0], kv_proj[1]
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    """Three separate projections (key/value may have their own embedding sizes)."""
+    eq, ek, ev = q.size(-1), k.size(-1), v.size(-1)
+    for what, tensor, expected in (("query weights", w_q, (eq, eq)), ("key weights", w_k, (eq, ek)),
+                                   ("value weights", w_v, (eq, ev)), ("query bias", b_q, (eq,)),
+                                   ("key bias", b_k, (eq,)), ("value bias", b_v, (eq,))):
+        if tensor is not None and tensor.shape != expected:
+            raise AssertionError(f"expecting {what} shape of {expected}, but got {tensor.shape}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _check_key_padding_mask(key_padding_mask, src_len, bsz):
+    if key_padding_mask.shape[0] != bsz:
+        raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                             f"{key_padding_mask.shape[0]}")
+    if key_padding_mask.shape[1] != src_len:
+        raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                             f"{key_padding_mask.shape[1]}")
+
+
+def _attn_mask_3d(attn_mask, tgt_len, src_len, bsz, num_heads):
+    """attn_mask as (1 or N * H, L, S)."""
+    if attn_mask.dim() == 2:
+        if attn_mask.shape != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should "
+                               f"be {(tgt_len, src_len)}.")
+        return attn_mask.unsqueeze(0)
+    if attn_mask.dim() == 3:
+        if attn_mask.shape != (bsz * num_heads, tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should "
+                               f"be {(bsz * num_heads, tgt_len, src_len)}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+
+def _split_heads(t, length, bsz, num_heads, head_dim):
+    """(length, N, E) -> (N * H, length, E / H)."""
+    return t.view(length, bsz * num_heads, head_dim).transpose(0, 1)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v,
+                                 add_zero_attn: bool, dropout_p: float, out_proj_weight,
+                                 out_proj_bias, training: bool = True, key_padding_mask=None,
+                                 need_weights: bool = True, attn_mask=None,
+                                 use_separate_proj_weight: bool = False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights: bool = True,
+                                 is_causal: bool = False):
+    """Sequence-first (L, N, E) query and (S, N, E) key/value (or unbatched (L, E));
+    returns (output, weights or None)."""
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:      # compute batched, with a batch of one
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None    # sdpa applies the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False   # merged with key_padding_mask below: no longer causal
+
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+    elif key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+
+    # in-projection
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    else:
+        for name, weight in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if weight is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
+                                     "is None")
+        biases = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, *biases)
+
+    if attn_mask is not None:
+        attn_mask = _attn_mask_3d(attn_mask, tgt_len, src_len, bsz, num_heads)
+
+    # learned key/value biases appended along the sequence
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        if static_v is not None:
+            raise AssertionError("bias cannot be added to static value.")
+        k = _T["cat"]([k, bias_k.repeat(1, bsz, 1)])
+        v = _T["cat"]([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
+
+    # heads, batch first
+    q = _split_heads(q, tgt_len, bsz, num_heads, head_dim)
+    k = _split_heads(k, k.shape[0], bsz, num_heads, head_dim) if static_k is None else \
+        _static(static_k, "static_k", bsz * num_heads, head_dim)
+    v = _split_heads(v, v.shape[0], bsz, num_heads, head_dim) if static_v is None else \
+        _static(static_v, "static_v", bsz * num_heads, head_dim)
+
+    if add_zero_attn:
+        zeros_shape = (bsz * num_heads, 1, head_dim)
+        k = _T["cat"]([k, _T["zeros"](zeros_shape, dtype=k.dtype, device=k.device)], dim=1)
+        v = _T["cat"]([v, _T["zeros"](zeros_shape, dtype=v.dtype, device=v.device)], dim=1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.size(1)
+
+    if key_padding_mask is not None:
+        _check_key_padding_mask(key_padding_mask, src_len, bsz)
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len).expand(
+            -1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        batch_heads, _, head_size = q.shape
+        q_scaled = q * math.sqrt(1.0 / float(head_size))
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        if attn_mask is not None:
+            weights = _T["baddbmm"](attn_mask, q_scaled, k.transpose(-2, -1))
+        else:
+            weights = _T["bmm"](q_scaled, k.transpose(-2, -1))
+        weights = softmax(weights, dim=-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        attn_output = _T["bmm"](weights, v)
+        attn_output = attn_output.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+        attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            attn_output, weights = attn_output.squeeze(1), weights.squeeze(0)
+        return attn_output, weights
+
+    # sdpa takes (N, H, L, E / H) and a mask broadcastable to (N, H, L, S)
+    if attn_mask is not None:
+        if attn_mask.size(0) == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    attn_output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    attn_output = attn_output.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
+    attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
+    if not is_batched:
+        attn_output = attn_output.squeeze(1)
+    return attn_output, None
+
+
+def _static(t, name, batch_heads, head_dim):
+    """A precomputed (N * H, S, E / H) key or value."""
+    if t.size(0) != batch_heads:
+        raise AssertionError(f"expecting {name}.size(0) of {batch_heads}, but got {t.size(0)}")
+    if t.size(2) != head_dim:
+        raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {t.size(2)}")
+    return t

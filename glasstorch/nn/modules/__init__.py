@@ -1,12 +1,57 @@
-"""torch.nn.modules: every layer class."""
-# WIP-FRAGMENTS (temporary): import the public names of every module file here;
-# replaced by explicit imports when the nn issue lands.
-import importlib as _importlib
-import pkgutil as _pkgutil
+"""torch.nn.modules: every layer class, one file per family as in PyTorch."""
+from .module import Module
+from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
+from .linear import Bilinear, Identity, Linear
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .pooling import (
+    MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d)
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from .normalization import LayerNorm, GroupNorm, RMSNorm
+from .sparse import Embedding
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
+from .flatten import Flatten, Unflatten
+from .padding import (
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
+    ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
+    ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d)
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .activation import (
+    Threshold, ReLU, Hardtanh, ReLU6, Sigmoid, Hardsigmoid, Tanh, SiLU, Mish, Hardswish,
+    ELU, CELU, SELU, GLU, GELU, Hardshrink, LeakyReLU, LogSigmoid, Softplus, Softshrink,
+    MultiheadAttention, PReLU, Softsign, Tanhshrink, Softmin, Softmax, Softmax2d, LogSoftmax)
+from .loss import (
+    L1Loss, NLLLoss, NLLLoss2d, PoissonNLLLoss, KLDivLoss, MSELoss, BCELoss,
+    BCEWithLogitsLoss, HingeEmbeddingLoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss,
+    MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss)
+from .distance import PairwiseDistance, CosineSimilarity
+from .transformer import (
+    Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
+    TransformerDecoderLayer)
 
-__all__ = []
-for _info in sorted(_pkgutil.iter_modules(__path__), key=lambda i: i.name != "module"):
-    _m = _importlib.import_module(f"{__name__}.{_info.name}")
-    for _name in getattr(_m, "__all__", []):
-        globals()[_name] = getattr(_m, _name)
-        __all__.append(_name)
+__all__ = [
+    'Module', 'Container', 'Sequential', 'ModuleList', 'ModuleDict', 'ParameterList',
+    'ParameterDict', 'Bilinear', 'Identity', 'Linear', 'Conv1d', 'Conv2d',
+    'ConvTranspose1d', 'ConvTranspose2d', 'MaxPool1d', 'MaxPool2d', 'AvgPool1d',
+    'AvgPool2d', 'AdaptiveMaxPool1d', 'AdaptiveMaxPool2d', 'AdaptiveAvgPool1d',
+    'AdaptiveAvgPool2d', 'BatchNorm1d', 'BatchNorm2d', 'BatchNorm3d', 'InstanceNorm1d',
+    'InstanceNorm2d', 'InstanceNorm3d', 'LayerNorm', 'GroupNorm', 'RMSNorm', 'Embedding',
+    'Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d', 'AlphaDropout', 'FeatureAlphaDropout',
+    'Flatten', 'Unflatten', 'CircularPad1d', 'CircularPad2d', 'CircularPad3d',
+    'ConstantPad1d', 'ConstantPad2d', 'ConstantPad3d', 'ReflectionPad1d', 'ReflectionPad2d',
+    'ReflectionPad3d', 'ReplicationPad1d', 'ReplicationPad2d', 'ReplicationPad3d',
+    'ZeroPad1d', 'ZeroPad2d', 'ZeroPad3d', 'Upsample', 'UpsamplingNearest2d',
+    'UpsamplingBilinear2d', 'PixelShuffle', 'PixelUnshuffle', 'Threshold', 'ReLU',
+    'Hardtanh', 'ReLU6', 'Sigmoid', 'Hardsigmoid', 'Tanh', 'SiLU', 'Mish', 'Hardswish',
+    'ELU', 'CELU', 'SELU', 'GLU', 'GELU', 'Hardshrink', 'LeakyReLU', 'LogSigmoid',
+    'Softplus', 'Softshrink', 'MultiheadAttention', 'PReLU', 'Softsign', 'Tanhshrink',
+    'Softmin', 'Softmax', 'Softmax2d', 'LogSoftmax', 'L1Loss', 'NLLLoss', 'NLLLoss2d',
+    'PoissonNLLLoss', 'KLDivLoss', 'MSELoss', 'BCELoss', 'BCEWithLogitsLoss',
+    'HingeEmbeddingLoss', 'SmoothL1Loss', 'HuberLoss', 'CrossEntropyLoss',
+    'MultiLabelSoftMarginLoss', 'CosineEmbeddingLoss', 'MarginRankingLoss',
+    'TripletMarginLoss', 'PairwiseDistance', 'CosineSimilarity', 'Transformer',
+    'TransformerEncoder', 'TransformerDecoder', 'TransformerEncoderLayer',
+    'TransformerDecoderLayer',
+]
