@@ -46,7 +46,6 @@ from benchmarks.bench_ops import (Case, _calibrate, _THREAD_VARS, data, environm
 from examples.dual import load_example
 
 group("train", "training step (zero_grad, forward, loss, backward, optimizer step)")
-TRAIN = throughput(0.25)   # glasstorch steps/s at least a quarter of torch's
 
 
 def _labels(n: int, classes: int, seed: int) -> np.ndarray:
@@ -94,9 +93,9 @@ def gpt_step(lib):
 
 
 CASES = [
-    Case("mlp: MLP 784-512-512-10, batch 128, Adam", "train", mlp_step, TRAIN,
+    Case("mlp: MLP 784-512-512-10, batch 128, Adam", "train", mlp_step, throughput(0.5),
          rtol=1e-4, atol=1e-5),
-    Case("gpt: GPT 2×128, 4 heads, T 64, batch 16, AdamW", "train", gpt_step, TRAIN,
+    Case("gpt: GPT 2×128, 4 heads, T 64, batch 16, AdamW", "train", gpt_step, throughput(0.3),
          rtol=1e-4, atol=1e-5),
 ]
 

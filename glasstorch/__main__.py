@@ -20,23 +20,19 @@ package (``pip install -e .`` keeps them there).
 Threads: the model's matrices are small (at most 512 x 256), where
 OpenBLAS's thread hand-offs cost more than a second thread saves, and on a
 busy machine far more (this demo measured 4 min 53 s with numpy's default two
-BLAS threads against 1 min 31 s with one, on a 2-core box at load 6.6).  numpy
-reads ``OPENBLAS_NUM_THREADS`` once, when it loads, so ``--threads N``
-(default 1) re-executes the process with ``OMP/OPENBLAS/MKL_NUM_THREADS=N``
-set, then calls ``set_num_threads(N)``, as ``benchmarks/bench_ops.py
---threads`` does.
+BLAS threads against 1 min 31 s with one, on a 2-core box at load 6.6).  So
+``--threads N`` (default 1) calls ``torch.set_num_threads(N)``, which sets
+glasstorch's C loops and numpy's OpenBLAS alike.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import sys
 import time
 from collections import Counter
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _section(title: str) -> None:
@@ -226,10 +222,6 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=1,
                         help="BLAS and kernel threads (default 1: fastest for this small model)")
     args = parser.parse_args(argv)
-    if argv is None and any(os.environ.get(name) != str(args.threads) for name in THREAD_VARIABLES):
-        env = dict(os.environ, **{name: str(args.threads) for name in THREAD_VARIABLES})
-        sys.stdout.flush()
-        os.execvpe(sys.executable, [sys.executable, "-m", "glasstorch", *sys.argv[1:]], env)
     if args.quick:
         args.steps, args.sample_tokens = 20, 60
     if not (EXAMPLES / "train_gpt.py").exists():

@@ -6,7 +6,9 @@ source, the flags and the CPU, and loads it with ctypes.  When no compiler is
 available, or ``GLASSTORCH_NATIVE=0``, ``available()`` is False and kernels
 keep their numpy path: the native loops are a fast path, never the only path.
 
-Intra-op threads follow ``torch.set_num_threads`` / ``get_num_threads``.
+Intra-op threads follow ``torch.set_num_threads`` / ``get_num_threads``, for
+these loops and for numpy's BLAS (OpenBLAS, found through ctypes), as
+``torch.set_num_threads`` governs both ATen's OpenMP loops and MKL.
 """
 from __future__ import annotations
 
@@ -71,6 +73,13 @@ def _build():
     lib.gt_binary_f32.argtypes = [ctypes.c_int, f32p, f32p, f32p, i64]
     f64p = ctypes.POINTER(ctypes.c_double)
     lib.gt_erf_f64.argtypes = [ctypes.c_int, f64p, f64p, i64]
+    f32 = ctypes.c_float
+    lib.gt_gelu_f32.argtypes = [f32p, f32p, i64]
+    lib.gt_gelu_backward_f32.argtypes = [f32p, f32p, f32p, i64]
+    lib.gt_axpy_f32.argtypes = [f32p, f32p, f32, f32p, i64]
+    lib.gt_addcmul_f32.argtypes = [f32p, f32p, f32p, f32, f32p, i64]
+    lib.gt_addcdiv_f32.argtypes = [f32p, f32p, f32p, f32, f32p, i64]
+    lib.gt_lerp_f32.argtypes = [f32p, f32p, f32, f32p, i64]
     lib.gt_set_num_threads.argtypes = [ctypes.c_int]
     lib.gt_get_num_threads.restype = ctypes.c_int
     if _threads is not None:
@@ -126,6 +135,37 @@ def binary(op: str, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> bool:
     return True
 
 
+def same_shape(*arrays) -> bool:
+    """Equal-shape, C-contiguous float32 arrays and a loaded library: what the
+    elementwise loops below take."""
+    shape = getattr(arrays[0], "shape", None)
+    return all(isinstance(a, np.ndarray) and a.shape == shape for a in arrays) and \
+        usable(*arrays)
+
+
+def gelu(x: np.ndarray, out: np.ndarray) -> None:
+    library().gt_gelu_f32(_ptr(x), _ptr(out), x.size)
+
+
+def gelu_backward(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    library().gt_gelu_backward_f32(_ptr(grad), _ptr(x), _ptr(out), x.size)
+
+
+def axpy(a: np.ndarray, b: np.ndarray, alpha: float, out: np.ndarray) -> None:
+    """``out = a + alpha * b`` as one fused multiply-add per element."""
+    library().gt_axpy_f32(_ptr(a), _ptr(b), alpha, _ptr(out), out.size)
+
+
+def addcmul(s, t1, t2, value: float, out, divide: bool = False) -> None:
+    """``out = s + value * t1 * t2`` (fused), or ``s + value * t1 / t2``."""
+    fn = library().gt_addcdiv_f32 if divide else library().gt_addcmul_f32
+    fn(_ptr(s), _ptr(t1), _ptr(t2), value, _ptr(out), out.size)
+
+
+def lerp(s: np.ndarray, e: np.ndarray, weight: float, out: np.ndarray) -> None:
+    library().gt_lerp_f32(_ptr(s), _ptr(e), weight, _ptr(out), out.size)
+
+
 def erf(x, complement: bool = False) -> np.ndarray:
     """erf (or erfc) of any real array, in float64: libm's loop when the native
     library is there, else Python's math.erf element by element."""
@@ -144,8 +184,28 @@ def sum_all(x: np.ndarray) -> float:
     return library().gt_sum_f32(_ptr(x), x.size)
 
 
+def _openblas_set_threads():
+    """numpy's OpenBLAS ``set_num_threads`` entry point, or None (another BLAS, or
+    none found).  numpy's wheels bundle it in ``numpy.libs``; opening the same
+    path again returns the already-loaded library."""
+    import glob
+    libs = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in glob.glob(os.path.join(libs, "*openblas*")):
+        try:
+            blas = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                     "openblas_set_num_threads64_", "openblas_set_num_threads"):
+            fn = getattr(blas, name, None)
+            if fn is not None:
+                fn.argtypes = [ctypes.c_int]
+                return fn
+    return None
+
+
 def set_num_threads(n: int) -> None:
-    """``torch.set_num_threads``: intra-op threads for native loops."""
+    """``torch.set_num_threads``: intra-op threads for native loops and BLAS."""
     global _threads
     if not isinstance(n, int) or n < 1:
         raise RuntimeError("set_num_threads expects a positive integer")
@@ -153,6 +213,9 @@ def set_num_threads(n: int) -> None:
     lib = library()
     if lib is not None:
         lib.gt_set_num_threads(n)
+    blas_threads = _openblas_set_threads()
+    if blas_threads is not None:
+        blas_threads(n)
 
 
 def get_num_threads() -> int:

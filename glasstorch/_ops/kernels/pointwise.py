@@ -272,6 +272,12 @@ def add_impl(out, self, other, alpha=1):
 
 @quiet
 def _add_float(out, self, other, alpha, rt, compute):
+    if not (alpha == 1 and type(alpha) is int):
+        a, b, o = cast_operand(self, rt, compute), cast_operand(other, rt, compute), out._np()
+        if native.same_shape(a, b, o):
+            checked_scalar(alpha, rt)
+            native.axpy(a, b, compute.type(alpha), o)   # a + alpha * b, fused as ATen's loop
+            return
     b = _scaled(cast_operand(other, rt, compute), alpha, compute, rt)
     a, o = cast_operand(self, rt, compute), out._np()
     if o.size < _PARALLEL or not native.binary("add", a, b, o):
@@ -289,6 +295,12 @@ def sub_meta(self, other, alpha=1):
 def sub_impl(out, self, other, alpha=1):
     rt = result_type(self, other)
     compute = rt.opmath
+    if not (alpha == 1 and type(alpha) is int):
+        a, b, o = cast_operand(self, rt, compute), cast_operand(other, rt, compute), out._np()
+        if native.same_shape(a, b, o):
+            checked_scalar(alpha, rt)
+            native.axpy(a, b, -compute.type(alpha), o)   # a - alpha * b = fma(b, -alpha, a)
+            return
     b = _scaled(cast_operand(other, rt, compute), alpha, compute, rt)
     a, o = cast_operand(self, rt, compute), out._np()
     if o.size < _PARALLEL or not native.binary("sub", a, b, o):
@@ -556,6 +568,9 @@ def lerp_impl(out, self, end, weight):
         raise not_implemented(f"lerp_kernel_{kind}", self.dtype)
     compute = self.dtype.opmath
     a, b = as_compute(self, compute), as_compute(end, compute)
+    if not isinstance(weight, Tensor) and native.same_shape(a, b, out._np()):
+        native.lerp(a, b, compute.type(weight), out._np())   # fused, as ATen's loop
+        return
     w = as_compute(weight, compute)
     diff = b - a
     write(out, np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (compute.type(1) - w)))

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..structured import TensorMeta, checked_convert, result_type
-from . import impl, meta
+from . import impl, meta, native
 from .pointwise import cast_operand, layout, not_implemented, quiet, write
 
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -102,6 +102,9 @@ def _fma64(a, b, c):
 @quiet
 def addcmul_impl(out, self, tensor1, tensor2, value=1):
     compute, (base, t1, t2), scalar = _operands("addcmul", self, tensor1, tensor2, value)
+    if native.same_shape(base, t1, t2, out._np()):
+        native.addcmul(base, t1, t2, scalar, out._np())   # the fused loop, in C
+        return
     scaled = np.multiply(scalar, t1, dtype=compute)
     if compute == _F32:
         wide = np.add(np.multiply(scaled, t2, dtype=_F64), base, dtype=_F64)
@@ -117,5 +120,8 @@ def addcmul_impl(out, self, tensor1, tensor2, value=1):
 @quiet
 def addcdiv_impl(out, self, tensor1, tensor2, value=1):
     compute, (base, t1, t2), scalar = _operands("addcdiv", self, tensor1, tensor2, value)
+    if native.same_shape(base, t1, t2, out._np()):
+        native.addcmul(base, t1, t2, scalar, out._np(), divide=True)
+        return
     quotient = np.divide(np.multiply(scalar, t1, dtype=compute), t2, dtype=compute)
     write(out, np.add(base, quotient, dtype=compute))
