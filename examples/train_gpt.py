@@ -142,11 +142,14 @@ def build_parser():
     p.add_argument("--eval-every", type=int, default=100)
     p.add_argument("--sample-tokens", type=int, default=300)
     p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--threads", type=int, default=1,
+                   help="intra-op threads (default 1: the matrices are small)")
     return p
 
 
 def run(args):
     """Build data and model, train, sample.  Returns (model, data, losses)."""
+    torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     data = CharData(load_sonnets())
     config = GPTConfig(vocab_size=data.vocab_size, block_size=args.block_size,

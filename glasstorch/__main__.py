@@ -54,7 +54,7 @@ def train_and_sample(args):
     evals = 2 if args.quick else 5
     options = train_gpt.build_parser().parse_args([
         "--steps", str(args.steps), "--eval-every", str(max(1, args.steps // evals)),
-        "--sample-tokens", str(args.sample_tokens)])
+        "--sample-tokens", str(args.sample_tokens), "--threads", str(args.threads)])
     model, data, _ = train_gpt.run(options)
     return model, data
 
