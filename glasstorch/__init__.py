@@ -45,7 +45,8 @@ from . import return_types  # noqa: E402,F401
 from . import _C, cuda, library, nn  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
-from .functional import einsum, norm  # noqa: E402,F401  (torch.functional: varargs wrappers)
+from .functional import *  # noqa: E402,F401,F403  (torch.functional: einsum, norm, unique ...)
+from ._core.type_info import finfo, iinfo  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import backends  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402

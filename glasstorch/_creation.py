@@ -39,7 +39,7 @@ _FACTORIES = ["empty", "empty_strided", "empty_like", "zeros", "zeros_like", "on
               "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
               "normal"]
 
-__all__ = ["tensor", "from_numpy", "as_tensor", "is_tensor", "is_storage", "numel",
+__all__ = ["tensor", "from_numpy", "as_tensor", "is_tensor", "is_storage", "typename", "numel",
            "is_floating_point", "is_complex", "is_nonzero", "get_default_device",
            "set_default_device"] + _FACTORIES
 
@@ -268,6 +268,21 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+def typename(obj) -> str:
+    """``torch.typename``: ``torch.FloatTensor`` for tensors, else the qualified type name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = type(obj).__module__ or ""
+        qualname = type(obj).__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def is_storage(obj) -> bool:

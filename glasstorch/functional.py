@@ -7,7 +7,8 @@ from __future__ import annotations
 from ._dispatcher.dispatcher import ops
 from ._tensor import Tensor
 
-__all__ = ["einsum", "norm"]
+__all__ = ["einsum", "norm", "unique", "meshgrid", "tensordot", "block_diag", "cartesian_prod",
+           "atleast_1d", "atleast_2d", "atleast_3d"]
 
 
 def einsum(*args):
@@ -51,3 +52,104 @@ def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 Tensor.norm = _tensor_norm
+
+
+# -- tensor utilities (ops in kernels/utility.py) -------------------------------------
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """Distinct elements (or slices along ``dim``) in ascending order; with the
+    inverse indices and/or counts when asked (``aten::_unique2`` / ``unique_dim``)."""
+    if dim is not None:
+        output, inverse, counts = ops.aten.unique_dim.default(
+            input, dim, sorted=sorted, return_inverse=return_inverse,
+            return_counts=return_counts)
+    else:
+        output, inverse, counts = ops.aten._unique2.default(
+            input, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts)
+    if return_inverse and return_counts:
+        return output, inverse, counts
+    if return_inverse:
+        return output, inverse
+    if return_counts:
+        return output, counts
+    return output
+
+
+def _tensor_unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    return unique(self, sorted=sorted, return_inverse=return_inverse,
+                  return_counts=return_counts, dim=dim)
+
+
+Tensor.unique = _tensor_unique
+
+
+def _varargs(tensors):
+    """``f(a, b)`` and ``f([a, b])`` both mean the list [a, b]."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return list(tensors[0])
+    return list(tensors)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids; PyTorch warns (once) when ``indexing`` is not given."""
+    tensors = _varargs(tensors)
+    if indexing is None:
+        return tuple(ops.aten.meshgrid.default(tensors))
+    return tuple(ops.aten.meshgrid.indexing(tensors, indexing=indexing))
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract the last ``dims`` dims of ``a`` with the first of ``b``, or the two
+    given dim lists (``aten::tensordot`` takes the lists)."""
+    if not isinstance(dims, (tuple, list, Tensor, int)):
+        raise RuntimeError("tensordot expects dims to be int or tuple[list[int], list[int]] or "
+                           f"list[list[int]] containing two lists, but got dims={dims}")
+    dims_a, dims_b = [], []
+    if isinstance(dims, (tuple, list)):
+        dims_a, dims_b = dims
+    if isinstance(dims, Tensor):
+        if dims.numel() > 1:
+            dims_a, dims_b = dims[0].tolist(), dims[1].tolist()
+        else:
+            count = int(dims.item())
+            if count < 0:
+                raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+            dims_a, dims_b = list(range(-count, 0)), list(range(count))
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(-dims, 0)), list(range(dims))
+    dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
+    dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+    if out is None:
+        return ops.aten.tensordot.default(a, b, dims_a, dims_b)
+    result = ops.aten.tensordot.default(a, b, dims_a, dims_b)
+    ops.aten.resize_.default(out, list(result.shape))
+    return ops.aten.copy_.default(out, result)
+
+
+def block_diag(*tensors):
+    """The inputs (0-d, 1-d or 2-d) as blocks along the diagonal of a zero matrix."""
+    return ops.aten.block_diag.default(list(tensors))
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one element per input, as rows."""
+    return ops.aten.cartesian_prod.default(list(tensors))
+
+
+def _atleast(name):
+    def atleast(*tensors):
+        if len(tensors) == 1:
+            tensors = tensors[0]
+        if isinstance(tensors, Tensor):
+            return getattr(ops.aten, name).default(tensors)
+        return tuple(getattr(ops.aten, name).Sequence(list(tensors)))
+    atleast.__name__ = atleast.__qualname__ = name
+    atleast.__doc__ = f"``torch.{name}(t)`` or ``torch.{name}(a, b, ...)`` (a tuple)."
+    return atleast
+
+
+atleast_1d, atleast_2d, atleast_3d = (_atleast(f"atleast_{n}d") for n in (1, 2, 3))

@@ -57,7 +57,6 @@ _TYPE_NAMES = {"Tensor": "Tensor", "int": "int", "SymInt": "int", "float": "floa
 
 def python_type_name(t) -> str:
     if t.is_list:
-        elem = t.elem if getattr(t, "elem", None) is not None else None
         base = t.base
         if base in ("int", "SymInt"):
             name = "tuple of ints"

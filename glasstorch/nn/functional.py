@@ -1105,3 +1105,35 @@ def _static(t, name, batch_heads, head_dim):
     if t.size(2) != head_dim:
         raise AssertionError(f"expecting {name}.size(2) of {head_dim}, but got {t.size(2)}")
     return t
+
+
+# -- Gaussian negative log likelihood (pure Python in PyTorch too) ---------------------------
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 * (log(max(var, eps)) + (input - target)^2 / max(var, eps)) [+ 0.5 log(2 pi)];
+    ``var`` may be a float, input-shaped, or short of one (size-1) dim (homoscedastic)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * _T["ones_like"](input)
+    elif _T["any"](var < 0):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = _T["unsqueeze"](var, -1)
+        elif not (input.ndim == var.ndim and sum(
+                v for i, v in zip(input.size(), var.size()) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (_T["log"](var) + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss

@@ -12,9 +12,9 @@ Unlike the other optimizers, the state is created in the constructor.
 from __future__ import annotations
 
 import glasstorch as torch
-from .optimizer import (Optimizer, _check_state_steps, _device_dtype_check_for_fused,
-                        _get_scalar_dtype, _get_value, _step_tensor_for_state, _to_scalar,
-                        _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_non_negative, _check_state_steps, _check_tensor_lr,
+                        _device_dtype_check_for_fused, _get_scalar_dtype, _get_value,
+                        _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -25,32 +25,14 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False,
                  fused=None) -> None:
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: "
-                             f"{initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_tensor_lr(lr)
+        _check_non_negative(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                            initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
                     "maximize": maximize, "differentiable": differentiable, "fused": fused}
         super().__init__(params, defaults)
-
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-            self._need_device_dtype_check_for_fused = True
-            self._step_supports_amp_scaling = True
-
+        self._check_fused_options(fused, foreach, differentiable)
         for group in self.param_groups:
             for p in group["params"]:
                 self._init_state(self.state[p], group, p, initial_accumulator_value)
@@ -66,18 +48,14 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
-        fused = None
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            fused = group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-                    p_state["step"] = _step_tensor_for_state(float(p_state["step"]), group, p)
+        self._fill_missing_group_options({"foreach": None, "maximize": False,
+                                          "differentiable": False, "fused": None})
+        self._restore_step_tensors()
+        # state not tied to a parameter (kept as loaded) gets a tensor step too, typed as
+        # PyTorch types it: by the last group's ``fused``
         state_values = list(self.state.values())
         if state_values and not torch.is_tensor(state_values[0]["step"]):
+            fused = self.param_groups[-1]["fused"] if self.param_groups else None
             for s in state_values:
                 s["step"] = torch.tensor(float(s["step"]), dtype=_get_scalar_dtype(fused))
 
@@ -86,9 +64,8 @@ class Adagrad(Optimizer):
         for p in group["params"]:
             if p.grad is None:
                 continue
-            if group["fused"] and getattr(self, "_need_device_dtype_check_for_fused", True):
-                _device_dtype_check_for_fused(p)
-                self._need_device_dtype_check_for_fused = False
+            if group["fused"]:
+                self._check_fused_param_once(p)
             has_sparse_grad |= p.grad.is_sparse
             has_complex |= torch.is_complex(p)
             params_with_grad.append(p)
@@ -105,11 +82,7 @@ class Adagrad(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-
+        loss = self._evaluate_closure(closure)
         for group in self.param_groups:
             params_with_grad, grads, state_sums, state_steps = [], [], [], []
             has_sparse_grad, has_complex = self._init_group(group, params_with_grad, grads,

@@ -15,9 +15,9 @@ The bias corrections are Python floats computed from the step count
 from __future__ import annotations
 
 import glasstorch as torch
-from .optimizer import (Optimizer, _check_capturable_devices, _check_state_steps,
-                        _device_dtype_check_for_fused, _get_scalar_dtype, _get_value,
-                        _step_tensor_for_state, _to_scalar, _use_grad_for_differentiable)
+from .optimizer import (Optimizer, _check_capturable_devices, _check_non_negative,
+                        _check_state_steps, _check_tensor_lr, _device_dtype_check_for_fused,
+                        _get_scalar_dtype, _get_value, _to_scalar, _use_grad_for_differentiable)
 
 __all__ = ["Adam", "adam"]
 
@@ -28,22 +28,15 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False) -> None:
-        if isinstance(lr, torch.Tensor):
-            if foreach and not capturable:
-                raise ValueError("lr as a Tensor is not supported for capturable=False and "
-                                 "foreach=True")
-            if lr.numel() != 1:
-                raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if isinstance(lr, torch.Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
+        _check_tensor_lr(lr)
+        _check_non_negative(lr=lr, eps=eps)
+        for index in (0, 1):
+            if not 0.0 <= betas[index] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+        _check_non_negative(weight_decay=weight_decay)
         both_floats = isinstance(betas[0], float) and isinstance(betas[1], float)
         both_tensors = isinstance(betas[0], torch.Tensor) and isinstance(betas[1], torch.Tensor)
         if not (both_floats or both_tensors):
@@ -62,42 +55,21 @@ class Adam(Optimizer):
                     "capturable": capturable, "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
-
-        if fused:
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            self._step_supports_amp_scaling = True
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        self._check_fused_options(fused, foreach, differentiable)
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-                    p_state["step"] = _step_tensor_for_state(float(p_state["step"]), group, p)
+        self._fill_missing_group_options({
+            "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+            "differentiable": False, "decoupled_weight_decay": False, "fused": None})
+        self._restore_step_tensors()
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs,
                     max_exp_avg_sqs, state_steps) -> bool:
-        has_complex = False
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            has_complex |= torch.is_complex(p)
-            params_with_grad.append(p)
-            if p.grad.is_sparse:
-                raise RuntimeError("Adam does not support sparse gradients, please consider "
-                                   "SparseAdam instead")
-            grads.append(p.grad)
-
+        has_complex = self._gather_params_with_grad(
+            group, params_with_grad, grads,
+            "Adam does not support sparse gradients, please consider SparseAdam instead")
+        for p in params_with_grad:
             state = self.state[p]
             if len(state) == 0:   # lazy state initialization
                 if group["fused"]:
@@ -130,11 +102,7 @@ class Adam(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-
+        loss = self._evaluate_closure(closure)
         for group in self.param_groups:
             params_with_grad, grads, exp_avgs, exp_avg_sqs = [], [], [], []
             max_exp_avg_sqs, state_steps = [], []

@@ -64,24 +64,6 @@ def _update_param_group_val(param_group: dict, key: str, val) -> None:
         param_group[key] = val
 
 
-def _lambdas_state_dict(scheduler) -> dict:
-    """State of a scheduler holding user callables: plain functions are not saved,
-    callable objects save their ``__dict__``."""
-    state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-    state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                           for fn in scheduler.lr_lambdas]
-    return state
-
-
-def _load_lambdas_state_dict(scheduler, state_dict) -> None:
-    lr_lambdas = state_dict.pop("lr_lambdas")
-    scheduler.__dict__.update(state_dict)
-    state_dict["lr_lambdas"] = lr_lambdas   # the caller's dict is left as it was
-    for fn, saved in zip(scheduler.lr_lambdas, lr_lambdas):
-        if saved is not None:
-            fn.__dict__.update(saved)
-
-
 def _lr_lambda_list(optimizer: Optimizer, lr_lambda) -> list:
     if not isinstance(lr_lambda, (list, tuple)):
         return [lr_lambda] * len(optimizer.param_groups)
@@ -118,6 +100,11 @@ class _initial_mode:
         self.o._is_initial = False
 
 
+def _check_optimizer(optimizer) -> None:
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
 def _warn_get_lr_called_within_step(scheduler) -> None:
     if not scheduler._get_lr_called_within_step:
         warnings.warn("To get the last learning rate computed by the scheduler, please use "
@@ -151,8 +138,7 @@ class LRScheduler:
     _is_initial: bool = False
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -228,7 +214,11 @@ class LRScheduler:
                 self.last_epoch = epoch
                 closed_form = getattr(self, "_get_closed_form_lr", None)
                 values = closed_form() if closed_form is not None else self.get_lr()
-        for param_group, lr in zip(self.optimizer.param_groups, values):
+        self._set_group_lrs(values)
+
+    def _set_group_lrs(self, lrs) -> None:
+        """Give each param group its new lr and remember them for ``get_last_lr``."""
+        for param_group, lr in zip(self.optimizer.param_groups, lrs):
             _update_param_group_val(param_group, "lr", lr)
         self._last_lr = _param_groups_val_list(self.optimizer, "lr")
 
@@ -237,7 +227,26 @@ class _LRScheduler(LRScheduler):
     """The old name of :class:`LRScheduler`, kept for compatibility."""
 
 
-class LambdaLR(LRScheduler):
+class _LambdaScheduler(LRScheduler):
+    """LambdaLR's and MultiplicativeLR's checkpointing of their ``lr_lambdas``: plain
+    functions are not saved, callable objects save their ``__dict__``."""
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+                               for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        lr_lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        state_dict["lr_lambdas"] = lr_lambdas   # the caller's dict is left as it was
+        for fn, saved in zip(self.lr_lambdas, lr_lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaScheduler):
     """lr = initial lr * ``lr_lambda(epoch)`` (one function, or one per group)."""
 
     def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
@@ -245,19 +254,13 @@ class LambdaLR(LRScheduler):
         self.lr_lambdas = _lr_lambda_list(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
-    def state_dict(self) -> dict:
-        return _lambdas_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        _load_lambdas_state_dict(self, state_dict)
-
     def get_lr(self) -> list:
         _warn_get_lr_called_within_step(self)
         return [base_lr * lmbda(self.last_epoch)
                 for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdaScheduler):
     """lr = previous lr * ``lr_lambda(epoch)`` from the first epoch on."""
 
     def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1) -> None:
@@ -267,12 +270,6 @@ class MultiplicativeLR(LRScheduler):
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch)
-
-    def state_dict(self) -> dict:
-        return _lambdas_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        _load_lambdas_state_dict(self, state_dict)
 
     def get_lr(self) -> list:
         _warn_get_lr_called_within_step(self)
@@ -412,21 +409,24 @@ def _check_scheduler_list(owner: str, optimizer, schedulers) -> None:
                              f"{optimizer.__class__.__name__}.")
 
 
-def _nested_state_dict(scheduler) -> dict:
-    state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", "_schedulers")}
-    state["_schedulers"] = [s.state_dict() for s in scheduler._schedulers]
-    return state
+class _SchedulerOfSchedulers(LRScheduler):
+    """SequentialLR's and ChainedScheduler's checkpointing: the driven schedulers
+    are saved through their own ``state_dict``."""
+
+    def state_dict(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        schedulers = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = schedulers   # the caller's dict is left as it was
+        for own, saved in zip(self._schedulers, schedulers):
+            own.load_state_dict(saved)
 
 
-def _load_nested_state_dict(scheduler, state_dict) -> None:
-    schedulers = state_dict.pop("_schedulers")
-    scheduler.__dict__.update(state_dict)
-    state_dict["_schedulers"] = schedulers   # the caller's dict is left as it was
-    for own, saved in zip(scheduler._schedulers, schedulers):
-        own.load_state_dict(saved)
-
-
-class SequentialLR(LRScheduler):
+class SequentialLR(_SchedulerOfSchedulers):
     """Run ``schedulers`` one after another, switching at each of ``milestones``."""
 
     def __init__(self, optimizer: Optimizer, schedulers, milestones, last_epoch: int = -1) -> None:
@@ -471,12 +471,6 @@ class SequentialLR(LRScheduler):
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
-
-    def state_dict(self) -> dict:
-        return _nested_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        _load_nested_state_dict(self, state_dict)
 
 
 class PolynomialLR(LRScheduler):
@@ -533,7 +527,7 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_SchedulerOfSchedulers):
     """Step several schedulers (acting on one optimizer) together."""
 
     def __init__(self, schedulers, optimizer: Optimizer | None = None) -> None:
@@ -552,12 +546,6 @@ class ChainedScheduler(LRScheduler):
             scheduler.step()
         self._last_lr = _param_groups_val_list(self._schedulers[-1].optimizer, "lr")
 
-    def state_dict(self) -> dict:
-        return _nested_state_dict(self)
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        _load_nested_state_dict(self, state_dict)
-
 
 class ReduceLROnPlateau(LRScheduler):
     """Multiply the lr by ``factor`` when a metric has stopped improving for
@@ -569,8 +557,7 @@ class ReduceLROnPlateau(LRScheduler):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
@@ -696,8 +683,7 @@ class CyclicLR(LRScheduler):
                  scale_fn=None, scale_mode: str = "cycle", cycle_momentum: bool = True,
                  base_momentum: float = 0.8, max_momentum: float = 0.9,
                  last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
 
         base_lrs = _format_param("base_lr", optimizer, base_lr)
@@ -846,9 +832,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self.last_epoch = math.floor(epoch)
 
         with _enable_get_lr_call(self):
-            for param_group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-                _update_param_group_val(param_group, "lr", lr)
-        self._last_lr = _param_groups_val_list(self.optimizer, "lr")
+            lrs = self.get_lr()
+        self._set_group_lrs(lrs)
 
 
 class OneCycleLR(LRScheduler):
@@ -861,8 +846,7 @@ class OneCycleLR(LRScheduler):
                  cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95,
                  div_factor: float = 25.0, final_div_factor: float = 1e4,
                  three_phase: bool = False, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _check_optimizer(optimizer)
         self.optimizer = optimizer
 
         if total_steps is not None:

@@ -25,7 +25,9 @@ from copy import deepcopy
 from itertools import chain
 
 import glasstorch as torch
-from ..utils.hooks import RemovableHandle
+from .._creation import typename
+from ..nn.modules.module import _reset_grads
+from ..utils.hooks import RemovableHandle, _add_hook
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -45,21 +47,6 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
-
-
-def _typename(obj) -> str:
-    """``torch.typename``: a tensor's type string, else the qualified type name."""
-    if isinstance(obj, torch.Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def _use_grad_for_differentiable(step):
@@ -124,27 +111,33 @@ def _step_tensor_for_state(value, group, param):
     return torch.tensor(value, dtype=_get_scalar_dtype())
 
 
+# How the constructors' "Invalid ..." messages name an option (else "<name> value").
+_OPTION_NAMES_IN_MESSAGES = {"lr": "learning rate", "eps": "epsilon value"}
+
+
+def _check_non_negative(**options) -> None:
+    """The constructors' range checks: the first option that is not ``>= 0`` (NaN
+    included) raises ``ValueError("Invalid <option>: <value>")``."""
+    for name, value in options.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {_OPTION_NAMES_IN_MESSAGES.get(name, name + ' value')}: "
+                             f"{value}")
+
+
+def _check_tensor_lr(lr) -> None:
+    if isinstance(lr, torch.Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+
+
 def register_optimizer_step_pre_hook(hook) -> RemovableHandle:
     """A pre hook run before every optimizer's ``step``: ``hook(optimizer, args, kwargs)``
     returning None or new ``(args, kwargs)``."""
-    handle = RemovableHandle(_global_optimizer_pre_hooks)
-    _global_optimizer_pre_hooks[handle.id] = hook
-    return handle
+    return _add_hook(_global_optimizer_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook) -> RemovableHandle:
     """A post hook run after every optimizer's ``step``: ``hook(optimizer, args, kwargs)``."""
-    handle = RemovableHandle(_global_optimizer_post_hooks)
-    _global_optimizer_post_hooks[handle.id] = hook
-    return handle
-
-
-def _add_hook(hooks: OrderedDict, hook, prepend: bool = False) -> RemovableHandle:
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    if prepend:
-        hooks.move_to_end(handle.id, last=False)
-    return handle
+    return _add_hook(_global_optimizer_post_hooks, hook)
 
 
 class Optimizer:
@@ -169,7 +162,7 @@ class Optimizer:
 
         if isinstance(params, torch.Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + _typename(params))
+                            "Tensors or dicts, but got " + typename(params))
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list = []
 
@@ -196,6 +189,20 @@ class Optimizer:
             self.__dict__.setdefault(name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+
+    def _fill_missing_group_options(self, options: dict) -> None:
+        """Give each group the options a checkpoint from an older PyTorch lacks."""
+        for group in self.param_groups:
+            for name, value in options.items():
+                group.setdefault(name, value)
+
+    def _restore_step_tensors(self) -> None:
+        """Step counts saved as numbers (older checkpoints) become tensors again."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
+                    p_state["step"] = _step_tensor_for_state(float(p_state["step"]), group, p)
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
@@ -252,6 +259,46 @@ class Optimizer:
     def step(self, closure=None):
         """Perform a single optimization step (the algorithms override this)."""
         raise NotImplementedError
+
+    @staticmethod
+    def _evaluate_closure(closure):
+        """The loss ``step(closure)`` returns: ``closure()`` run with grad enabled, or None."""
+        if closure is None:
+            return None
+        with torch.enable_grad():
+            return closure()
+
+    def _check_fused_options(self, fused, foreach, differentiable) -> None:
+        """``fused=True`` excludes ``differentiable`` and ``foreach``; a fused step
+        takes AMP's gradient scale itself."""
+        if fused:
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+            self._step_supports_amp_scaling = True
+
+    @staticmethod
+    def _gather_params_with_grad(group, params_with_grad, grads, sparse_error: str) -> bool:
+        """Append the parameters of ``group`` that have a gradient to ``params_with_grad``
+        and their gradients to ``grads`` (a sparse one raises ``sparse_error``); returns
+        whether any of them is complex."""
+        has_complex = False
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            if p.grad.is_sparse:
+                raise RuntimeError(sparse_error)
+            has_complex |= torch.is_complex(p)
+            params_with_grad.append(p)
+            grads.append(p.grad)
+        return has_complex
+
+    def _check_fused_param_once(self, param) -> None:
+        """The fused device/dtype check, made on the first parameter with a gradient."""
+        if getattr(self, "_need_device_dtype_check_for_fused", True):
+            _device_dtype_check_for_fused(param)
+            self._need_device_dtype_check_for_fused = False
 
     # -- state_dict ---------------------------------------------------------------------
 
@@ -374,18 +421,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients: drop them (default) or detach and zero them in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                    continue
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        _reset_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def add_param_group(self, param_group) -> None:
         """Add a group of parameters (with its own options) to ``param_groups``."""
@@ -419,7 +455,7 @@ class Optimizer:
         for param in tensors:
             if not isinstance(param, torch.Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + _typename(param))
+                                + typename(param))
             if not self.defaults.get("differentiable", None) and \
                     not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")

@@ -12,8 +12,8 @@ Per parameter, with g its gradient (negated when maximizing):
 from __future__ import annotations
 
 import glasstorch as torch
-from .optimizer import (Optimizer, _check_capturable_devices, _check_state_steps,
-                        _get_scalar_dtype, _step_tensor_for_state, _to_scalar,
+from .optimizer import (Optimizer, _check_capturable_devices, _check_non_negative,
+                        _check_state_steps, _check_tensor_lr, _get_scalar_dtype, _to_scalar,
                         _use_grad_for_differentiable)
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -25,18 +25,9 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False) -> None:
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_tensor_lr(lr)
+        _check_non_negative(lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay,
+                            alpha=alpha)
         defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
                     "centered": centered, "weight_decay": weight_decay, "capturable": capturable,
                     "foreach": foreach, "maximize": maximize, "differentiable": differentiable}
@@ -44,30 +35,16 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-                    p_state["step"] = _step_tensor_for_state(float(p_state["step"]), group, p)
+        self._fill_missing_group_options({"momentum": 0, "centered": False, "foreach": None,
+                                          "maximize": False, "differentiable": False,
+                                          "capturable": False})
+        self._restore_step_tensors()
 
     def _init_group(self, group, params_with_grad, grads, square_avgs, momentum_buffer_list,
                     grad_avgs, state_steps) -> bool:
-        has_complex = False
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            has_complex |= torch.is_complex(p)
-            params_with_grad.append(p)
-            if p.grad.is_sparse:
-                raise RuntimeError("RMSprop does not support sparse gradients")
-            grads.append(p.grad)
-
+        has_complex = self._gather_params_with_grad(group, params_with_grad, grads,
+                                                    "RMSprop does not support sparse gradients")
+        for p in params_with_grad:
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = (
@@ -90,11 +67,7 @@ class RMSprop(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-
+        loss = self._evaluate_closure(closure)
         for group in self.param_groups:
             params_with_grad, grads, square_avgs, grad_avgs = [], [], [], []
             momentum_buffer_list, state_steps = [], []

@@ -13,8 +13,7 @@ applies from the second step on (PyTorch's convention).
 from __future__ import annotations
 
 import glasstorch as torch
-from .optimizer import (Optimizer, _device_dtype_check_for_fused, _to_scalar,
-                        _use_grad_for_differentiable)
+from .optimizer import Optimizer, _check_tensor_lr, _to_scalar, _use_grad_for_differentiable
 
 __all__ = ["SGD", "sgd"]
 
@@ -24,8 +23,8 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False, foreach=None, differentiable=False, fused=None) -> None:
-        if isinstance(lr, torch.Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+        _check_tensor_lr(lr)
+        # unlike the other optimizers, SGD lets a NaN option through (as PyTorch does)
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -38,32 +37,20 @@ class SGD(Optimizer):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-
-        if fused:
-            self._step_supports_amp_scaling = True
-            self._need_device_dtype_check_for_fused = True
-            if differentiable:
-                raise RuntimeError("`fused` does not support `differentiable`")
-            if foreach:
-                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+        self._check_fused_options(fused, foreach, differentiable)
 
     def __setstate__(self, state) -> None:
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        self._fill_missing_group_options({"nesterov": False, "maximize": False, "foreach": None,
+                                          "differentiable": False, "fused": False})
 
     def _init_group(self, group, params, grads, momentum_buffer_list) -> bool:
         has_sparse_grad = False
         for p in group["params"]:
             if p.grad is None:
                 continue
-            if group["fused"] and getattr(self, "_need_device_dtype_check_for_fused", True):
-                _device_dtype_check_for_fused(p)
-                self._need_device_dtype_check_for_fused = False
+            if group["fused"]:
+                self._check_fused_param_once(p)
             params.append(p)
             grads.append(p.grad)
             if p.grad.is_sparse:
@@ -75,11 +62,7 @@ class SGD(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
-        loss = None
-        if closure is not None:
-            with torch.enable_grad():
-                loss = closure()
-
+        loss = self._evaluate_closure(closure)
         for group in self.param_groups:
             params, grads, momentum_buffer_list = [], [], []
             has_sparse_grad = self._init_group(group, params, grads, momentum_buffer_list)

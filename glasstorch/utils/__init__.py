@@ -1,2 +1,2 @@
-"""``torch.utils``: hooks handles, checkpointing (data loading comes with nn)."""
+"""``torch.utils``: hook handles, checkpointing, data loading, safetensors."""
 from . import data  # noqa: F401  (torch.utils.data)

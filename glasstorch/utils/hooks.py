@@ -200,3 +200,13 @@ class BackwardHook:
         self.n_outputs = len(args)
         self.output_tensors_index = output_idx
         return result if is_tuple else result[0]
+
+
+def _add_hook(hooks: dict, hook, prepend: bool = False, extra_dict=None) -> RemovableHandle:
+    """Store ``hook`` in ``hooks`` (an OrderedDict; first with ``prepend``) under a new
+    handle's id; removing the handle also clears its id from ``extra_dict``."""
+    handle = RemovableHandle(hooks, extra_dict=extra_dict)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import warnings
 
-import ml_dtypes
 import numpy as np
 
 from ..._core import dispatch_key as dk

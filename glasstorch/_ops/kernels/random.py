@@ -614,7 +614,7 @@ def _check_randperm(n, out):
     if out.dtype.category <= dt.INTEGRAL and n > 0 and n - 1 > _dtype_max(out.dtype):
         raise RuntimeError(f"n is too large for result tensor type: '{out.dtype._short}'")
     if out.dtype is dt.bool_ and n > 2:
-        raise RuntimeError(f"n is too large for result tensor type: 'Bool'")
+        raise RuntimeError("n is too large for result tensor type: 'Bool'")
 
 
 @kernel("randperm_generator_out")

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
-from ..._tensor import Tensor, _non_overlapping_and_dense
+from ..._tensor import _non_overlapping_and_dense
 from ..structured import TensorMeta, empty_tensor, wrap_dim
 from . import impl, kernel, meta, native
 

@@ -603,7 +603,7 @@ def as_strided(self, size, stride, storage_offset=None):
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {_shape_str(stride)}")

@@ -25,8 +25,10 @@ from .activation import (
 from .loss import (
     L1Loss, NLLLoss, NLLLoss2d, PoissonNLLLoss, KLDivLoss, MSELoss, BCELoss,
     BCEWithLogitsLoss, HingeEmbeddingLoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss,
-    MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss)
+    MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss,
+    GaussianNLLLoss)
 from .distance import PairwiseDistance, CosineSimilarity
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 from .transformer import (
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer)
@@ -53,5 +55,6 @@ __all__ = [
     'MultiLabelSoftMarginLoss', 'CosineEmbeddingLoss', 'MarginRankingLoss',
     'TripletMarginLoss', 'PairwiseDistance', 'CosineSimilarity', 'Transformer',
     'TransformerEncoder', 'TransformerDecoder', 'TransformerEncoderLayer',
-    'TransformerDecoderLayer',
+    'TransformerDecoderLayer', 'RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell',
+    'LSTMCell', 'GRUCell', 'GaussianNLLLoss',
 ]

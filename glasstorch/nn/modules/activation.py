@@ -160,9 +160,12 @@ class Tanhshrink(Module):
         return F.tanhshrink(input)
 
 
-class ELU(Module):
+class _AlphaActivation(Module):
+    """ELU and CELU (siblings, as in PyTorch): ``alpha`` and ``inplace``;
+    ``_function`` names the functional."""
+
     __constants__ = ["alpha", "inplace"]
-    _function = "elu"
+    _function = ""
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
@@ -176,7 +179,11 @@ class ELU(Module):
         return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
 
 
-class CELU(ELU):
+class ELU(_AlphaActivation):
+    _function = "elu"
+
+
+class CELU(_AlphaActivation):
     _function = "celu"
 
 
@@ -240,11 +247,11 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-class Hardshrink(Module):
-    """0 on [-lambd, lambd], x elsewhere.  (The repr shows the bare lambd.)"""
+class _Shrink(Module):
+    """Hardshrink and Softshrink (siblings, as in PyTorch): ``lambd``, printed bare."""
 
     __constants__ = ["lambd"]
-    _function = "hardshrink"
+    _function = ""
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
@@ -257,7 +264,13 @@ class Hardshrink(Module):
         return str(self.lambd)
 
 
-class Softshrink(Hardshrink):
+class Hardshrink(_Shrink):
+    """0 on [-lambd, lambd], x elsewhere."""
+
+    _function = "hardshrink"
+
+
+class Softshrink(_Shrink):
     """x shrunk towards 0 by lambd, 0 on [-lambd, lambd]."""
 
     _function = "softshrink"

@@ -8,12 +8,11 @@ running statistics normalize.  With track_running_stats=False there are no
 buffers and the batch statistics are always used."""
 from __future__ import annotations
 
-from ... import empty, long, ones, tensor, zeros
+from ... import long, ones, tensor, zeros
 from ..._core.device import device as _device
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from .module import Module
+from .normalization import _register_affine_params, _reset_affine_params
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
@@ -34,15 +33,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(empty(num_features, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(empty(num_features, **factory_kwargs))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine_params(self, num_features, affine, bias, factory_kwargs)
         if self.track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, **factory_kwargs))
             self.register_buffer("running_var", ones(num_features, **factory_kwargs))
@@ -61,10 +52,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine_params(self, self.affine)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

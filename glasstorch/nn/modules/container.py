@@ -15,7 +15,8 @@ from itertools import chain, islice
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
-from .module import Module, _addindent, _typename
+from ..._creation import typename
+from .module import Module, _addindent
 
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict"]
@@ -85,19 +86,21 @@ class Sequential(Module):
     def __len__(self) -> int:
         return len(self._modules)
 
-    def __add__(self, other):
+    @staticmethod
+    def _check_addend(other) -> None:
         if not isinstance(other, Sequential):
             raise ValueError("add operator supports only objects of Sequential class, but "
                              f"{type(other)} is given.")
+
+    def __add__(self, other):
+        self._check_addend(other)
         combined = Sequential()
         for layer in chain(self, other):
             combined.append(layer)
         return combined
 
     def __iadd__(self, other):
-        if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{type(other)} is given.")
+        self._check_addend(other)
         offset = len(self)
         for i, module in enumerate(other):
             self.add_module(str(i + offset), module)
@@ -495,7 +498,7 @@ class ParameterDict(Module):
             _update_pairs(self, parameters, "ParameterDict")
 
     def extra_repr(self) -> str:
-        return "\n".join(_member_line(k, p, _typename) for k, p in self.items())
+        return "\n".join(_member_line(k, p, typename) for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")

@@ -14,6 +14,7 @@ from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .linear import _fan_in_uniform_, _register_bias
 from .module import Module
 from .utils import _pair, _reverse_repeat_tuple, _single
 
@@ -63,10 +64,7 @@ class _ConvNd(Module):
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
         self.weight = Parameter(empty(shape, **factory_kwargs))
-        if bias:
-            self.bias = Parameter(empty(out_channels, **factory_kwargs))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, bias, out_channels, factory_kwargs)
         self.reset_parameters()
 
     def _pad_amounts(self):
@@ -92,9 +90,7 @@ class _ConvNd(Module):
             else:
                 init.kaiming_uniform_(self.weight, a=math.sqrt(5))
             if self.bias is not None:
-                fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-                bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-                init.uniform_(self.bias, -bound, bound)
+                _fan_in_uniform_(self.bias, self.weight)
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

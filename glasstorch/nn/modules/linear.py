@@ -16,6 +16,21 @@ from .module import Module
 __all__ = ["Bilinear", "Identity", "Linear"]
 
 
+def _register_bias(module, bias: bool, size, factory_kwargs) -> None:
+    """``module.bias``: an uninitialized Parameter of ``size``, or None without ``bias``."""
+    if bias:
+        module.bias = Parameter(empty(size, **factory_kwargs))
+    else:
+        module.register_parameter("bias", None)
+
+
+def _fan_in_uniform_(bias, weight) -> None:
+    """Linear's and Conv's bias init: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in from ``weight``."""
+    fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+    bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+    init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input; takes (and ignores) any constructor arguments."""
 
@@ -38,18 +53,13 @@ class Linear(Module):
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(empty((out_features, in_features), **factory_kwargs))
-        if bias:
-            self.bias = Parameter(empty(out_features, **factory_kwargs))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, bias, out_features, factory_kwargs)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+            _fan_in_uniform_(self.bias, self.weight)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -78,10 +88,7 @@ class Bilinear(Module):
         self.out_features = out_features
         self.weight = Parameter(empty((out_features, in1_features, in2_features),
                                       **factory_kwargs))
-        if bias:
-            self.bias = Parameter(empty(out_features, **factory_kwargs))
-        else:
-            self.register_parameter("bias", None)
+        _register_bias(self, bias, out_features, factory_kwargs)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -22,7 +22,8 @@ from ..._core import dtype as _dtypes
 from ..._core.device import device as _Device
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ...utils.hooks import BackwardHook, RemovableHandle
+from ..._creation import typename
+from ...utils.hooks import BackwardHook, RemovableHandle, _add_hook
 from ..parameter import Buffer, Parameter, _buffer_persistent, is_lazy
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
@@ -54,21 +55,6 @@ def _addindent(text: str, spaces: int) -> str:
         return text
     pad = " " * spaces
     return "\n".join([first] + [pad + line if line.strip() else "" for line in rest])
-
-
-def _typename(obj) -> str:
-    """``torch.typename``: ``torch.FloatTensor`` for tensors, else the qualified type name."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = type(obj).__module__ or ""
-        qualname = type(obj).__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 class _WrappedHook:
@@ -118,37 +104,39 @@ _global_forward_hooks_always_called: dict = OrderedDict()
 _global_forward_hooks_with_kwargs: dict = OrderedDict()
 
 
-def _register_global(hooks: dict, hook) -> RemovableHandle:
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    return handle
+def _run_registration_hooks(hooks: dict, module, name: str, value):
+    """``value`` passed through registration hooks (a non-None result replaces it)."""
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 def register_module_buffer_registration_hook(hook) -> RemovableHandle:
     """``hook(module, name, buffer) -> None or new buffer`` on every register_buffer."""
-    return _register_global(_global_buffer_registration_hooks, hook)
+    return _add_hook(_global_buffer_registration_hooks, hook)
 
 
 def register_module_module_registration_hook(hook) -> RemovableHandle:
     """``hook(module, name, submodule) -> None or new submodule`` on every add_module."""
-    return _register_global(_global_module_registration_hooks, hook)
+    return _add_hook(_global_module_registration_hooks, hook)
 
 
 def register_module_parameter_registration_hook(hook) -> RemovableHandle:
     """``hook(module, name, param) -> None or new param`` on every register_parameter."""
-    return _register_global(_global_parameter_registration_hooks, hook)
+    return _add_hook(_global_parameter_registration_hooks, hook)
 
 
 def register_module_forward_pre_hook(hook) -> RemovableHandle:
     """A forward pre-hook run before every module's own ones."""
-    return _register_global(_global_forward_pre_hooks, hook)
+    return _add_hook(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False) -> RemovableHandle:
     """A forward hook run before every module's own ones."""
-    handle = RemovableHandle(_global_forward_hooks,
-                             extra_dict=_global_forward_hooks_always_called)
-    _global_forward_hooks[handle.id] = hook
+    handle = _add_hook(_global_forward_hooks, hook,
+                       extra_dict=_global_forward_hooks_always_called)
     if with_kwargs:
         _global_forward_hooks_with_kwargs[handle.id] = True
     if always_call:
@@ -158,27 +146,27 @@ def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False) 
 
 def register_module_full_backward_pre_hook(hook) -> RemovableHandle:
     """A backward pre-hook run before every module's own ones."""
-    return _register_global(_global_backward_pre_hooks, hook)
+    return _add_hook(_global_backward_pre_hooks, hook)
 
 
 def register_module_backward_hook(hook) -> RemovableHandle:
     """Deprecated: a legacy (grad_fn) backward hook on every module."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is True:
-        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
-                           "global Module hook. Please use only one of them.")
-    _global_is_full_backward_hook = False
-    return _register_global(_global_backward_hooks, hook)
+    return _register_global_backward_hook(hook, full=False)
 
 
 def register_module_full_backward_hook(hook) -> RemovableHandle:
     """A full backward hook run before every module's own ones."""
+    return _register_global_backward_hook(hook, full=True)
+
+
+def _register_global_backward_hook(hook, full: bool) -> RemovableHandle:
+    """Legacy and full global backward hooks share one dict: only one kind may be used."""
     global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
+    if _global_is_full_backward_hook not in (None, full):
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
                            "global Module hook. Please use only one of them.")
-    _global_is_full_backward_hook = True
-    return _register_global(_global_backward_hooks, hook)
+    _global_is_full_backward_hook = full
+    return _add_hook(_global_backward_hooks, hook)
 
 
 def _forward_unimplemented(self, *input):
@@ -231,7 +219,7 @@ class Module:
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+            raise TypeError(f"buffer name should be a string. Got {typename(name)}")
         if "." in name:
             raise KeyError('buffer name can\'t contain "."')
         if name == "":
@@ -239,13 +227,10 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+            raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
-        for hook in _global_buffer_registration_hooks.values():
-            output = hook(self, name, tensor)
-            if output is not None:
-                tensor = output
-        self._buffers[name] = tensor
+        self._buffers[name] = _run_registration_hooks(_global_buffer_registration_hooks, self,
+                                                      name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -256,7 +241,7 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+            raise TypeError(f"parameter name should be a string. Got {typename(name)}")
         if "." in name:
             raise KeyError('parameter name can\'t contain "."')
         if name == "":
@@ -267,36 +252,34 @@ class Module:
             self._parameters[name] = None
             return
         if not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+            raise TypeError(f"cannot assign '{typename(param)}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
         if param.grad_fn:
             raise ValueError(
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
                 f"created explicitly. To express '{name}' as a function of another Tensor, "
                 "compute the value in the forward() method.")
-        for hook in _global_parameter_registration_hooks.values():
-            output = hook(self, name, param)
-            if output is not None:
-                param = output
-        self._parameters[name] = param
+        self._parameters[name] = _run_registration_hooks(_global_parameter_registration_hooks,
+                                                         self, name, param)
 
     def add_module(self, name: str, module) -> None:
         """Add a child module under ``name`` (None is allowed)."""
         if not isinstance(module, Module) and module is not None:
-            raise TypeError(f"{_typename(module)} is not a Module subclass")
+            raise TypeError(f"{typename(module)} is not a Module subclass")
         if not isinstance(name, str):
-            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+            raise TypeError(f"module name should be a string. Got {typename(name)}")
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
         if "." in name:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        for hook in _global_module_registration_hooks.values():
-            output = hook(self, name, module)
-            if output is not None:
-                module = output
-        self._modules[name] = module
+        self._store_module(name, module)
+
+    def _store_module(self, name: str, module) -> None:
+        """File ``module`` (or None) under ``name``, after the global registration hooks."""
+        self._modules[name] = _run_registration_hooks(_global_module_registration_hooks, self,
+                                                      name, module)
 
     def register_module(self, name: str, module) -> None:
         """Alias for :meth:`add_module`."""
@@ -330,14 +313,16 @@ class Module:
         setattr(parent, name, module)
 
     def _owner_and_name(self, target: str):
+        """(submodule, attribute name) of dotted path ``target``; the attribute must exist."""
         module_path, _, name = target.rpartition(".")
-        return self.get_submodule(module_path), name
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        return mod, name
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at dotted path ``target``."""
         mod, name = self._owner_and_name(target)
-        if not hasattr(mod, name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
         param = getattr(mod, name)
         if not isinstance(param, Parameter):
             raise AttributeError("`" + name + "` is not an nn.Parameter")
@@ -346,8 +331,6 @@ class Module:
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at dotted path ``target``."""
         mod, name = self._owner_and_name(target)
-        if not hasattr(mod, name):
-            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
         buffer = getattr(mod, name)
         if name not in mod._buffers:
             raise AttributeError("`" + name + "` is not a buffer")
@@ -395,7 +378,7 @@ class Module:
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             self.register_parameter(name, value)
             return
@@ -405,27 +388,19 @@ class Module:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             _discard(name, state, self._parameters, self._buffers,
                      self._non_persistent_buffers_set)
-            for hook in _global_module_registration_hooks.values():
-                output = hook(self, name, value)
-                if output is not None:
-                    value = output
-            modules[name] = value
+            self._store_module(name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            for hook in _global_module_registration_hooks.values():
-                output = hook(self, name, value)
-                if output is not None:
-                    value = output
-            modules[name] = value
+            self._store_module(name, value)
             return
         buffers = state.get("_buffers")
         if buffers is not None and name in buffers or \
                 type(value) is Tensor and isinstance(value, Buffer):
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
                                 "(torch.nn.Buffer, torch.Tensor or None expected)")
             if isinstance(value, Buffer):
                 persistent = _buffer_persistent(value)
@@ -488,8 +463,7 @@ class Module:
         result = None
         called_always = set()
         try:
-            backward_pre_hooks = [*_global_backward_pre_hooks.values(),
-                                  *self._backward_pre_hooks.values()]
+            backward_pre_hooks = self._get_backward_pre_hooks()
             full_backward_hooks, legacy_backward_hooks = self._get_backward_hooks()
             for hook_id, hook in (*_global_forward_pre_hooks.items(),
                                   *self._forward_pre_hooks.items()):
@@ -633,62 +607,46 @@ class Module:
                                   with_kwargs: bool = False) -> RemovableHandle:
         """``hook(module, args) -> None or new args`` (``with_kwargs``:
         ``hook(module, args, kwargs) -> None or (args, kwargs)``) before forward."""
-        handle = RemovableHandle(self._forward_pre_hooks,
-                                 extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
+        handle = _add_hook(self._forward_pre_hooks, hook, prepend,
+                           extra_dict=self._forward_pre_hooks_with_kwargs)
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
         """``hook(module, args, output) -> None or new output`` (``with_kwargs``:
         ``hook(module, args, kwargs, output)``) after forward."""
-        handle = RemovableHandle(self._forward_hooks,
-                                 extra_dict=[self._forward_hooks_with_kwargs,
-                                             self._forward_hooks_always_called])
-        self._forward_hooks[handle.id] = hook
+        handle = _add_hook(self._forward_hooks, hook, prepend,
+                           extra_dict=[self._forward_hooks_with_kwargs,
+                                       self._forward_hooks_always_called])
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
             self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_output) -> None or new grad_output``, before the
         module's input gradients are computed."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
 
     def register_backward_hook(self, hook) -> RemovableHandle:
         """Deprecated: a hook on the grad_fn of the module's first output."""
-        if self._is_full_backward_hook is True:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
-                               "on a single Module. Please use only one of them.")
-        self._is_full_backward_hook = False
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
+        return self._add_backward_hook(hook, full=False)
 
     def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None or new grad_input``,
         once the gradients with respect to the module's inputs are computed."""
-        if self._is_full_backward_hook is False:
+        return self._add_backward_hook(hook, full=True, prepend=prepend)
+
+    def _add_backward_hook(self, hook, full: bool, prepend: bool = False) -> RemovableHandle:
+        """Legacy and full backward hooks share ``_backward_hooks``: a module takes one kind."""
+        if self._is_full_backward_hook not in (None, full):
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
                                "on a single Module. Please use only one of them.")
-        self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
+        self._is_full_backward_hook = full
+        return _add_hook(self._backward_hooks, hook, prepend)
 
     def _register_state_dict_hook(self, hook) -> RemovableHandle:
         """Post-hook ``hook(module, state_dict, prefix, local_metadata)`` whose
@@ -696,28 +654,20 @@ class Module:
         if getattr(hook, "_from_public_api", False):
             raise RuntimeError("Cannot register the same function as the state dict post hook "
                                "that was previously registered via register_state_dict_post_hook")
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_post_hook(self, hook) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata) -> None``, after state_dict."""
         hook._from_public_api = True
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
         """``hook(module, prefix, keep_vars) -> None``, before state_dict."""
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._state_dict_pre_hooks, hook)
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False) -> RemovableHandle:
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(hook,
-                                                                  self if with_module else None)
-        return handle
+        return _add_hook(self._load_state_dict_pre_hooks,
+                         _WrappedHook(hook, self if with_module else None))
 
     def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -727,9 +677,7 @@ class Module:
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
         """``hook(module, incompatible_keys) -> None`` after each module loaded
         (it may edit the key lists in place)."""
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
+        return _add_hook(self._load_state_dict_post_hooks, hook)
 
     # -- iteration ------------------------------------------------------------------------
 
@@ -825,17 +773,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's gradient: to None, or zeroed in place."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                if p.grad.grad_fn is not None:
-                    p.grad.detach_()
-                else:
-                    p.grad.requires_grad_(False)
-                p.grad.zero_()
+        _reset_grads(self.parameters(), set_to_none)
 
     def share_memory(self):
         """Move parameters and buffers to shared memory (a no-op here: one process)."""
@@ -1130,6 +1068,22 @@ class Module:
 
     def compile(self, *args, **kwargs) -> None:
         """``torch.compile`` has no compiler here: the module runs eagerly."""
+
+
+def _reset_grads(params, set_to_none: bool) -> None:
+    """``zero_grad`` of Module and Optimizer: drop each gradient, or detach it from
+    any graph and zero it in place."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+            continue
+        if p.grad.grad_fn is not None:
+            p.grad.detach_()
+        else:
+            p.grad.requires_grad_(False)
+        p.grad.zero_()
 
 
 def _discard(name, *registries) -> None:

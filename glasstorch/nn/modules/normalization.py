@@ -8,6 +8,7 @@ from ... import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .linear import _register_bias
 from .module import Module
 
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
@@ -17,6 +18,25 @@ def _as_shape(normalized_shape) -> tuple:
     if isinstance(normalized_shape, numbers.Integral):
         return (normalized_shape,)
     return tuple(normalized_shape)
+
+
+def _register_affine_params(module, shape, affine: bool, bias: bool, factory_kwargs) -> None:
+    """A normalization layer's ``weight`` and ``bias`` of ``shape`` (left for
+    ``_reset_affine_params`` to fill), or None where ``affine`` / ``bias`` is off."""
+    if affine:
+        module.weight = Parameter(empty(shape, **factory_kwargs))
+        _register_bias(module, bias, shape, factory_kwargs)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine_params(module, affine: bool) -> None:
+    """The identity transform: weight ones, bias zeros."""
+    if affine:
+        init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
 
 
 class LayerNorm(Module):
@@ -31,22 +51,12 @@ class LayerNorm(Module):
         self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, **factory_kwargs))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine_params(self, self.normalized_shape, elementwise_affine, bias,
+                                factory_kwargs)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine_params(self, self.elementwise_affine)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -72,22 +82,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(empty(num_channels, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(empty(num_channels, **factory_kwargs))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine_params(self, num_channels, affine, bias, factory_kwargs)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine_params(self, self.affine)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -113,7 +113,10 @@ class ReplicationPad3d(_PadNd):
     _mode, _tuple = "replicate", staticmethod(_sextuple)
 
 
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPad:
+    """Mixed into ZeroPadNd ahead of ConstantPadNd: the value is 0 and the repr
+    shows only the padding."""
+
     def __init__(self, padding) -> None:
         super().__init__(padding, 0.0)
 
@@ -121,17 +124,13 @@ class ZeroPad1d(ConstantPad1d):
         return f"{self.padding}"
 
 
-class ZeroPad2d(ConstantPad2d):
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+class ZeroPad1d(_ZeroPad, ConstantPad1d):
+    pass
 
 
-class ZeroPad3d(ConstantPad3d):
-    def __init__(self, padding) -> None:
-        super().__init__(padding, 0.0)
+class ZeroPad2d(_ZeroPad, ConstantPad2d):
+    pass
 
-    def extra_repr(self) -> str:
-        return f"{self.padding}"
+
+class ZeroPad3d(_ZeroPad, ConstantPad3d):
+    pass

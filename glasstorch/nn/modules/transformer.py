@@ -61,7 +61,10 @@ def _get_clones(module, n):
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
-def _get_activation_fn(activation: str):
+def _get_activation_fn(activation):
+    """The feed-forward activation: a callable as given, or "relu" / "gelu" by name."""
+    if not isinstance(activation, str):
+        return activation
     if activation == "relu":
         return F.relu
     if activation == "gelu":
@@ -77,11 +80,25 @@ def _canonical_masks(padding_mask, mask, padding_name, mask_name, dtype):
     return padding_mask, mask
 
 
-class TransformerEncoderLayer(Module):
-    """Self-attention and a feed-forward block, each with dropout, a residual
-    connection and a LayerNorm (after it, or before with ``norm_first``)."""
+class _TransformerLayer(Module):
+    """What the encoder and decoder layers share: the self-attention block (its
+    dropout is ``dropout1``) and the default activation of old checkpoints."""
 
     __constants__ = ["norm_first"]
+
+    def __setstate__(self, state):
+        state.setdefault("activation", F.relu)
+        super().__setstate__(state)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+
+class TransformerEncoderLayer(_TransformerLayer):
+    """Self-attention and a feed-forward block, each with dropout, a residual
+    connection and a LayerNorm (after it, or before with ``norm_first``)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
@@ -99,8 +116,7 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
+        activation = _get_activation_fn(activation)
         # which fused activation PyTorch's fast path would use (1 relu, 2 gelu, 0 none)
         if activation is F.relu or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
@@ -109,11 +125,6 @@ class TransformerEncoderLayer(Module):
         else:
             self.activation_relu_or_gelu = 0
         self.activation = activation
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "activation"):
-            self.activation = F.relu
 
     def forward(self, src: Tensor, src_mask=None, src_key_padding_mask=None,
                 is_causal: bool = False) -> Tensor:
@@ -130,21 +141,14 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x):
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
         return self.dropout2(x)
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention over the target, attention over the memory, feed-forward; each
     block with dropout, a residual connection and a LayerNorm (or pre-norm)."""
-
-    __constants__ = ["norm_first"]
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation=F.relu, layer_norm_eps: float = 1e-5,
@@ -166,12 +170,7 @@ class TransformerDecoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) \
-            else activation
-
-    def __setstate__(self, state):
-        state.setdefault("activation", F.relu)
-        super().__setstate__(state)
+        self.activation = _get_activation_fn(activation)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None,
                 tgt_key_padding_mask=None, memory_key_padding_mask=None,
@@ -188,11 +187,6 @@ class TransformerDecoderLayer(Module):
                                                memory_is_causal))
             x = self.norm3(x + self._ff_block(x))
         return x
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool = False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal: bool = False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ... import cat
 from ..._tensor import Tensor
-from ..modules.module import _typename
+from ..._creation import typename
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -21,7 +21,7 @@ def parameters_to_vector(parameters) -> Tensor:
 def vector_to_parameters(vec, parameters) -> None:
     """Make each parameter's ``.data`` the matching slice of ``vec`` (a view, no copy)."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected torch.Tensor, but got: {_typename(vec)}")
+        raise TypeError(f"expected torch.Tensor, but got: {typename(vec)}")
     param_device = None
     pointer = 0
     for param in parameters:

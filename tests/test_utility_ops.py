@@ -1,0 +1,389 @@
+"""Tensor utilities against real PyTorch (glasstorch/_ops/kernels/utility.py,
+glasstorch/_core/type_info.py, the torch.functional wrappers): values, dtypes,
+the tuples torch.unique returns, warnings, and errors (type and message), on
+random shapes and values."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+import glasstorch as gt
+
+from .differential import differential, raised, returned
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64", "complex64", "complex128"]
+shapes = st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple)
+
+
+def values(seed, shape, dtype="float32", low=-3, high=3):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dtype.startswith(("int", "uint")):
+        return rng.integers(low, high, size=shape).astype(dtype)
+    return rng.integers(low, high, size=shape).astype(np.float64) / 2   # ties and repeats
+
+
+def make(lib, array, dtype=None):
+    return lib.tensor(array, dtype=getattr(lib, dtype) if dtype else None)
+
+
+# -- finfo / iinfo --------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_type_info_matches_pytorch(name):
+    def info(lib):
+        d = getattr(lib, name)
+        kind = lib.iinfo if name.startswith(("int", "uint")) or name == "bool" else lib.finfo
+        i = kind(d)
+        fields = ("bits", "max", "min", "dtype") + (
+            ("eps", "tiny", "smallest_normal", "resolution") if kind is lib.finfo else ())
+        return repr(i), str(i), {f: getattr(i, f) for f in fields}, i == kind(d)
+    differential(info)
+
+
+@pytest.mark.parametrize("call", [lambda lib: lib.finfo(lib.int32),
+                                  lambda lib: lib.finfo(lib.bool),
+                                  lambda lib: lib.iinfo(lib.float32),
+                                  lambda lib: lib.iinfo(lib.complex64),
+                                  lambda lib: lib.finfo("float32"),
+                                  lambda lib: repr(lib.finfo()),
+                                  lambda lib: lib.finfo(lib.float64) == lib.finfo(lib.float32)])
+def test_type_info_edge_cases(call):
+    differential(call)
+
+
+# -- equal, allclose, is_same_size, type_as, sum_to_size ----------------------------------
+
+@given(st.integers(0, 2**31), shapes, st.sampled_from(["float32", "int64", "bool", "float64"]),
+       st.booleans())
+def test_equal_allclose_same_size(seed, shape, dtype, perturb):
+    a = values(seed, shape, dtype)
+    b = a.copy()
+    if perturb and a.size:
+        b.reshape(-1)[0] = not b.reshape(-1)[0] if dtype == "bool" else b.reshape(-1)[0] + 1
+
+    def compare(lib):
+        x, y = make(lib, a, dtype), make(lib, b, dtype)
+        return (lib.equal(x, y), x.equal(y), lib.allclose(x, y), x.allclose(y, atol=1.5),
+                lib.is_same_size(x, y), x.is_same_size(y.reshape(-1)))
+    differential(compare)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.equal(lib.ones(2), lib.ones(2, dtype=lib.int64)),
+    lambda lib: lib.equal(lib.tensor([float("nan")]), lib.tensor([float("nan")])),
+    lambda lib: lib.allclose(lib.tensor([float("nan")]), lib.tensor([float("nan")]),
+                             equal_nan=True),
+    lambda lib: lib.allclose(lib.ones(2), lib.ones(2, dtype=lib.int64)),
+    lambda lib: lib.allclose(lib.ones(2, 3), lib.ones(3)),
+    lambda lib: lib.allclose(lib.ones(2), lib.ones(2), rtol=-1),
+    lambda lib: lib.ones(2, 3).type_as(lib.ones(1, dtype=lib.int32)),
+    lambda lib: lib.arange(6.).view(2, 3).sum_to_size(2, 1),
+    lambda lib: lib.arange(6.).view(2, 3).sum_to_size([3]),
+    lambda lib: lib.arange(6.).view(2, 3).sum_to_size(3, 3),
+    lambda lib: lib.arange(6.).view(2, 3).sum_to_size(1, 2, 3),
+])
+def test_comparison_and_casting_edge_cases(call):
+    differential(call)
+
+
+def test_meta_tensors_refuse_data_dependent_ops():
+    for call in (lambda lib, m: lib.equal(m, m), lambda lib, m: lib.allclose(m, m),
+                 lambda lib, m: lib.unique(m), lambda lib, m: lib.unique(m, dim=0),
+                 lambda lib, m: lib.bincount(m.long()),
+                 lambda lib, m: lib.repeat_interleave(m.long()),
+                 lambda lib, m: lib.repeat_interleave(m.long(), output_size=5).shape):
+        differential(lambda lib: call(lib, lib.empty(3, device="meta")))
+
+
+# -- unique, bincount ----------------------------------------------------------------------
+
+@given(st.integers(0, 2**31), shapes, st.sampled_from(["float32", "int64", "bool", "int8"]),
+       st.booleans(), st.booleans(), st.booleans())
+def test_unique(seed, shape, dtype, sort, inverse, counts):
+    a = values(seed, shape, dtype)
+    differential(lambda lib: lib.unique(make(lib, a, dtype), sorted=sort, return_inverse=inverse,
+                                        return_counts=counts))
+    differential(lambda lib: make(lib, a, dtype).unique(return_inverse=inverse))
+    differential(lambda lib: lib._unique2(make(lib, a, dtype), return_counts=counts))
+
+
+@given(st.integers(0, 2**31), st.lists(st.integers(1, 4), min_size=1, max_size=3),
+       st.integers(-3, 2), st.booleans(), st.booleans())
+def test_unique_dim(seed, shape, dim, inverse, counts):
+    a = values(seed, shape, "int64", 0, 2)
+    differential(lambda lib: lib.unique(make(lib, a), dim=dim, return_inverse=inverse,
+                                        return_counts=counts))
+
+
+def test_unique_nan_and_empty():
+    nan = float("nan")
+    differential(lambda lib: lib.unique(lib.tensor([nan, 1.0, nan, -0.0, 0.0]),
+                                        return_counts=True))
+    differential(lambda lib: lib.unique(lib.tensor(5), return_inverse=True, return_counts=True))
+    differential(lambda lib: lib.unique(lib.empty(0, 3), dim=0))
+    differential(lambda lib: lib.unique(lib.empty(0, 3), dim=1))
+
+
+@given(st.integers(0, 2**31), st.integers(0, 8), st.integers(0, 12),
+       st.sampled_from([None, "float32", "float64", "int32", "float16"]))
+def test_bincount(seed, n, minlength, weights_dtype):
+    a = values(seed, (n,), "int64", 0, 6)
+    w = values(seed + 1, (n,), "float32")
+
+    def count(lib):
+        weights = None if weights_dtype is None else make(lib, w).to(getattr(lib, weights_dtype))
+        return lib.bincount(make(lib, a), weights, minlength=minlength), \
+            make(lib, a).bincount(minlength=minlength)
+    differential(count)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.bincount(lib.tensor([0, -1])),
+    lambda lib: lib.bincount(lib.tensor([[0, 1]])),
+    lambda lib: lib.bincount(lib.tensor([0.0, 1.0])),
+    lambda lib: lib.bincount(lib.tensor([True])),
+    lambda lib: lib.bincount(lib.tensor([0, 1]), minlength=-1),
+    lambda lib: lib.bincount(lib.tensor([0, 1]), lib.tensor([1.0])),
+    lambda lib: lib.bincount(lib.tensor([0, 1], dtype=lib.uint8)),
+])
+def test_bincount_errors_and_dtypes(call):
+    differential(call)
+
+
+# -- repeat_interleave, tile, broadcast_to, meshgrid, cartesian_prod ------------------------
+
+@given(st.integers(0, 2**31), st.lists(st.integers(0, 3), min_size=1, max_size=3),
+       st.integers(0, 3), st.one_of(st.none(), st.integers(-1, 0)), st.booleans())
+def test_repeat_interleave(seed, shape, repeats, dim, as_tensor):
+    a = values(seed, shape)
+    counts = np.random.default_rng(seed).integers(0, 3, size=shape[dim if dim is not None else 0]
+                                                  if dim is not None else 1)
+
+    def run(lib):
+        x = make(lib, a)
+        if as_tensor:
+            return lib.repeat_interleave(x, make(lib, counts), dim=dim)
+        return lib.repeat_interleave(x, repeats, dim=dim), x.repeat_interleave(repeats, dim)
+    differential(run)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.repeat_interleave(lib.tensor([1, -1])),
+    lambda lib: lib.repeat_interleave(lib.tensor([[1, 1]])),
+    lambda lib: lib.repeat_interleave(lib.tensor([1.0, 1.0])),
+    lambda lib: lib.repeat_interleave(lib.tensor([2, 1], dtype=lib.int32)),
+    lambda lib: lib.repeat_interleave(lib.ones(3, 4), lib.tensor([1, 2]), dim=0),
+    lambda lib: lib.repeat_interleave(lib.ones(3, 4), lib.tensor([[1, 2]]), dim=0),
+    lambda lib: lib.repeat_interleave(lib.tensor([1, 2]), output_size=4),
+    lambda lib: lib.repeat_interleave(lib.ones(3, 4), -1),
+    lambda lib: lib.tile(lib.ones(3, 4), (-1,)),
+    lambda lib: lib.broadcast_to(lib.ones(3, 4), (2, 4)),
+    lambda lib: lib.meshgrid(indexing="ij"),
+    lambda lib: lib.meshgrid(lib.ones(3), indexing="foo"),
+    lambda lib: lib.meshgrid(lib.ones(3), lib.ones(2, dtype=lib.int64), indexing="ij"),
+    lambda lib: lib.meshgrid([lib.tensor(1.0), lib.arange(3.0)], indexing="xy"),
+    lambda lib: lib.cartesian_prod(lib.ones(2, 2)),
+    lambda lib: lib.cartesian_prod(lib.arange(3)),
+])
+def test_repeat_and_grid_edge_cases(call):
+    differential(call)
+
+
+@given(st.integers(0, 2**31), shapes, st.lists(st.integers(0, 3), max_size=4))
+def test_tile_and_kron(seed, shape, reps):
+    a, b = values(seed, shape), values(seed + 1, tuple(reversed(shape)))
+    differential(lambda lib: (lib.tile(make(lib, a), reps), make(lib, a).tile(reps),
+                              lib.kron(make(lib, a), make(lib, b))))
+
+
+@given(st.integers(0, 2**31), st.lists(st.integers(0, 3), min_size=1, max_size=3),
+       st.sampled_from(["ij", "xy", None]))
+def test_meshgrid_and_cartesian_prod(seed, sizes, indexing):
+    arrays = [values(seed + i, (n,)) for i, n in enumerate(sizes)]
+
+    def grids(lib):
+        tensors = [make(lib, x) for x in arrays]
+        kwargs = {} if indexing is None else {"indexing": indexing}
+        return lib.meshgrid(*tensors, **kwargs), lib.cartesian_prod(*tensors)
+    differential(grids, warning_types=())
+
+
+def test_meshgrid_warns_once_without_indexing():
+    """TORCH_WARN_ONCE: the first call in a process warns, later ones don't."""
+    script = ("import warnings, {lib} as t\n"
+              "with warnings.catch_warnings(record=True) as w:\n"
+              "    warnings.simplefilter('always')\n"
+              "    t.meshgrid(t.ones(2), t.ones(3)); t.meshgrid(t.ones(2))\n"
+              "print([str(x.message) for x in w])\n")
+    outputs = [subprocess.run([sys.executable, "-c", script.format(lib=lib)], capture_output=True,
+                              text=True, check=True).stdout for lib in ("torch", "glasstorch")]
+    assert outputs[0] == outputs[1]
+    assert "indexing" in outputs[0]
+
+
+# -- tensordot, diag, trace, block_diag ---------------------------------------------------
+
+@given(st.integers(0, 2**31), st.lists(st.integers(1, 3), min_size=1, max_size=3),
+       st.lists(st.integers(1, 3), min_size=0, max_size=2), st.integers(0, 3))
+def test_tensordot(seed, contracted, free, count):
+    count = min(count, len(contracted))
+    a = values(seed, tuple(free) + tuple(contracted))
+    b = values(seed + 1, tuple(contracted) + tuple(reversed(free)))
+    differential(lambda lib: (lib.tensordot(make(lib, a), make(lib, b), len(contracted)),
+                              lib.tensordot(make(lib, a), make(lib, b),
+                                            ([-1], [len(contracted) - 1]))
+                              if contracted[-1] == contracted[0] or len(contracted) == 1
+                              else None))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.tensordot(lib.ones(3, 4), lib.ones(3, 4), ([0], [1])),
+    lambda lib: lib.tensordot(lib.ones(3, 4), lib.ones(3, 4), -1),
+    lambda lib: lib.tensordot(lib.ones(3, 4), lib.ones(3, 4), 3),
+    lambda lib: lib.tensordot(lib.ones(3, 4), lib.ones(4, 3), lib.tensor(1)),
+    lambda lib: lib.tensordot(lib.ones(3, 4), lib.ones(3, 4), lib.tensor([[0, 1], [0, 1]])),
+    lambda lib: lib.tensordot(lib.ones(3, 4), lib.ones(3, 4, dtype=lib.float64), 2),
+    lambda lib: lib.tensordot(lib.ones(3, 4), lib.ones(3, 4), "x"),
+    lambda lib: lib.diag(lib.ones(1, 2, 3)),
+    lambda lib: lib.diag_embed(lib.ones(2, 3), 0, 1, -2),
+    lambda lib: lib.trace(lib.ones(1, 2, 3)),
+    lambda lib: lib.trace(lib.ones(2, 2, dtype=lib.bool)),
+    lambda lib: lib.trace(lib.ones(2, 3, dtype=lib.int8)),
+    lambda lib: lib.trace(lib.ones(2, 3, dtype=lib.float16)),
+    lambda lib: lib.block_diag(lib.ones(1, 2, 3)),
+    lambda lib: lib.block_diag(),
+    lambda lib: lib.block_diag(lib.tensor(2), lib.ones(2, dtype=lib.int64), lib.ones(2, 2)),
+])
+def test_contraction_and_diagonal_edge_cases(call):
+    differential(call)
+
+
+@given(st.integers(0, 2**31), st.integers(0, 4), st.integers(0, 4), st.integers(-3, 3))
+def test_diag_trace(seed, rows, cols, offset):
+    m = values(seed, (rows, cols))
+    differential(lambda lib: (lib.diag(make(lib, m), offset), make(lib, m).diag(),
+                              lib.diag(make(lib, m[0] if rows else m.reshape(-1)), offset),
+                              lib.trace(make(lib, m)), lib.diag_embed(make(lib, m), offset)))
+
+
+# -- cross, rot90, ravel, atleast, diff -------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.linalg.cross(lib.ones(3, 4), lib.ones(3, 4)),
+    lambda lib: lib.cross(lib.ones(2, 4), lib.ones(2, 4), dim=None),
+    lambda lib: lib.linalg.cross(lib.ones(2, 3), lib.ones(3)),
+    lambda lib: lib.linalg.cross(lib.ones(2, 3), lib.ones(2, 3, dtype=lib.int64)),
+    lambda lib: lib.linalg.cross(lib.ones(2, 3), lib.ones(2, 3), dim=5),
+    lambda lib: lib.rot90(lib.ones(2, 3), 1, [0]),
+    lambda lib: lib.rot90(lib.ones(2, 3), 1, [0, 0]),
+    lambda lib: lib.rot90(lib.ones(2, 3), 1, [0, -2]),
+    lambda lib: lib.rot90(lib.ones(3), 1, [0, 1]),
+    lambda lib: lib.rot90(lib.ones(2, 3), 1, [0, 5]),
+    lambda lib: lib.atleast_1d(),
+    lambda lib: lib.atleast_2d(lib.tensor(1.0), lib.ones(3)),
+    lambda lib: lib.atleast_3d([lib.ones(2, 2)]),
+    lambda lib: lib.diff(lib.ones(2, 3), n=-1),
+    lambda lib: lib.diff(lib.tensor(1.0)),
+    lambda lib: lib.diff(lib.ones(2, 3), prepend=lib.ones(3)),
+    lambda lib: lib.diff(lib.ones(2, 3), n=10),
+])
+def test_shape_edge_cases(call):
+    differential(call, warning_types=())
+
+
+@given(st.integers(0, 2**31), st.lists(st.integers(1, 4), min_size=1, max_size=3),
+       st.integers(0, 2))
+def test_cross(seed, shape, position):
+    shape = list(shape)
+    shape.insert(min(position, len(shape)), 3)
+    a, b = values(seed, tuple(shape)), values(seed + 1, tuple(shape))
+    dim = min(position, len(shape) - 1)
+    differential(lambda lib: (lib.linalg.cross(make(lib, a), make(lib, b), dim=dim),
+                              lib.cross(make(lib, a), make(lib, b), dim=dim),
+                              make(lib, a).cross(make(lib, b), dim - len(shape))))
+
+
+@given(st.integers(0, 2**31), st.lists(st.integers(0, 4), min_size=2, max_size=4),
+       st.integers(-5, 5), st.booleans())
+def test_rot90_ravel_atleast(seed, shape, k, transpose):
+    a = values(seed, tuple(shape))
+
+    def run(lib):
+        x = make(lib, a)
+        if transpose:
+            x = x.transpose(0, -1)
+        r = lib.rot90(x, k, [0, -1])
+        return (r, r.stride() if r.numel() > 1 else None, x.ravel(), lib.ravel(x),
+                lib.atleast_1d(x[0, 0]), lib.atleast_2d(x[0]), lib.atleast_3d(x.reshape(-1)),
+                lib.atleast_3d(x[0, 0], x[0]))
+    differential(run)
+
+
+@given(st.integers(0, 2**31), st.lists(st.integers(0, 4), min_size=1, max_size=3),
+       st.integers(0, 4), st.integers(-1, 0), st.booleans(),
+       st.sampled_from(["float32", "int64", "bool"]))
+def test_diff(seed, shape, n, dim, extra, dtype):
+    a = values(seed, tuple(shape), dtype)
+    edge = list(shape)
+    edge[dim] = 2
+    b = values(seed + 1, tuple(edge), dtype)
+
+    def run(lib):
+        x = make(lib, a, dtype)
+        kwargs = {"prepend": make(lib, b, dtype), "append": make(lib, b, dtype)} if extra else {}
+        return lib.diff(x, n, dim, **kwargs), x.diff(n=n, dim=dim)
+    differential(run)
+
+
+# -- index_fill -----------------------------------------------------------------------------
+
+@given(st.integers(0, 2**31), st.lists(st.integers(1, 4), min_size=0, max_size=3),
+       st.integers(-3, 2), st.sampled_from(["float32", "int64", "bool", "float16"]),
+       st.booleans())
+def test_index_fill(seed, shape, dim, dtype, tensor_value):
+    a = values(seed, tuple(shape), dtype)
+    size = shape[dim % len(shape)] if shape else 1
+    index = np.random.default_rng(seed).integers(-size, size, size=3)
+
+    def run(lib):
+        x = make(lib, a, dtype)
+        value = lib.tensor(1) if tensor_value else 1
+        return (x.index_fill(dim, lib.tensor(index), value),
+                x.clone().index_fill_(dim, lib.tensor(index), value))
+    differential(run)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.ones(3, 4).index_fill(2, lib.tensor([0]), 1.0),
+    lambda lib: lib.ones(3, 4).index_fill(1, lib.tensor([0.0]), 1.0),
+    lambda lib: lib.ones(3, 4).index_fill(1, lib.tensor([0], dtype=lib.int32), 1.0),
+    lambda lib: lib.ones(3, 4).index_fill(1, lib.tensor([[0]]), 1.0),
+    lambda lib: lib.ones(3, 4).index_fill(1, lib.tensor([5]), 1.0),
+    lambda lib: lib.ones(3, 4).index_fill(1, lib.tensor([0]), lib.tensor([1.0, 2.0])),
+    lambda lib: lib.ones(3, 4, dtype=lib.int64).index_fill(1, lib.tensor([0]), 2.5),
+    lambda lib: lib.tensor(3.0).index_fill(0, lib.tensor([0]), 1.0),
+])
+def test_index_fill_edge_cases(call):
+    differential(call)
+
+
+def test_gradients_of_composites_match():
+    """CompositeImplicitAutograd ops record the nodes of the ops they call."""
+    def grads(lib):
+        x = lib.tensor(values(3, (3, 4)), requires_grad=True)
+        v = lib.tensor(values(4, (4,)), requires_grad=True)
+        outs = [lib.tile(x, (2,)), lib.kron(x, v), lib.diag(x), lib.diag(v, 1), lib.diff(x, 2),
+                lib.tensordot(x, v, 1), lib.repeat_interleave(x, lib.tensor([1, 0, 2]), dim=0),
+                lib.repeat_interleave(v, 2), lib.cartesian_prod(v, v), x.sum_to_size(1, 4),
+                lib.trace(x), lib.rot90(x), lib.block_diag(x, v), x.type_as(v.double()),
+                x.index_fill(1, lib.tensor([1]), v[0]), lib.meshgrid(v, v, indexing="xy")[0]]
+        total = sum((o.double() * o.double()).sum() for o in outs)
+        gx, gv = lib.autograd.grad(total, (x, v))
+        return [o.grad_fn for o in outs], gx, gv
+    differential(grads)
