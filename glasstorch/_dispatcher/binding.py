@@ -68,7 +68,6 @@ def python_type_name(t) -> str:
             name = "tuple of floats"
         else:
             name = f"tuple of {_TYPE_NAMES.get(base, base)}s"
-        del elem
     else:
         name = _TYPE_NAMES.get(t.base, t.base)
     return name
