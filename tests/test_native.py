@@ -70,3 +70,25 @@ def test_large_arithmetic_matches(torch, op):
     ours = getattr(operator, op)(glasstorch.from_numpy(x), glasstorch.from_numpy(y))
     theirs = getattr(operator, op)(torch.from_numpy(x), torch.from_numpy(y))
     assert_same(ours, theirs, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("shape", [(300, 200, 100), (7, 600, 700), (64, 64, 64)])
+def test_row_parallel_matmul_matches(torch, threads, shape):
+    """mm and addmm split large products by rows over the intra-op threads; the
+    result agrees with torch's whatever the thread count (the last bits may differ
+    with the split, as they do across MKL thread counts)."""
+    m, k, n = shape
+    rng = np.random.default_rng(m)
+    a, b = rng.standard_normal((m, k), np.float32), rng.standard_normal((k, n), np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    before = glasstorch.get_num_threads()
+    glasstorch.set_num_threads(threads)
+    try:
+        ga, gb, gbias = (glasstorch.from_numpy(x) for x in (a, b, bias))
+        ours = [glasstorch.mm(ga, gb), glasstorch.addmm(gbias, ga, gb)]
+    finally:
+        glasstorch.set_num_threads(before)
+    ta, tb, tbias = (torch.from_numpy(x) for x in (a, b, bias))
+    for got, want in zip(ours, [torch.mm(ta, tb), torch.addmm(tbias, ta, tb)]):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)

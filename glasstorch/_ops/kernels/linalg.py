@@ -9,7 +9,8 @@ Computing ops are structured (meta rule + impl):
     addmv(s, m, v) / mv      out = beta * s + alpha * (m @ v)
     dot(a, b) / vdot(a, b)   sum_k a[k] b[k]   (vdot conjugates a)
 
-The bodies hand the work to numpy's BLAS (``np.matmul(a, b, out=o)``) on the
+The bodies hand the work to numpy's BLAS (``np.matmul(a, b, out=o)``; large 2-d
+products split by rows over the intra-op threads, ``native.matmul``) on the
 tensors' own strided views: float32/float64/complex go straight through;
 float16/bfloat16 compute in float32 (their opmath type) and round once when
 written, as PyTorch's CPU kernels do.
@@ -30,7 +31,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, broadcast_shapes
-from . import impl, kernel, meta
+from . import impl, kernel, meta, native
 
 aten = ops.aten
 
@@ -96,10 +97,18 @@ def _scalar(value, compute):
     return compute.type(value)
 
 
+def _matmul(a, b, out):
+    """``out = a @ b``: 2-d products split over the intra-op threads (native.matmul)."""
+    if a.ndim == 2 and b.ndim == 2 and out.ndim == 2:
+        native.matmul(a, b, out)
+    else:
+        np.matmul(a, b, out=out)
+
+
 def _matmul_into(out_arr, a, b, compute):
     """out = a @ b, computing in ``compute`` and rounding once on write."""
     if out_arr.dtype == compute:
-        np.matmul(a, b, out=out_arr)
+        _matmul(a, b, out_arr)
     else:
         np.copyto(out_arr, np.matmul(a, b), casting="unsafe")
 
@@ -117,7 +126,7 @@ def _gemm_like(out, self, a, b, beta, alpha, kernel_name):
     beta_zero = beta == 0
     inplace = self is out
     if (beta_zero or not inplace) and alpha == 1 and o.dtype == compute:
-        np.matmul(x, y, out=o)
+        _matmul(x, y, o)
         prod = o
     else:
         prod = np.matmul(x, y)
@@ -162,7 +171,7 @@ def mm_impl(out, self, mat2):
     if compute == d.numpy:
         if d is dt.bool_:
             raise not_implemented("addmm_impl_cpu_", d)
-        np.matmul(self._np(), mat2._np(), out=out._np())
+        _matmul(self._np(), mat2._np(), out._np())
     else:
         np.copyto(out._np(), np.matmul(self._np().astype(compute), mat2._np().astype(compute)),
                   casting="unsafe")
