@@ -38,7 +38,7 @@ from ..structured import TensorMeta, broadcast_shapes, elementwise_strides, empt
 from . import impl, kernel, meta
 from .linalg import typemeta
 from .conv import (_adaptive_ranges, _conv_forward, _conv_transposed, _expand_param,
-                   _is_channels_last, _pool_params)
+                   _is_channels_last, _pool_params, scatter_to_argmax)
 
 aten = ops.aten
 
@@ -144,13 +144,7 @@ def max_pool2d_with_indices_backward_impl(out, grad_output, self, kernel_size, s
                                           dilation, ceil_mode, indices):
     """Each plane's gradient is added at its argmax positions (overlapping
     windows may pick the same input element: those add up)."""
-    h, w = self._shape[-2:]
-    planes = math.prod(self._shape[:-2])
-    g = grad_output._np().reshape(planes, -1)
-    idx = indices._np().astype(np.int64).reshape(planes, -1)
-    flat = (np.arange(planes)[:, None] * (h * w) + idx).ravel()
-    total = np.bincount(flat, weights=g.ravel(), minlength=planes * h * w)
-    _write(out, total.reshape(self._shape))
+    scatter_to_argmax(out, grad_output, self, indices)
 
 
 @meta("avg_pool2d_backward")
