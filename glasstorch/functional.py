@@ -8,7 +8,7 @@ from ._dispatcher.dispatcher import ops
 from ._tensor import Tensor
 
 __all__ = ["einsum", "norm", "unique", "meshgrid", "tensordot", "block_diag", "cartesian_prod",
-           "atleast_1d", "atleast_2d", "atleast_3d"]
+           "atleast_1d", "atleast_2d", "atleast_3d", "cdist"]
 
 
 def einsum(*args):
@@ -153,3 +153,14 @@ def _atleast(name):
 
 
 atleast_1d, atleast_2d, atleast_3d = (_atleast(f"atleast_{n}d") for n in (1, 2, 3))
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between row sets; ``compute_mode`` names when p=2 uses matmul."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    return ops.aten.cdist.default(x1, x2, p, _CDIST_MODES[compute_mode])

@@ -7,12 +7,9 @@ import sys
 
 import numpy as np
 import pytest
-import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
-import glasstorch as gt
-
-from .differential import differential, raised, returned
+from .differential import differential
 
 DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
           "float64", "complex64", "complex128"]
@@ -387,3 +384,322 @@ def test_gradients_of_composites_match():
         gx, gv = lib.autograd.grad(total, (x, v))
         return [o.grad_fn for o in outs], gx, gv
     differential(grads)
+
+
+# -- logit, isposinf / isneginf, deg2rad / rad2deg --------------------------------------
+
+SPECIALS = np.array([np.inf, -np.inf, np.nan, 0.0, 1.0, -0.0])
+
+
+@given(st.integers(0, 2**31), shapes, st.sampled_from(["float32", "float64", "float16", "int64",
+                                                       "bool", "bfloat16"]),
+       st.sampled_from([None, 0.0, 0.1, 0.5, -1.0]))
+def test_elementwise_utilities(seed, shape, dtype, eps):
+    a = values(seed, shape, dtype, low=-1, high=3)
+    if dtype.startswith(("float", "bfloat")) and a.size:
+        a.reshape(-1)[: len(SPECIALS)] = SPECIALS[: a.size]
+
+    def compute(lib):
+        x = make(lib, a / 2 if dtype.startswith(("float", "bfloat")) else a, dtype)
+        return (lib.logit(x, eps), x.logit(eps=eps), lib.isposinf(x), x.isneginf(),
+                lib.deg2rad(x), x.rad2deg())
+    differential(compute)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.isposinf(lib.tensor([1j])),
+    lambda lib: lib.isneginf(lib.tensor([1j])),
+    lambda lib: lib.deg2rad(lib.tensor([1j])),
+    lambda lib: lib.rad2deg_(lib.tensor([1j])),
+    lambda lib: lib.tensor([1, 2]).deg2rad_(),
+    lambda lib: lib.tensor([1, 2]).logit_(),
+    lambda lib: lib.isposinf(lib.tensor([1.0]), out=lib.empty(1)),
+    lambda lib: str(lib.rad2deg(lib.tensor([1.0, 2.0], dtype=lib.float64)).dtype),
+])
+def test_elementwise_utility_errors(call):
+    differential(call)
+
+
+@pytest.mark.parametrize("eps", [None, 0.2])
+def test_logit_double_backward(eps):
+    def grads(lib):
+        x = lib.tensor([0.1, 0.3, 0.9, 1.2, -0.1], dtype=lib.float64, requires_grad=True)
+        y = lib.logit(x, eps)
+        (gx,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        (ggx,) = lib.autograd.grad(gx.sum(), x)
+        z = lib.deg2rad(x).rad2deg()
+        return y, gx, ggx, z, lib.autograd.grad(z.sum(), x)
+    differential(grads)
+
+
+# -- nansum, nanmean ------------------------------------------------------------------
+
+@given(st.integers(0, 2**31), shapes, st.sampled_from(["float32", "float64", "float16", "int64",
+                                                       "bool"]),
+       st.sampled_from([None, 0, -1, (0, 1)]), st.booleans())
+def test_nansum_nanmean(seed, shape, dtype, dim, keepdim):
+    a = np.asarray(values(seed, shape, dtype))
+    if dtype.startswith("float"):
+        a = np.where(a > 1, np.nan, a)
+
+    def compute(lib):
+        x = make(lib, a, dtype)
+        out = [lib.nansum(x, dim, keepdim), x.nansum(dim=dim, dtype=lib.float64)]
+        if dtype.startswith("float"):
+            out += [lib.nanmean(x, dim, keepdim), x.nanmean(dim, dtype=lib.float64)]
+        return out
+    differential(compute)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nansum(lib.tensor([1j])),
+    lambda lib: lib.nanmean(lib.tensor([1, 2])),
+    lambda lib: lib.nanmean(lib.tensor([1j, float("nan")])),
+    lambda lib: lib.nansum(lib.ones(2, 3), (0, 0)),
+    lambda lib: lib.nansum(lib.ones(2, 3), 2),
+])
+def test_nan_reduction_errors(call):
+    differential(call)
+
+
+def test_nan_reduction_gradients():
+    def grads(lib):
+        x = lib.tensor([[1.0, float("nan"), 2.0], [float("nan")] * 3], requires_grad=True)
+        outs = [lib.nansum(x), lib.nansum(x, 1), lib.nanmean(x, 0, True), x.nanmean()]
+        total = sum((o * o).sum() for o in outs)
+        return [o.grad_fn for o in outs], lib.autograd.grad(total, x)
+    differential(grads)
+
+
+# -- cummax, cummin -------------------------------------------------------------------
+
+@given(st.integers(0, 2**31), st.lists(st.integers(0, 4), min_size=0, max_size=3),
+       st.sampled_from(["float32", "float64", "int64", "bool", "bfloat16"]), st.data())
+def test_cummax_cummin(seed, shape, dtype, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1)) if shape else 0
+    a = np.asarray(values(seed, shape, dtype))
+    if dtype.startswith(("float", "bfloat")):
+        a = np.where(a > 1.2, np.nan, a)
+
+    def compute(lib):
+        x = make(lib, a, dtype)
+        maxed, mined = lib.cummax(x, dim), x.cummin(dim=dim)
+        return type(maxed).__name__, maxed.values, maxed.indices, tuple(mined)
+    differential(compute)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.cummax(lib.ones(2, 3), 2),
+    lambda lib: lib.cummin(lib.tensor([1j]), 0),
+    lambda lib: lib.cummax(lib.ones(2, 3, device="meta"), 1),
+    lambda lib: str(lib.cummin(lib.tensor([[2.0, 1.0]]), 1)),
+])
+def test_cummax_cummin_edge_cases(call):
+    differential(call)
+
+
+def test_cummax_cummin_gradients():
+    def grads(lib):
+        x = lib.tensor([[1.0, 3.0, 3.0, 2.0], [float("nan"), 1.0, 0.0, 5.0]], requires_grad=True)
+        outs = [lib.cummax(x, 1).values, lib.cummin(x, 0)[0], x.cummax(0).values]
+        total = sum((o * o).sum() for o in outs)
+        return [o.grad_fn for o in outs], lib.autograd.grad(total, x)
+    differential(grads)
+
+
+# -- searchsorted, bucketize --------------------------------------------------------------
+
+@given(st.integers(0, 2**31), st.lists(st.integers(1, 3), max_size=2), st.integers(0, 5),
+       st.integers(0, 4), st.sampled_from(["float32", "int64", "float64", "float16"]),
+       st.sampled_from([None, "left", "right"]), st.booleans(), st.booleans(), st.booleans())
+def test_searchsorted_bucketize(seed, lead, length, count, dtype, side, right, use_sorter,
+                                batched):
+    batch = lead if batched else []
+    bounds = np.sort(values(seed, batch + [length], dtype), -1)
+    wanted = values(seed + 1, batch + [count] if batched or count else [], "float32")
+    order = np.argsort(np.random.default_rng(seed).random(bounds.shape), -1)
+    shuffled = np.take_along_axis(bounds, np.argsort(order, -1), -1)   # bounds == shuffled[order]
+
+    def compute(lib):
+        b, v = make(lib, bounds, dtype), lib.tensor(wanted)
+        out = [lib.searchsorted(b, v, side=side, right=right and side != "left"),
+               lib.searchsorted(b, v, out_int32=True)]
+        if use_sorter:
+            out.append(lib.searchsorted(make(lib, shuffled, dtype), v, right=right,
+                                        sorter=lib.tensor(order)))
+        if b.dim() == 1:
+            out += [lib.searchsorted(b, 1.5, right=right), lib.bucketize(v, b, right=right),
+                    lib.bucketize(-1, b, out_int32=True)]
+        return out
+    differential(compute)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.searchsorted(lib.tensor([1.0, 2.0]), lib.ones(3), side="left", right=True),
+    lambda lib: lib.searchsorted(lib.tensor([1.0, 2.0]), lib.ones(3), side="up"),
+    lambda lib: lib.searchsorted(lib.tensor([3.0, 1.0]), lib.ones(3), sorter=lib.tensor([1])),
+    lambda lib: lib.searchsorted(lib.tensor([3.0, 1.0]), lib.ones(3),
+                                 sorter=lib.tensor([1.0, 0.0])),
+    lambda lib: lib.searchsorted(lib.tensor([3.0, 1.0]), lib.ones(3), sorter=lib.tensor([1, 2])),
+    lambda lib: lib.searchsorted(lib.ones(2, 3), lib.ones(3, 3)),
+    lambda lib: lib.searchsorted(lib.ones(2, 3), 2.0),
+    lambda lib: lib.searchsorted(lib.tensor(1.0), lib.ones(2)),
+    lambda lib: lib.searchsorted(lib.tensor([True]), lib.tensor([False])),
+    lambda lib: lib.searchsorted(lib.tensor([1j]), lib.tensor([1j])),
+    lambda lib: lib.searchsorted(lib.ones(2), lib.ones(2), out_int32=True,
+                                 out=lib.empty(2, dtype=lib.int64)),
+    lambda lib: lib.searchsorted(lib.tensor([1.0, float("nan")]), lib.tensor([float("nan"), 2.0])),
+    lambda lib: lib.bucketize(lib.ones(2), lib.ones(2, 2)),
+    lambda lib: lib.bucketize(lib.ones(2, device="meta"), lib.ones(3, device="meta")),
+    lambda lib: hasattr(lib.ones(1), "searchsorted") or hasattr(lib.ones(1), "bucketize"),
+])
+def test_searchsorted_bucketize_errors(call):
+    differential(call)
+
+
+# -- index_copy -----------------------------------------------------------------------
+
+@given(st.integers(0, 2**31), st.lists(st.integers(1, 4), min_size=0, max_size=3), st.data(),
+       st.sampled_from(["float32", "int64", "bool", "float16"]), st.booleans())
+def test_index_copy(seed, shape, data, dtype, inplace):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1)) if shape else 0
+    size = shape[dim] if shape else 1
+    index = data.draw(st.lists(st.integers(0, size - 1), min_size=0, max_size=size))
+    source_shape = list(shape)
+    if shape:
+        source_shape[dim] = len(index)
+    elif len(index) != 1:
+        index = [0]
+    a, src = values(seed, shape, dtype), values(seed + 1, source_shape, dtype)
+
+    def compute(lib):
+        x, i = make(lib, a, dtype), lib.tensor(index, dtype=lib.int64)
+        if inplace:
+            return x.index_copy_(dim, i, make(lib, src, dtype)), x
+        return lib.index_copy(x, dim, i, make(lib, src, dtype)), x.index_copy(dim, i.reshape(
+            -1), make(lib, src, dtype))
+    differential(compute)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.zeros(3, 4).index_copy(1, lib.tensor([[0]]), lib.ones(3, 1)),
+    lambda lib: lib.zeros(3, 4).index_copy(1, lib.tensor([0, 1]), lib.tensor(1.0)),
+    lambda lib: lib.zeros(3, 4).index_copy(1, lib.tensor([0.0, 1.0]), lib.ones(3)),
+    lambda lib: lib.zeros(3, 4).index_copy(1, lib.tensor([0.0, 1.0]), lib.ones(3, 2)),
+    lambda lib: lib.zeros(3, 4).index_copy(1, lib.tensor([0, 1]), lib.ones(3, 2).double()),
+    lambda lib: lib.zeros(3, 4, 5).index_copy(1, lib.tensor([0]), lib.ones(2, 1, 6)),
+    lambda lib: lib.zeros(3, 4).index_copy(0, lib.tensor([0]), lib.tensor(3.0)),
+    lambda lib: lib.zeros(3, 4).index_copy(1, lib.tensor([0, 1, 2]), lib.ones(3, 2)),
+    lambda lib: lib.zeros(3, 4).index_copy(1, lib.tensor([0, 7]), lib.ones(3, 2)),
+    lambda lib: lib.zeros(3, 4).index_copy(1, lib.tensor([0, -1]), lib.ones(3, 2)),
+    lambda lib: lib.zeros(3, 4).index_copy(2, lib.tensor([0]), lib.ones(3, 1)),
+    lambda lib: lib.zeros(3, 4, device="meta").index_copy(
+        1, lib.tensor([0, 7], device="meta"), lib.ones(3, 2, device="meta")),
+])
+def test_index_copy_errors(call):
+    differential(call)
+
+
+def test_index_copy_gradients():
+    def grads(lib):
+        x = lib.zeros(3, 4, requires_grad=True)
+        s, v = lib.ones(3, 2, requires_grad=True), lib.tensor(2.0, requires_grad=True)
+        y = x.index_copy(1, lib.tensor([2, 0]), s)
+        z = lib.zeros(4, requires_grad=True).index_copy(0, lib.tensor([1]), v)
+        weights = lib.arange(12.0).reshape(3, 4)
+        return y.grad_fn, lib.autograd.grad((y * weights).sum() + (z * z).sum(), (x, s, v))
+    differential(grads)
+
+
+# -- scatter_reduce ---------------------------------------------------------------------
+
+REDUCTIONS = ["sum", "prod", "mean", "amax", "amin"]
+
+
+@given(st.integers(0, 2**31), st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data(),
+       st.sampled_from(REDUCTIONS), st.booleans(),
+       st.sampled_from(["float32", "float64", "int64", "int32"]))
+def test_scatter_reduce(seed, shape, data, reduce, include_self, dtype):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    index_shape = [data.draw(st.integers(0, n)) for n in shape]
+    index_shape[dim] = data.draw(st.integers(0, 5))
+    index = np.random.default_rng(seed).integers(0, shape[dim], size=index_shape)
+    a, src = values(seed, shape, dtype), values(seed + 1, index_shape, dtype)
+
+    def compute(lib):
+        x, i, s = make(lib, a, dtype), lib.tensor(index, dtype=lib.int64), make(lib, src, dtype)
+        return (lib.scatter_reduce(x, dim, i, s, reduce, include_self=include_self),
+                x.scatter_reduce(dim, i, s, reduce=reduce), x.clone().scatter_reduce_(
+                    dim, i, s, reduce, include_self=False))
+    differential(compute)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.zeros(3).scatter_reduce(0, lib.tensor([0]), lib.ones(1), "max"),
+    lambda lib: lib.zeros(3).scatter_reduce(0, lib.tensor([0]), lib.ones(1), "min",
+                                            include_self=False),
+    lambda lib: lib.zeros(3).scatter_reduce(0, lib.tensor([0]), lib.ones(1), "add"),
+    lambda lib: lib.zeros(3, requires_grad=True).scatter_reduce(
+        0, lib.tensor([0]), lib.ones(1), "max").sum().backward(),
+    lambda lib: lib.zeros(3).scatter_reduce(0, lib.tensor([0]), lib.ones(1).double(), "sum"),
+    lambda lib: lib.zeros(3).scatter_reduce(0, lib.tensor([0.0]), lib.ones(1), "sum"),
+    lambda lib: lib.zeros(3).scatter_reduce(0, lib.tensor([5]), lib.ones(1), "amin"),
+    lambda lib: lib.tensor([True, False]).scatter_reduce(0, lib.tensor([0, 1]),
+                                                         lib.tensor([True, True]), "mean"),
+    lambda lib: lib.tensor([1.0, 2.0]).scatter_reduce(0, lib.tensor([0, 0]),
+                                                      lib.tensor([float("nan"), 3.0]), "amax"),
+])
+def test_scatter_reduce_errors(call):
+    differential(call)
+
+
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_gradients_with_ties_and_zeros(reduce, include_self):
+    def grads(lib):
+        x = lib.tensor([[2.0, 0.0, 1.0], [3.0, 3.0, -1.0]], dtype=lib.float64, requires_grad=True)
+        s = lib.tensor([[2.0, 0.0, 3.0, 3.0], [0.0, 1.0, 5.0, 0.0]], dtype=lib.float64,
+                       requires_grad=True)
+        i = lib.tensor([[0, 1, 1, 0], [2, 2, 2, 0]])
+        y = x.scatter_reduce(1, i, s, reduce, include_self=include_self)
+        weights = lib.arange(6.0, dtype=lib.float64).reshape(2, 3)
+        return y, y.grad_fn, lib.autograd.grad((y * weights).sum(), (x, s))
+    differential(grads)
+
+
+# -- cdist ------------------------------------------------------------------------------
+
+@given(st.integers(0, 2**31), st.lists(st.integers(1, 2), max_size=2), st.integers(0, 4),
+       st.integers(0, 30), st.integers(0, 3),
+       st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, float("inf")]),
+       st.sampled_from(["use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                        "donot_use_mm_for_euclid_dist"]), st.sampled_from(["float32", "float64"]))
+def test_cdist(seed, batch, rows1, rows2, cols, p, mode, dtype):
+    a = values(seed, batch + [rows1, cols], dtype)
+    b = values(seed + 1, [rows2, cols], dtype)
+
+    def compute(lib):
+        x1 = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+        x2 = lib.tensor(b, dtype=getattr(lib, dtype), requires_grad=True)
+        dist = lib.cdist(x1, x2, p, compute_mode=mode)
+        weights = lib.tensor(values(seed + 2, list(dist.shape), dtype), dtype=x1.dtype)
+        return dist, dist.grad_fn, lib.autograd.grad((dist * weights).sum(), (x1, x2),
+                                                     allow_unused=True)
+    differential(compute)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.cdist(lib.ones(3), lib.ones(2, 3)),
+    lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(3)),
+    lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 2)),
+    lambda lib: lib.cdist(lib.ones(2, 3, dtype=lib.int64), lib.ones(2, 3, dtype=lib.int64)),
+    lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 3), p=-1),
+    lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 3), compute_mode="fast"),
+    lambda lib: lib.cdist(lib.ones(2, 3), lib.ones(2, 3, dtype=lib.float64)),
+    lambda lib: lib.cdist(lib.ones(2, 3, dtype=lib.float16), lib.ones(2, 3, dtype=lib.float16)),
+    lambda lib: lib.cdist(lib.ones(2, 2, 3), lib.ones(3, 2, 3)),
+    lambda lib: lib.ops.aten.cdist.default(lib.ones(2, 3), lib.ones(2, 3), 2.0, 5),
+    lambda lib: lib.cdist(lib.ones(2, 3, device="meta"), lib.ones(4, 3, device="meta"), 1.0),
+])
+def test_cdist_errors(call):
+    differential(call)

@@ -304,3 +304,265 @@ def index_fill_inplace_scalar(make, lib):
 @sample("aten::index_fill_.int_Tensor", inplace=True)
 def index_fill_inplace_tensor(make, lib):
     return (make(4, 3), 0, lib.tensor([1, 3]), make(())), {}
+
+
+# -- elementwise: logit, isposinf / isneginf, deg2rad / rad2deg -----------------------------
+
+@sample("aten::logit")
+def logit_no_eps(make, lib):
+    return (make(3, 4, low=0.05, high=0.95),), {}
+
+
+@sample("aten::logit")
+def logit_eps_outside(make, lib):
+    return (make(3, 4, low=-0.5, high=1.5, noncontiguous=True), 0.2), {}
+
+
+@sample("aten::logit")
+def logit_int(make, lib):
+    return (make(5, dtype="int64", low=0, high=2),), {}
+
+
+@sample("aten::logit_", inplace=True)
+def logit_inplace(make, lib):
+    return (make(3, 4, low=0.1, high=0.9),), {"eps": 0.25}
+
+
+@sample("aten::logit_backward")
+def logit_backward_no_eps(make, lib):
+    return (make(3, 4), make(3, 4, low=-0.5, high=1.5)), {}
+
+
+@sample("aten::logit_backward")
+def logit_backward_eps(make, lib):
+    return (make(3, 4), make(4, low=0, high=1, dtype="float64"), 0.3), {}
+
+
+@sample("aten::logit_backward.grad_input")
+def logit_backward_out(make, lib):
+    return (make(3, 4), make(3, 4, low=0.1, high=0.9)), {"grad_input": make(3, 4)}
+
+
+for _name in ("isposinf", "isneginf"):
+    sample(f"aten::{_name}")(lambda make, lib: (
+        (lib.tensor([[1.0, float("inf"), -float("inf")], [float("nan"), 0.0, -2.0]]).t(),), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, dtype="int64"),), {}))
+    sample(f"aten::{_name}.out")(lambda make, lib: (
+        (lib.tensor([float("inf"), -float("inf")], dtype=lib.float16),),
+        {"out": lib.empty(2, dtype=lib.bool)}))
+
+for _name in ("deg2rad", "rad2deg"):
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 4, noncontiguous=True),), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(5, dtype="int64"),), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(2, 3, dtype="float64"),), {}))
+    sample(f"aten::{_name}_", inplace=True)(lambda make, lib: ((make(3, 4),), {}))
+
+
+# -- NaN-ignoring reductions ------------------------------------------------------------
+
+def _with_nans(make, lib, *shape, **options):
+    x = make(*shape, **options)
+    return lib.where(x > 1.5, lib.tensor(float("nan"), dtype=x.dtype), x)
+
+
+@sample("aten::nansum")
+def nansum_all(make, lib):
+    return (_with_nans(make, lib, 3, 4),), {}
+
+
+@sample("aten::nansum")
+def nansum_dims_keepdim(make, lib):
+    return (_with_nans(make, lib, 2, 3, 4, noncontiguous=True), [0, -1], True), {}
+
+
+@sample("aten::nansum")
+def nansum_dtype(make, lib):
+    return (_with_nans(make, lib, 3, 4), 1), {"dtype": lib.float64}
+
+
+@sample("aten::nansum")
+def nansum_int(make, lib):
+    return (make(3, 4, dtype="int32"), 0), {}
+
+
+@sample("aten::nansum.out")
+def nansum_out(make, lib):
+    return (_with_nans(make, lib, 3, 4), 1), {"out": make(3)}
+
+
+@sample("aten::nanmean")
+def nanmean_all(make, lib):
+    return (_with_nans(make, lib, 3, 4),), {}
+
+
+@sample("aten::nanmean")
+def nanmean_dim_dtype(make, lib):
+    return (_with_nans(make, lib, 3, 4, noncontiguous=True), 1, True), {"dtype": lib.float64}
+
+
+# -- running extrema ----------------------------------------------------------------------
+
+for _name in ("cummax", "cummin"):
+    sample(f"aten::{_name}")(lambda make, lib: ((make(3, 5), 1), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(4, 3, noncontiguous=True), 0), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(()), 0), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(2, 6, dtype="int64"), -1), {}))
+    sample(f"aten::{_name}")(lambda make, lib: ((make(2, 0), 1), {}))
+    sample(f"aten::{_name}")(lambda make, lib: (
+        (lib.tensor([1.0, float("nan"), 3.0, float("nan")], dtype=lib.float64), 0), {}))
+    sample(f"aten::{_name}.out")(lambda make, lib: (
+        (make(3, 4), 1), {"values": make(3, 4), "indices": make(3, 4, dtype="int64")}))
+
+sample("aten::cummaxmin_backward")(lambda make, lib: (
+    (make(2, 3), make(2, 3), lib.tensor([[0, 0, 2], [0, 1, 1]]), 1), {}))
+
+
+# -- binary search ------------------------------------------------------------------------
+
+def _sorted(make, lib, *shape, **options):
+    return make(*shape, **options).sort(-1).values
+
+
+@sample("aten::searchsorted.Tensor")
+def searchsorted_1d(make, lib):
+    return (_sorted(make, lib, 6), make(3, 4)), {}
+
+
+@sample("aten::searchsorted.Tensor")
+def searchsorted_batched_right(make, lib):
+    return (_sorted(make, lib, 2, 5), make(2, 3, noncontiguous=True)), {"right": True}
+
+
+@sample("aten::searchsorted.Tensor")
+def searchsorted_sorter_side(make, lib):
+    return (lib.tensor([3.0, -1.0, 2.0, 0.5]), make(5)), {
+        "side": "right", "sorter": lib.tensor([1, 3, 2, 0]), "out_int32": True}
+
+
+@sample("aten::searchsorted.Tensor")
+def searchsorted_mixed_dtypes(make, lib):
+    return (_sorted(make, lib, 5, dtype="int64"), make(4, dtype="float64")), {}
+
+
+@sample("aten::searchsorted.Tensor_out")
+def searchsorted_out(make, lib):
+    return (_sorted(make, lib, 5), make(4)), {"out": lib.empty(4, dtype=lib.int64)}
+
+
+@sample("aten::searchsorted.Scalar")
+def searchsorted_scalar(make, lib):
+    return (_sorted(make, lib, 6), 0.5), {"side": "left"}
+
+
+@sample("aten::searchsorted.Scalar")
+def searchsorted_scalar_int(make, lib):
+    return (_sorted(make, lib, 6, dtype="int32"), 1), {"right": True, "out_int32": True}
+
+
+@sample("aten::bucketize.Tensor")
+def bucketize_tensor(make, lib):
+    return (make(3, 4, noncontiguous=True), _sorted(make, lib, 5)), {}
+
+
+@sample("aten::bucketize.Tensor")
+def bucketize_right_int32(make, lib):
+    return (make(6, dtype="int64"), _sorted(make, lib, 4, dtype="int64")), {
+        "right": True, "out_int32": True}
+
+
+@sample("aten::bucketize.Tensor_out")
+def bucketize_out(make, lib):
+    return (make(4), _sorted(make, lib, 5)), {"out": lib.empty(4, dtype=lib.int32),
+                                              "out_int32": True}
+
+
+@sample("aten::bucketize.Scalar")
+def bucketize_scalar(make, lib):
+    return (1.25, _sorted(make, lib, 5)), {"right": True}
+
+
+# -- index_copy ----------------------------------------------------------------------------
+
+@sample("aten::index_copy")
+def index_copy_columns(make, lib):
+    return (make(3, 4), 1, lib.tensor([2, 0]), make(3, 2)), {}
+
+
+@sample("aten::index_copy")
+def index_copy_rows_noncontiguous(make, lib):
+    return (make(4, 3, noncontiguous=True), 0, lib.tensor([3, 1, 0]), make(3, 3)), {}
+
+
+@sample("aten::index_copy")
+def index_copy_scalar_source(make, lib):
+    return (make(5), 0, lib.tensor([2]), make(())), {}
+
+
+@sample("aten::index_copy")
+def index_copy_int_scalar_index(make, lib):
+    return (make(2, 3, dtype="int64"), -1, lib.tensor(1), make(2, 1, dtype="int64")), {}
+
+
+@sample("aten::index_copy_", inplace=True)
+def index_copy_inplace(make, lib):
+    return (make(3, 4), 0, lib.tensor([1]), make(1, 4)), {}
+
+
+@sample("aten::index_copy.out")
+def index_copy_out(make, lib):
+    return (make(3, 4), 1, lib.tensor([3]), make(3, 1)), {"out": make(3, 4)}
+
+
+# -- scatter_reduce ---------------------------------------------------------------------------
+
+_SCATTER_INDEX = [[0, 1, 0, 2], [2, 2, 0, 1]]
+for _reduce in ("sum", "prod", "mean", "amax", "amin"):
+    sample("aten::scatter_reduce.two")(lambda make, lib, _r=_reduce: (
+        (make(3, 4), 0, lib.tensor(_SCATTER_INDEX), make(2, 5), _r), {}))
+    sample("aten::scatter_reduce.two")(lambda make, lib, _r=_reduce: (
+        (make(4, 3, noncontiguous=True), 1, lib.tensor(_SCATTER_INDEX), make(3, 4), _r),
+        {"include_self": False}))
+
+sample("aten::scatter_reduce.two")(lambda make, lib: (
+    (make(5, dtype="int64"), 0, lib.tensor([0, 0, 4, 0]), make(4, dtype="int64"), "mean"),
+    {"include_self": False}))
+sample("aten::scatter_reduce_.two", inplace=True)(lambda make, lib: (
+    (make(3, 4), 1, lib.tensor(_SCATTER_INDEX), make(2, 4), "amax"), {}))
+sample("aten::scatter_reduce.two_out")(lambda make, lib: (
+    (make(3, 4), 0, lib.tensor(_SCATTER_INDEX), make(2, 4), "sum"), {"out": make(3, 4)}))
+
+
+# -- pairwise distances ---------------------------------------------------------------------
+
+for _p in (0.0, 1.0, 1.5, 2.0, 3.0, float("inf")):
+    sample("aten::cdist")(lambda make, lib, _p=_p: ((make(4, 3), make(5, 3), _p), {}))
+sample("aten::cdist")(lambda make, lib: ((make(2, 1, 4, 3), make(3, 5, 3, noncontiguous=True)),
+                                         {"p": 0.5}))
+sample("aten::cdist")(lambda make, lib: ((make(30, 3), make(4, 3)), {}))
+sample("aten::cdist")(lambda make, lib: ((make(2, 4, 3, dtype="float64"),
+                                          make(1, 3, 3, dtype="float64")), {"compute_mode": 1}))
+sample("aten::cdist")(lambda make, lib: ((make(4, 3), make(28, 3)), {"compute_mode": 2}))
+sample("aten::cdist")(lambda make, lib: ((make(0, 3), make(4, 3)), {}))
+sample("aten::cdist")(lambda make, lib: ((make(3, 0), make(2, 0)), {}))
+
+sample("aten::_euclidean_dist")(lambda make, lib: ((make(4, 3), make(5, 3)), {}))
+sample("aten::_euclidean_dist")(lambda make, lib: ((make(2, 4, 3), make(2, 1, 3)), {}))
+
+sample("aten::_cdist_forward")(lambda make, lib: ((make(4, 3), make(5, 3), 1.0, None), {}))
+sample("aten::_cdist_forward")(lambda make, lib: ((make(2, 4, 3), make(5, 3), 2.0, 1), {}))
+sample("aten::_cdist_forward.out")(lambda make, lib: (
+    (make(4, 3), make(5, 3), 2.0, None), {"out": make(4, 5)}))
+
+
+def _cdist_backward_args(make, lib, p, *batch):
+    """(grad, x1, x2, p, the forward's distances)."""
+    x1, x2 = make(*batch, 4, 3), make(5, 3)
+    dist = lib.ops.aten._cdist_forward.default(x1, x2, p, None)
+    return (make(*batch, 4, 5), x1, x2, p, dist), {}
+
+
+for _p in (1.0, 0.5, 2.0, 3.0, float("inf"), 0.0):
+    sample("aten::_cdist_backward")(lambda make, lib, _p=_p: _cdist_backward_args(make, lib, _p))
+sample("aten::_cdist_backward")(lambda make, lib: _cdist_backward_args(make, lib, 1.5, 2))
+sample("aten::_cdist_backward.out")(lambda make, lib: (
+    _cdist_backward_args(make, lib, 2.0)[0], {"out": make(4, 3)}))

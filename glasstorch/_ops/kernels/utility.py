@@ -1,7 +1,7 @@
 """Tensor utilities: comparison, counting, searching and shaping ops (ATen's
 TensorCompare.cpp, Unique.cpp, SummaryOps.cpp, Repeat.cpp, TensorShape.cpp,
 LinearAlgebra.cpp, Cross.cpp, ReduceOps.cpp, Sorting.cpp, Bucketization.cpp,
-Distance.cpp, TensorAdvancedIndexing.cpp).
+Distance.cpp, TensorAdvancedIndexing.cpp, UnaryOps.cpp).
 
 Where PyTorch decomposes an op (CompositeImplicitAutograd: tile, meshgrid, diag,
 kron, tensordot, diff, cartesian_prod ...) the kernel here calls the same aten
@@ -14,9 +14,18 @@ numpy and have gradient formulas in derivatives.yaml:
     repeat_interleave(r)    [0]*r[0] + [1]*r[1] + ...  (the index an interleave gathers)
     trace(m)                sum of the main diagonal
     linalg_cross(a, b, dim) 3-vector cross products along dim
+    logit(x, eps)           log(x / (1 - x)), x clamped to [eps, 1 - eps]
+    isposinf / isneginf     x == +inf / x == -inf
+    nansum(x, dims)         sum with NaNs as zero (nanmean divides by the non-NaN count)
+    cummax / cummin         running extremum and where it was taken
+    searchsorted / bucketize  insertion points found by PyTorch's binary search
+    index_copy(x, d, i, s)  x with slices i along d replaced by s's
+    scatter_reduce          src folded into self at index (sum/prod/mean/amax/amin)
+    _cdist_forward          p-norm distances between rows (cdist; p=2 may use matmul)
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -27,6 +36,9 @@ from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor
 from ..structured import TensorMeta, broadcast_shapes, elementwise_strides, empty_tensor, wrap_dim
 from . import impl, kernel, meta
+from .indexing import _check_index_range, _scatter_meta, _shape1
+from .reduction import reduce_dims, sum_meta
+from .pointwise import binary_meta, quiet, unary_float_meta, write
 from .view import _shape_str
 
 __all__ = []
@@ -629,3 +641,577 @@ def index_fill_impl(out, self, dim, index, value):
         return
     target = np.moveaxis(dst, dim, 0)
     target[positions] = np.asarray(fill).astype(dst.dtype) if dst.dtype.kind != "V" else fill
+
+
+# -- elementwise: logit, isposinf / isneginf, deg2rad / rad2deg ---------------------------
+
+@meta("logit")
+def logit_meta(self, eps=None):
+    return unary_float_meta(self)
+
+
+@impl("logit")
+@quiet
+def logit_impl(out, self, eps=None):
+    """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps >= 0 is given.
+    Each step rounds to the result dtype (float16/bfloat16 too), as PyTorch's loop does."""
+    compute = out.dtype.numpy
+    x = self._np().astype(compute)
+    if eps is not None and eps >= 0:
+        x = np.clip(x, compute.type(eps), compute.type(1 - eps)).astype(compute, copy=False)
+    write(out, np.log(x / (compute.type(1) - x)))
+
+
+@meta("logit_backward")
+def logit_backward_meta(grad_output, self, eps=None):
+    return binary_meta(grad_output, self)
+
+
+@impl("logit_backward")
+@quiet
+def logit_backward_impl(out, grad_output, self, eps=None):
+    """grad / (x (1 - x)); outside [eps, 1 - eps] zero, or (no eps) outside [0, 1] NaN."""
+    compute = out.dtype.opmath
+    g, x = grad_output._np().astype(compute), self._np().astype(compute)
+    if eps is None or eps < 0:
+        outside, fill = (x < 0) | (x > 1), np.nan
+    else:
+        outside, fill = (x < eps) | (x > 1 - eps), 0
+    write(out, np.where(outside, fill, g / (x * (1 - x))))
+
+
+class _BoolOnlyMeta(TensorMeta):
+    """A bool result whose out= tensor must be bool too (isposinf, isneginf)."""
+
+    __slots__ = ("op_name",)
+
+    def check_out(self, out_dtype):
+        if out_dtype is not dt.bool_:
+            raise RuntimeError(f"{self.op_name} does not support non-boolean outputs.")
+
+
+def _signed_inf_test(name, sign):
+    @meta(name)
+    def test_meta(self):
+        if self.dtype.category == dt.COMPLEX:
+            raise RuntimeError(f"{name} does not support complex inputs.")
+        spec = _BoolOnlyMeta(self._shape, dt.bool_, elementwise_strides(self._shape, (self,)))
+        spec.op_name = name
+        return spec
+
+    @impl(name)
+    def test_impl(out, self):
+        a = self._np()
+        if self.dtype.category >= dt.FLOATING:
+            write(out, a == sign * np.inf)
+        else:
+            out._np()[...] = False
+    test_meta.__name__, test_impl.__name__ = f"{name}_meta", f"{name}_impl"
+
+
+_signed_inf_test("isposinf", 1)
+_signed_inf_test("isneginf", -1)
+
+
+def _angle_conversion(name, factor):
+    """deg2rad / rad2deg (CompositeExplicitAutograd): a multiplication by ``factor``,
+    integer and bool inputs turned into the default float dtype first."""
+    def as_float(self):
+        if self.dtype.category == dt.COMPLEX:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+        if self.dtype.category < dt.FLOATING:
+            return aten._to_copy.default(self, dtype=dt.get_default_dtype())
+        return self
+
+    @kernel(name)
+    def convert(self):
+        return aten.mul.Tensor(as_float(self), factor)
+
+    @kernel(f"{name}_")
+    def convert_(self):
+        if self.dtype.category == dt.COMPLEX:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+        return aten.mul_.Tensor(self, factor)
+    convert.__name__, convert_.__name__ = name, f"{name}_"
+
+
+_angle_conversion("deg2rad", math.pi / 180)
+_angle_conversion("rad2deg", 180 / math.pi)
+
+
+# -- NaN-ignoring reductions: nansum, nanmean -----------------------------------------------
+
+meta("nansum")(sum_meta)
+
+
+@impl("nansum")
+def nansum_impl(out, self, dim=None, keepdim=False, *, dtype=None):
+    """sum with NaNs counted as zero (integer inputs have none: a plain sum)."""
+    if self.dtype.category == dt.COMPLEX:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    acc = out.dtype.opmath
+    a = self._np().astype(acc, copy=False)
+    if acc.kind in "fc":
+        a = np.where(np.isnan(a), acc.type(0), a)
+    dims = reduce_dims(self, dim)
+    axis = None if len(dims) == a.ndim else dims
+    out._np()[...] = np.add.reduce(a, axis=axis, dtype=acc, keepdims=keepdim)
+
+
+@kernel("nanmean")
+def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+    """nansum / (number of non-NaN elements), over the same dims."""
+    if self.dtype.category < dt.FLOATING:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {self.dtype._short}")
+    values = aten.detach.default(self)
+    counted = aten.logical_not_.default(aten.ne.Tensor(values, values))
+    count = aten.sum.dim_IntList(counted, dim, keepdim)
+    return aten.div.Tensor(aten.nansum.default(self, dim, keepdim, dtype=dtype), count)
+
+
+# -- running extrema: cummax, cummin ---------------------------------------------------------
+
+def _running_extremum(name, accumulate):
+    @meta(name)
+    def extremum_meta(self, dim):
+        wrap_dim(dim, len(self._shape))
+        if self.dtype.category == dt.COMPLEX:
+            raise _not_implemented(f"{name}_cpu", self.dtype)
+        return (TensorMeta(self._shape, self.dtype), TensorMeta(self._shape, dt.int64))
+
+    @impl(name)
+    def extremum_impl(outs, self, dim):
+        """values[i] = extremum of x[..i]; indices[i] = the last position where the
+        running extremum was taken (ties move it forward; NaN, once seen, stays)."""
+        values, indices = outs
+        if not self._shape:
+            values._np()[...] = self._np()
+            indices._np()[...] = 0
+            return
+        axis = wrap_dim(dim, len(self._shape))
+        x = self._np()
+        if x.dtype.name == "bfloat16":
+            x = x.astype(np.float32)
+        running = accumulate(x, axis=axis)
+        taken = running == x
+        if x.dtype.kind in "fc":
+            taken |= np.isnan(x)
+        positions = np.arange(x.shape[axis]).reshape([-1] + [1] * (x.ndim - axis - 1))
+        values._np()[...] = running
+        indices._np()[...] = np.maximum.accumulate(np.where(taken, positions, 0), axis=axis)
+    extremum_meta.__name__, extremum_impl.__name__ = f"{name}_meta", f"{name}_impl"
+
+
+_running_extremum("cummax", np.maximum.accumulate)
+_running_extremum("cummin", np.minimum.accumulate)
+
+
+@kernel("cummaxmin_backward")
+def cummaxmin_backward(grad, input, indices, dim):
+    """Each gradient goes to the input element its running extremum came from."""
+    if input.numel() == 0:
+        return input
+    zeros = aten.zeros.default(list(input._shape), dtype=input.dtype, layout=input.layout,
+                               device=input.device)
+    return aten.scatter_add.default(zeros, dim, indices, grad)
+
+
+# -- binary search: searchsorted, bucketize ------------------------------------------------
+
+class _SearchMeta(TensorMeta):
+    """An index result whose out= tensor must be int32 (out_int32) or int64."""
+
+    __slots__ = ("out_int32",)
+
+    def check_out(self, out_dtype):
+        if out_dtype is not self.dtype:
+            raise RuntimeError(
+                "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) "
+                "or Long(int64) depending on whether out_int32 flag is True, but we got output "
+                f"tensor's dtype {out_dtype._short} and out_int32 flag is {self.out_int32}")
+
+
+def _scalar_shape(value):
+    return value._shape if isinstance(value, Tensor) else ()
+
+
+def _searchsorted_check(boundaries, value, right, side, sorter):
+    """PyTorch's searchsorted_pre_check, in its order."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side != "right":
+            raise RuntimeError(f"torch.searchsorted(): side and right can't be set to "
+                               f"opposites, got side of {side} while right was True")
+    if sorter is not None:
+        if sorter._shape != boundaries._shape:
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same "
+                               f"size, but got boundary tensor {_shape_str(boundaries._shape)}"
+                               f"and got sorter tensor {_shape_str(sorter._shape)}")
+        if sorter.dtype is not dt.int64:
+            raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but "
+                               f"got dtype {sorter.dtype._short}")
+    shape, rank = _scalar_shape(value), len(boundaries._shape)
+    if not shape and rank != 1:
+        raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when "
+                           f"boundaries tensor dimension is 1, but we got boundaries tensor "
+                           f"dim({rank}) and input value's dim(0) numel(1)")
+    if rank == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if rank != 1 and (rank != len(shape) or boundaries._shape[:-1] != shape[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                           f"the first N-1 dimensions of boundaries tensor and input value "
+                           f"tensor must match, but we got boundaries tensor "
+                           f"{_shape_str(boundaries._shape)} and input value tensor "
+                           f"{_shape_str(shape)}")
+
+
+def _search_meta(value, out_int32):
+    spec = _SearchMeta(_scalar_shape(value), dt.int32 if out_int32 else dt.int64)
+    spec.out_int32 = out_int32
+    return spec
+
+
+def _search_into(out, boundaries, value, right, sorter):
+    """Fill ``out`` with the insertion points of ``value`` in the (last dim of the)
+    sorted ``boundaries`` (left: first position not below it; right: first above)."""
+    b = boundaries._np()
+    v = value._np() if isinstance(value, Tensor) else np.asarray(value)
+    common = np.result_type(b, v)
+    if common.name in ("bool", "bfloat16", "float16") or common.kind in "cV":
+        shown = dt.promote_types(boundaries.dtype, _value_dtype(value))
+        if shown is dt.bool_ or shown.category == dt.COMPLEX:
+            raise _not_implemented("searchsorted_out_cpu", shown)
+        common = np.dtype(np.float32)
+    b, v = b.astype(common, copy=False), v.astype(common, copy=False)
+    if sorter is not None:
+        order = sorter._np()
+        if order.size and (order.min() < 0 or order.max() >= b.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+        b = np.take_along_axis(b, order, -1)
+    rows = math.prod(b.shape[:-1])     # 1-d boundaries: one row for all values
+    bounds = b.reshape(rows, b.shape[-1])
+    wanted = v.reshape(1, v.size) if b.ndim == 1 else v.reshape(rows, v.shape[-1])
+    out._np()[...] = _binary_search(bounds, wanted, right).reshape(out._shape)
+
+
+def _binary_search(bounds, wanted, right):
+    """PyTorch's lower/upper bound loop, run on every value at once (so that NaNs land
+    where PyTorch's comparisons put them): move right while not (mid >= value), or
+    not (mid > value) for ``right``."""
+    start = np.zeros(wanted.shape, np.int64)
+    end = np.full(wanted.shape, bounds.shape[-1], np.int64)
+    active = start < end
+    while active.any():
+        mid = start + ((end - start) >> 1)
+        mid_value = np.take_along_axis(bounds, np.minimum(mid, bounds.shape[-1] - 1), -1)
+        go_right = ~(mid_value > wanted) if right else ~(mid_value >= wanted)
+        start = np.where(active & go_right, mid + 1, start)
+        end = np.where(active & ~go_right, mid, end)
+        active = start < end
+    return start
+
+
+def _value_dtype(value):
+    return value.dtype if isinstance(value, Tensor) else dt.scalar_dtype(value)
+
+
+@meta("searchsorted")
+def searchsorted_meta(sorted_sequence, self, *, out_int32=False, right=False, side=None,
+                      sorter=None):
+    _searchsorted_check(sorted_sequence, self, right, side, sorter)
+    return _search_meta(self, out_int32)
+
+
+@impl("searchsorted")
+def searchsorted_impl(out, sorted_sequence, self, *, out_int32=False, right=False, side=None,
+                      sorter=None):
+    _search_into(out, sorted_sequence, self, right or side == "right", sorter)
+
+
+@meta("bucketize")
+def bucketize_meta(self, boundaries, *, out_int32=False, right=False):
+    if len(boundaries._shape) != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got "
+                           f"dim({len(boundaries._shape)})")
+    return _search_meta(self, out_int32)
+
+
+@impl("bucketize")
+def bucketize_impl(out, self, boundaries, *, out_int32=False, right=False):
+    _search_into(out, boundaries, self, right, None)
+
+
+# -- index_copy ----------------------------------------------------------------------------
+
+def _index_copy_check(self, dim, index, source):
+    """PyTorch's index_copy checks, in its order; returns the wrapped dim."""
+    dim = wrap_dim(dim, len(self._shape))
+    if len(index._shape) >= 2:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got "
+                         f"{len(index._shape)})")
+    count = index.numel()
+    if not source._shape and count != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {count})")
+    if len(source._shape) != len(self._shape) and source._shape and self._shape:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality "
+                         f"({len(source._shape)}), destination dimensionality "
+                         f"({len(self._shape)})")
+    if index.dtype is not dt.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{index.dtype._short}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but "
+                           f"got (self) {self.dtype._short} and (source) {source.dtype._short}")
+    self_slice = [n for d, n in enumerate(self._shape) if d != dim]
+    source_slice = [n for d, n in enumerate(source._shape) if d != dim]
+    if self_slice != source_slice:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {' '.join(map(str, self_slice))} "
+                           f"at dimension {dim} and source slice shape: "
+                           f"{' '.join(map(str, source_slice))} at dimension 0.")
+    if source._shape and count != source._shape[dim]:
+        raise IndexError(f"index_copy_(): Number of indices ({count}) should be equal to "
+                         f"source.size(dim) ({source._shape[dim]})")
+    return dim
+
+
+@meta("index_copy")
+def index_copy_meta(self, dim, index, source):
+    _index_copy_check(self, dim, index, source)
+    return TensorMeta(self._shape, self.dtype, elementwise_strides(self._shape, (self,)))
+
+
+@impl("index_copy")
+def index_copy_impl(out, self, dim, index, source):
+    """A copy of ``self`` whose slices ``index[i]`` along ``dim`` are ``source``'s slices i
+    (a repeated index keeps the last one)."""
+    dim = _index_copy_check(self, dim, index, source)
+    dst = out._np()
+    if out is not self:
+        np.copyto(dst, self._np())
+    size = self._shape[dim] if self._shape else 1
+    positions = index._np().reshape(-1)
+    bad = (positions < 0) | (positions >= size)
+    if bad.any():
+        raise IndexError(f"index_copy_(): index {positions[bad][0]} is out of bounds for "
+                         f"dimension {dim} with size {size}")
+    if not self._shape:
+        dst[...] = source._np().reshape(())
+        return
+    values = source._np()
+    if not source._shape:
+        values = values.reshape([1] * len(self._shape))
+    np.moveaxis(dst, dim, 0)[positions] = np.moveaxis(values, dim, 0)
+
+
+# -- scatter_reduce ------------------------------------------------------------------------
+
+# ("max" and "min" are accepted too, undocumented, as in PyTorch; autograd refuses them)
+_SCATTER_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+                       "amin": np.minimum, "max": np.maximum, "min": np.minimum}
+
+
+@meta("scatter_reduce_two")
+def scatter_reduce_two_meta(self, dim, index, src, reduce, *, include_self=True):
+    spec = _scatter_meta(self, dim, index, src)
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    return spec
+
+
+def _reduction_identity(reduce, dtype):
+    """What a position starts from when ``self`` is left out of its reduction."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    largest = reduce in ("amax", "max")
+    if dtype.kind in "fV" or dtype.name == "bfloat16":
+        return -np.inf if largest else np.inf
+    if dtype.kind == "b":
+        return not largest
+    limits = np.iinfo(dtype)
+    return limits.min if largest else limits.max
+
+
+@impl("scatter_reduce_two")
+@quiet
+def scatter_reduce_two_impl(out, self, dim, index, src, reduce, *, include_self=True):
+    """out = self, then each src[j] (at index[j] along dim) folded into its position with
+    ``reduce``; mean divides by the number folded (plus one for self; floor for ints)."""
+    if reduce == "mean" and self.dtype is dt.bool_:
+        raise _not_implemented("scatter_gather_tensor_cpu_reduce_mean", self.dtype)
+    dst = out._np()
+    if out is not self:
+        np.copyto(dst, self._np())
+    if index.numel() == 0:
+        return
+    dim = wrap_dim(dim, len(self._shape))
+    dst = dst.reshape(_shape1(self))
+    idx = index._np().reshape(_shape1(index))
+    _check_index_range(idx, dim, dst.shape[dim])
+    where = list(np.indices(idx.shape, sparse=True))
+    where[dim] = idx
+    where = tuple(where)
+    vals = src._np().reshape(_shape1(src))[tuple(slice(0, n) for n in idx.shape)]
+    if not include_self:
+        dst[where] = _reduction_identity(reduce, dst.dtype)
+    _SCATTER_REDUCTIONS[reduce].at(dst, where, vals)
+    if reduce == "mean":
+        count = np.full(dst.shape, 1 if include_self else 0, np.int64)
+        np.add.at(count, where, 1)
+        count[count == 0] = 1
+        if dst.dtype.kind in "iu":
+            dst[...] = np.floor_divide(dst, count)
+        else:
+            dst[...] = dst / count
+
+
+# -- pairwise distances: cdist ---------------------------------------------------------------
+
+def _cdist_shape_check(x1, x2):
+    for name, x in (("X1", x1), ("X2", x2)):
+        if len(x._shape) < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{len(x._shape)}D")
+    if x1._shape[-1] != x2._shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1._shape[-1]} X2: {x2._shape[-1]}")
+
+
+def _cdist_layout(x1, x2, p, compute_mode):
+    """cdist_impl's checks; the broadcast batch dims and the result's shape."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dtype.category != dt.FLOATING:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{x.dtype._short}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    mode = 0 if compute_mode is None else compute_mode
+    if not 0 <= mode <= 2:
+        raise RuntimeError(f"possible modes: 0, 1, 2, but was: {mode}")
+    batch = broadcast_shapes(x1._shape[:-2], x2._shape[:-2])
+    return batch, batch + (x1._shape[-2], x2._shape[-2])
+
+
+def _uses_matmul(p, compute_mode, rows1, rows2):
+    """Whether p=2 distances take the matmul route (_euclidean_dist)."""
+    mode = 0 if compute_mode is None else compute_mode
+    return p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25)))
+
+
+@kernel("cdist")
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """p-norm distances between the rows of x1 and x2 (batched): _cdist_forward, or for
+    p=2 on many rows ||a||^2 - 2 a.b + ||b||^2 through _euclidean_dist (its own gradient)."""
+    _cdist_shape_check(x1, x2)
+    rows1, rows2, cols = x1._shape[-2], x2._shape[-2], x1._shape[-1]
+    if x1.numel() == 0 or x2.numel() == 0 or not _uses_matmul(p, compute_mode, rows1, rows2):
+        return aten._cdist_forward.default(x1, x2, p, compute_mode)
+    batch, shape = _cdist_layout(x1, x2, p, compute_mode)
+    count = math.prod(batch)
+    flat1 = aten.view.default(aten.contiguous.default(
+        aten.expand.default(x1, list(batch) + [rows1, cols])), [count, rows1, cols])
+    flat2 = aten.view.default(aten.contiguous.default(
+        aten.expand.default(x2, list(batch) + [rows2, cols])), [count, rows2, cols])
+    dist = aten._euclidean_dist.default(x1, x2) if count == 1 else \
+        aten._euclidean_dist.default(flat1, flat2)
+    return aten.view.default(dist, list(shape))
+
+
+@kernel("_euclidean_dist")
+def _euclidean_dist(x1, x2):
+    """sqrt(max(0, [-2 a, |a|^2, 1] . [b, 1, |b|^2])): all distances with one matmul."""
+    norm1 = aten.sum.dim_IntList(aten.pow.Tensor_Scalar(x1, 2), [-1], True)
+    norm2 = aten.sum.dim_IntList(aten.pow.Tensor_Scalar(x2, 2), [-1], True)
+    rows1 = aten.cat.default([aten.mul.Tensor(x1, -2), norm1, aten.ones_like.default(norm1)], -1)
+    rows2 = aten.cat.default([x2, aten.ones_like.default(norm2), norm2], -1)
+    squared = aten.matmul.default(rows1, aten.transpose.int(rows2, -2, -1))
+    return aten.sqrt_.default(aten.clamp_min_.default(squared, 0))
+
+
+def _pairwise_differences(x1, x2, batch):
+    """x1[..., i, :] - x2[..., j, :] for all i, j, computed in x1's dtype."""
+    a = np.broadcast_to(x1._np(), batch + x1._shape[-2:])
+    b = np.broadcast_to(x2._np(), batch + x2._shape[-2:])
+    return a[..., :, None, :] - b[..., None, :, :]
+
+
+def _check_cdist_kernel_dtypes(x1, x2):
+    """The CPU loop's dtype dispatch (float32 / float64 only, one dtype)."""
+    if x1.dtype not in (dt.float32, dt.float64):
+        raise _not_implemented("cdist", x1.dtype)
+    if x2.dtype is not x1.dtype:
+        raise RuntimeError(f"expected scalar type {x1.dtype._short} but found {x2.dtype._short}")
+
+
+@meta("_cdist_forward")
+def _cdist_forward_meta(x1, x2, p, compute_mode):
+    _cdist_shape_check(x1, x2)
+    return TensorMeta(_cdist_layout(x1, x2, p, compute_mode)[1], x1.dtype)
+
+
+@impl("_cdist_forward")
+@quiet
+def _cdist_forward_impl(out, x1, x2, p, compute_mode):
+    batch, shape = _cdist_layout(x1, x2, p, compute_mode)
+    if out.numel() == 0:
+        return
+    if x1._shape[-1] == 0:
+        out._np()[...] = 0
+        return
+    if _uses_matmul(p, compute_mode, x1._shape[-2], x2._shape[-2]):
+        out._np()[...] = aten.cdist.default(x1, x2, p, compute_mode)._np()
+        return
+    _check_cdist_kernel_dtypes(x1, x2)
+    size = np.abs(_pairwise_differences(x1, x2, batch))
+    if p == 0:
+        dist = np.count_nonzero(size, axis=-1)
+    elif p == 1:
+        dist = size.sum(-1)
+    elif p == 2:
+        dist = np.sqrt(np.square(size).sum(-1))
+    elif math.isinf(p):
+        dist = size.max(-1, initial=0)
+    else:
+        dist = np.power(np.power(size, p).sum(-1), 1 / p)
+    write(out, dist)
+
+
+@meta("_cdist_backward")
+def _cdist_backward_meta(grad, x1, x2, p, cdist):
+    batch = broadcast_shapes(x1._shape[:-2], x2._shape[:-2])
+    return TensorMeta(batch + x1._shape[-2:], x1.dtype)
+
+
+@impl("_cdist_backward")
+@quiet
+def _cdist_backward_impl(out, grad, x1, x2, p, cdist):
+    """d dist(i, j) / d x1[i] summed over j with grad's weights (0 where dist is 0)."""
+    batch = out._shape[:-2]
+    if out.numel() == 0 or p == 0 or x2._shape[-2] == 0:
+        out._np()[...] = 0
+        return
+    diff = _pairwise_differences(x1, x2, batch)
+    dist = cdist._np()[..., None]
+    weight = grad._np()[..., None]
+    sign, size = np.sign(diff), np.abs(diff)
+    if p == 1:
+        slope = sign
+    elif math.isinf(p):
+        slope = sign * (size == dist)
+    elif p == 2:
+        slope = np.where(dist == 0, 0, diff / dist)
+    elif p < 2:
+        zero = (dist == 0) | ((diff == 0) & (p < 1))
+        slope = np.where(zero, 0, sign * np.power(size, p - 1) / np.power(dist, p - 1))
+    else:
+        slope = np.where(dist == 0, 0, diff * np.power(size, p - 2) / np.power(dist, p - 1))
+    write(out, (slope * weight).sum(-2))
