@@ -67,7 +67,7 @@ def _build():
             os.unlink(tmp)
             return None
         os.replace(tmp, path)  # atomic: concurrent first uses are safe
-    lib = ctypes.CDLL(path)
+    lib = _load_passive(path)
     f32p = ctypes.POINTER(ctypes.c_float)
     i64 = ctypes.c_int64
     lib.gt_exp_f32.argtypes = [f32p, f32p, i64]
@@ -89,6 +89,21 @@ def _build():
     if _threads is not None:
         lib.gt_set_num_threads(_threads)
     return lib
+
+
+def _load_passive(path):
+    """Load the library with OpenMP's idle threads sleeping, not spinning
+    (``OMP_WAIT_POLICY=PASSIVE``, read once when libgomp loads): between
+    parallel loops the intra-op threads run the row blocks of matrix products
+    (``matmul``), and a spinning OpenMP worker would hold the core they need.
+    A policy the user set is kept."""
+    user_policy = os.environ.get("OMP_WAIT_POLICY")
+    os.environ["OMP_WAIT_POLICY"] = user_policy or "PASSIVE"
+    try:
+        return ctypes.CDLL(path)
+    finally:
+        if user_policy is None:
+            del os.environ["OMP_WAIT_POLICY"]
 
 
 def library():
