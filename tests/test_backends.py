@@ -39,3 +39,12 @@ def test_deterministic_flags_round_trip():
         finally:
             lib.use_deterministic_algorithms(False)
     differential(scenario)
+
+
+@pytest.mark.parametrize("value", ["float32", "int64", "int", "list", "Linear"])
+def test_typename_matches_torch(value):
+    def scenario(lib):
+        obj = {"float32": lambda: lib.ones(2), "int64": lambda: lib.ones(2, dtype=lib.int64),
+               "int": lambda: 3, "list": lambda: [1], "Linear": lambda: lib.nn.Linear}[value]()
+        return lib.typename(obj).replace("glasstorch", "torch")
+    differential(scenario)
