@@ -278,7 +278,11 @@ def dispatch_trace(echo=False) -> DispatchTrace:
     return DispatchTrace(echo=echo)
 
 
-# Observers see every dispatched call (the profiler's RecordFunction hook).
+# Observers see every dispatched call (the profiler's RecordFunction hook):
+# ``observer.enter(op, kind, key, args, kwargs)`` before the kernel runs and
+# ``observer.exit(op, kind, key)`` after it, where ``kind`` is "call" (an op
+# entered the dispatcher; what PyTorch's RecordFunction sees) or "redispatch"
+# (a layer handed the same op to the key below).
 _observers: list = []
 
 
@@ -288,11 +292,11 @@ def _traced_call(op, kind, ks, key, kernel, args, kwargs):
         trace.depth += 1
     try:
         for observer in _observers:
-            observer.enter(op, key)
+            observer.enter(op, kind, key, args, kwargs)
         return _invoke(op, ks, kernel, args, kwargs)
     finally:
         for observer in _observers:
-            observer.exit(op, key)
+            observer.exit(op, kind, key)
         for trace in _traces:
             trace.depth -= 1
 

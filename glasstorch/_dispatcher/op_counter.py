@@ -3,7 +3,8 @@
 PyTorch's profiler hears about every op through RecordFunction callbacks
 that the dispatcher fires around each kernel.  glasstorch's dispatcher has
 the same hook: every object in ``dispatcher._observers`` gets
-``enter(op, key)`` before a kernel runs and ``exit(op, key)`` after it, for
+``enter(op, kind, key, args, kwargs)`` before a kernel runs and
+``exit(op, kind, key)`` after it, for
 calls and redispatches alike (and while any observer is installed, the
 autograd kernels take their full path, so each key a call passes through is
 seen).  ``OpCounter`` is such an observer, used as a context manager::
@@ -36,13 +37,13 @@ class OpCounter:
         self.by_op_key: Counter[tuple[str, str]] = Counter()
 
     # -- the observer interface (called by the dispatcher) --
-    def enter(self, op, key) -> None:
+    def enter(self, op, kind, key, args, kwargs) -> None:
         name = op._name
         self.by_key[key.name] += 1
         self.by_op[name] += 1
         self.by_op_key[name, key.name] += 1
 
-    def exit(self, op, key) -> None:
+    def exit(self, op, kind, key) -> None:
         pass
 
     # -- context manager --
