@@ -98,3 +98,63 @@ def _get_operation_overload(name: str, overload: str):
     from ._dispatcher.dispatcher import ops
     ns, _, base = name.partition("::")
     return getattr(getattr(getattr(ops, ns), base), overload or "default")
+
+
+# -- Python extension points (torch/csrc/utils/disable_torch_function.cpp) ----------
+
+from ._core.tls import ALL_DISABLED as _ALL_DISABLED, SUBCLASSES_DISABLED as _SUBCLASSES_DISABLED  # noqa: E402
+from ._tensor import _disabled_torch_function_impl, _disabled_torch_dispatch_impl  # noqa: E402,F401
+
+
+class _TorchFunctionGuard:
+    """Sets this thread's ``__torch_function__`` state for a block."""
+
+    _state = None
+
+    def __enter__(self):
+        self._previous = _tls.torch_function
+        _tls.torch_function = max(self._previous, self._state)
+        return self
+
+    def __exit__(self, *exc):
+        _tls.torch_function = self._previous
+
+
+class DisableTorchFunctionSubclass(_TorchFunctionGuard):
+    """Subclasses' ``__torch_function__`` is skipped in the block (modes still run)."""
+
+    _state = _SUBCLASSES_DISABLED
+
+
+class DisableTorchFunction(_TorchFunctionGuard):
+    """No ``__torch_function__`` handling at all in the block, modes included."""
+
+    _state = _ALL_DISABLED
+
+
+def _is_torch_function_enabled() -> bool:
+    return _tls.torch_function == 0
+
+
+def _is_torch_function_all_disabled() -> bool:
+    return _tls.torch_function == _ALL_DISABLED
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    return bool(_tls.function_modes) and _tls.torch_function != _ALL_DISABLED
+
+
+def _len_torch_function_stack() -> int:
+    return len(_tls.function_modes)
+
+
+def _len_torch_dispatch_stack() -> int:
+    return len(_tls.dispatch_modes)
+
+
+def _dispatch_tls_is_dispatch_key_included(key) -> bool:
+    return bool(_tls.included & DispatchKeySet(key).repr)
+
+
+def _dispatch_tls_is_dispatch_key_excluded(key) -> bool:
+    return bool(_tls.excluded & DispatchKeySet(key).repr & ~_dk.BACKEND_MASK)

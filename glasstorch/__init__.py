@@ -66,6 +66,9 @@ def is_inference(input) -> bool:
 
 _variable_type.register_autograd_kernels()
 _variable.install()
+from . import overrides  # noqa: E402,F401
+from ._dispatcher import torch_function as _torch_function  # noqa: E402
+_torch_function.install_tensor_overrides()
 from .utils import checkpoint as _checkpoint_module  # noqa: E402,F401  (torch.utils.checkpoint)
 
 __version__ = "0.1.0"
@@ -102,3 +105,20 @@ def are_deterministic_algorithms_enabled() -> bool:
 
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
     return _deterministic["warn_only"]
+
+
+# Automatic mixed precision: torch.autocast, torch.amp, and the autocast state functions
+# PyTorch binds from C++ (glasstorch/amp/autocast_state.py).
+from . import amp, cpu  # noqa: E402,F401
+from .amp import autocast  # noqa: E402,F401
+from .amp.autocast_state import (  # noqa: E402,F401
+    is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
+    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
+    autocast_increment_nesting, autocast_decrement_nesting,
+    is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype,
+    set_autocast_cpu_dtype, get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+    is_autocast_ipu_enabled, set_autocast_ipu_enabled, get_autocast_ipu_dtype,
+    set_autocast_ipu_dtype, is_autocast_xla_enabled, set_autocast_xla_enabled,
+    get_autocast_xla_dtype, set_autocast_xla_dtype)
+
+from . import profiler  # noqa: E402,F401  (torch.profiler; also binds torch.autograd.profiler)

@@ -16,6 +16,7 @@ keyword of factory functions.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 
@@ -28,6 +29,7 @@ from ._core import tls
 from ._core.layout import preserve_format
 from ._core.storage import TypedStorage, UntypedStorage
 from ._dispatcher import binding as _binding
+from ._dispatcher import torch_function as _torch_function
 from ._dispatcher.dispatcher import ops
 from ._ops import registry as _registry
 from ._ops.structured import convert_array
@@ -44,6 +46,12 @@ __all__ = ["tensor", "from_numpy", "as_tensor", "is_tensor", "is_storage", "type
            "set_default_device"] + _FACTORIES
 
 _CPU = Device("cpu")
+
+
+def _lift_fresh(t):
+    """``at::lift_fresh``: only a dispatch mode or subclass can observe it, so
+    it is dispatched only when one might be listening."""
+    return ops.aten.lift_fresh.default(t) if tls.state.dispatch_modes else t
 
 
 # -- torch.tensor --------------------------------------------------------------------
@@ -210,7 +218,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     out = empty_tensor(values.shape, dtype, _CPU)
     if values.size:
         out._np()[...] = values
-    out = _on_device(out, _target_device(device))
+    out = _lift_fresh(_on_device(out, _target_device(device)))
     if requires_grad:
         _check_requires_grad(out)
         out.requires_grad_(True)
@@ -613,3 +621,10 @@ Tensor.__index__ = _index
 for _name, _d in _CASTS.items():
     setattr(Tensor, _name, _make_cast(_d))
 del _name, _d
+
+
+# What torch's C++ bindings route through ``__torch_function__`` (``is_tensor``,
+# ``from_numpy`` and the device defaults are not overridable there either).
+_torch_function.install_module_overrides(
+    sys.modules[__name__], names=("tensor", "as_tensor", "numel", "is_floating_point",
+                                  "is_complex", "is_nonzero"), python_level=False)

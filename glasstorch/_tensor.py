@@ -19,7 +19,7 @@ from ._core import dispatch_key as dk
 from ._core import dtype as dt
 from ._core.layout import channels_last, channels_last_3d, strided
 from ._core.storage import TypedStorage, UntypedStorage, warn_typed_storage_removal
-from ._core.tls import state as _tls
+from ._core.tls import state as _tls, SUBCLASSES_DISABLED as _SUBCLASSES_DISABLED, overrides
 
 __all__ = ["Tensor", "Size", "contiguous_strides", "channels_last_strides", "keys_for_device"]
 
@@ -165,7 +165,7 @@ class Tensor:
     def as_subclass(self, cls):
         """Same data and metadata, another Python class (no copy, no new storage)."""
         out = cls._make(self._storage, self._shape, self._stride, self._offset, self.dtype,
-                        self.device, self._keys)
+                        self.device, self._keys | cls._python_keys)
         out._array = self._array
         out._version_counter = self._version_counter
         out._autograd_meta = self._autograd_meta
@@ -176,7 +176,7 @@ class Tensor:
         """A ``cls`` instance aliasing ``data`` with no history (shared storage and
         version counter, as ``detach()``): how ``Parameter(t)`` is built."""
         out = cls._make(data._storage, data._shape, data._stride, data._offset, data.dtype,
-                        data.device, data._keys)
+                        data.device, data._keys | cls._python_keys)
         out._array = data._array
         out._version_counter = version_counter(data)
         if require_grad:
@@ -185,6 +185,68 @@ class Tensor:
                                    "gradients")
             out.requires_grad_(True)
         return out
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None,
+                               dtype=None, layout=strided, device=None, pin_memory=False,
+                               requires_grad=False, dispatch_sizes_strides_policy=None,
+                               dispatch_device=False, dispatch_layout=False,
+                               _extra_dispatch_keys=None, storage_size=None):
+        """A ``cls`` instance with metadata and no data: its storage has no bytes
+        (``data_ptr()`` is 0), so every op on it must be answered by ``cls``'s
+        ``__torch_dispatch__``, which the Python key routes it to."""
+        from ._core.device import device as Device
+        size = tuple(int(s) for s in size)
+        stride = tuple(int(s) for s in strides) if strides is not None else \
+            contiguous_strides(size)
+        dtype = dtype if dtype is not None else dt.get_default_dtype()
+        dev = Device(device) if device is not None else Device("cpu")
+        keys = keys_for_device(dev.type) | cls._python_keys | \
+            (dk.DispatchKeySet(_extra_dispatch_keys).repr if _extra_dispatch_keys else 0)
+        nbytes = storage_size if storage_size is not None else \
+            (1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0) * dtype.itemsize
+        storage = UntypedStorage._meta(nbytes)
+        storage.device = dev
+        out = cls._make(storage, size, stride, int(storage_offset or 0), dtype, dev, keys)
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
+
+    # -- Python extension points (torch/_tensor.py, torch/overrides.py) -------------
+
+    def __init_subclass__(cls, **kwargs):
+        """A subclass defining ``__torch_dispatch__`` gets the Python keys on every
+        instance; one defining a live ``__torch_function__`` turns on the
+        override check of public functions (see ``_dispatcher/torch_function.py``)."""
+        super().__init_subclass__(**kwargs)
+        dispatch = getattr(cls.__torch_dispatch__, "__func__", cls.__torch_dispatch__)
+        cls._python_keys = 0 if dispatch is _disabled_torch_dispatch_impl else \
+            dk.PYTHON | dk.PYTHON_TLS_SNAPSHOT
+        function = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
+        if function is not _disabled_torch_function_impl:
+            overrides.subclasses = True
+            overrides.refresh()
+
+    _python_keys = 0
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default handler: run ``func`` with subclass handling off, then make
+        tensor results instances of ``cls`` (so a subclass survives ``+``,
+        ``.t()`` ...); NotImplemented if some overriding type isn't a base of cls."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        previous = _tls.torch_function
+        _tls.torch_function = max(previous, _SUBCLASSES_DISABLED)
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            _tls.torch_function = previous
+        if _is_nowrap(func):
+            return result
+        return _convert(result, cls)
 
     def __deepcopy__(self, memo):
         """``copy.deepcopy``: new storage (one per original storage within a memo,
@@ -448,6 +510,45 @@ _new = object.__new__
 _wrap_storage = UntypedStorage._wrap
 _CPU_KEYS = _KEYS["cpu", True]
 _CPU_KEYS_INFERENCE = _KEYS["cpu", False]
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """``torch._C._disabled_torch_function_impl``: assigned as a class's
+    ``__torch_function__``, it opts the class out of the protocol (Parameter does)."""
+    previous = _tls.torch_function
+    _tls.torch_function = max(previous, _SUBCLASSES_DISABLED)
+    try:
+        return func(*args, **(kwargs or {}))
+    finally:
+        _tls.torch_function = previous
+
+
+def _disabled_torch_dispatch_impl(func, types, args=(), kwargs=None):
+    """``torch._C._disabled_torch_dispatch_impl``: a class without a handler of its own."""
+    return NotImplemented
+
+
+Tensor.__torch_dispatch__ = _disabled_torch_dispatch_impl
+
+
+def _is_nowrap(func) -> bool:
+    """``torch.overrides.get_default_nowrap_functions``: getters whose result keeps
+    its identity (``x.grad`` is the stored tensor, not a converted copy)."""
+    return func == Tensor._base.__get__ or func == Tensor.grad.__get__
+
+
+def _convert(value, cls):
+    """Tensor results (also inside tuples and lists) become ``cls`` instances."""
+    if isinstance(value, Tensor) and not isinstance(value, cls):
+        return value.as_subclass(cls)
+    if isinstance(value, (tuple, list)):
+        converted = [_convert(v, cls) for v in value]
+        if type(value) is list or type(value) is tuple:
+            return type(value)(converted)
+        if hasattr(value, "_make"):                  # a namedtuple
+            return value._make(converted)
+        return type(value)(converted)               # torch.return_types.*
+    return value
 
 
 def _clone_storage(storage) -> UntypedStorage:

@@ -4,7 +4,10 @@ varargs; the op ``aten::einsum`` takes a ``Tensor[]``; ``torch.norm`` picks a
 ``torch.linalg`` function from its arguments)."""
 from __future__ import annotations
 
+import sys
+
 from ._dispatcher.dispatcher import ops
+from ._dispatcher import torch_function as _torch_function
 from ._tensor import Tensor
 
 __all__ = ["einsum", "norm", "unique", "meshgrid", "tensordot", "block_diag", "cartesian_prod",
@@ -164,3 +167,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return ops.aten.cdist.default(x1, x2, p, _CDIST_MODES[compute_mode])
+
+
+# Every public function here takes part in ``__torch_function__`` (torch/functional.py's
+# ``has_torch_function`` preambles; see ``_dispatcher/torch_function.py``).
+_torch_function.install_module_overrides(sys.modules[__name__])

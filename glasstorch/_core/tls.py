@@ -29,6 +29,33 @@ class _State(threading.local):
     grad_enabled = True
     inference_mode = False
     default_devices = ()
+    # Python extension points (torch/csrc/utils/torch_dispatch_mode.h,
+    # torch_function_mode.h, DisableTorchFunction): the mode stacks, innermost last,
+    # and whether __torch_function__ handling is on (ENABLED), off for subclasses
+    # only (SUBCLASSES_DISABLED) or off entirely (ALL_DISABLED).
+    function_modes = ()
+    dispatch_modes = ()
+    torch_function = 0
+
+
+TORCH_FUNCTION_ENABLED, SUBCLASSES_DISABLED, ALL_DISABLED = 0, 1, 2
+
+
+class _Overrides:
+    """Process-wide: can any ``__torch_function__`` override be live?  True once
+    a Tensor subclass with its own handler exists or a TorchFunctionMode is on
+    some thread's stack.  Until then public functions skip the per-argument
+    check (the same answer, found without looking)."""
+
+    on = False
+    subclasses = False
+    modes = 0
+
+    def refresh(self) -> None:
+        self.on = self.subclasses or self.modes > 0
+
+
+overrides = _Overrides()
 
 
 state = _State()

@@ -159,8 +159,8 @@ class OperatorEntry:
         return None                                                      # 4. missing
 
     def available_keys(self):
-        return [k for k in dk.DispatchKey if k.value < dk.NUM_RUNTIME_KEYS and self.table[k]
-                and not self.table[k].is_fallthrough and k != DispatchKey.Undefined]
+        return [k for k in _TABLE_ORDER if self.table[k] and not self.table[k].is_fallthrough
+                and k != DispatchKey.Undefined]
 
     def missing_kernel_error(self, key: DispatchKey) -> NotImplementedError:
         backend = key.name
@@ -175,6 +175,10 @@ class OperatorEntry:
 
 _RUNTIME_KEYS = [k for k in dk.DispatchKey if not dk.is_alias(k)]
 _RUNTIME_BY_FUNC, _FUNC_KEYS = dk._RUNTIME_BY_FUNC, dk._FUNC_KEYS
+# The order PyTorch lists runtime keys in (its table layout): functionalities in
+# priority order, a per-backend one expanded in place (CPU ... Meta for Dense).
+_TABLE_ORDER = [k for f in range(dk.END_OF_FUNCTIONALITY)
+                for k in (_RUNTIME_BY_FUNC[f] or [_FUNC_KEYS[f]])]
 _ALIAS_COVERAGE = {alias: set(dk.runtime_keys_of_alias(alias))
                    for alias in dk.DispatchKey if dk.is_alias(alias)}
 
@@ -546,9 +550,7 @@ def dump_table(name: str) -> str:
     if entry is None:
         raise RuntimeError(f"Could not find schema for {name}")
     lines = []
-    for key in dk.DispatchKey:
-        if dk.is_alias(key):
-            continue
+    for key in _TABLE_ORDER:
         kernel = entry.table[key]
         if kernel is None:
             continue

@@ -23,7 +23,9 @@ import warnings
 import yaml
 
 from .._core.dispatch_key import DispatchKey
+from .._core.tls import overrides as _overrides
 from .._dispatcher import binding
+from .._dispatcher.torch_function import handle_torch_function, has_torch_function
 from .._dispatcher.dispatcher import KEYSET, UNBOXED, KernelFunction, dispatcher, ops
 from .._dispatcher.schema import parse_schema
 from .._tensor import Tensor, _non_overlapping_and_dense
@@ -351,6 +353,9 @@ def _make_public(name, signatures):
         parse = parsers[0]
 
         def public(*args, **kwargs):
+            if _overrides.on and has_torch_function(args, kwargs):
+                return handle_torch_function(public, args + tuple(kwargs.values()),
+                                             *args, **kwargs)
             try:
                 op, a, k = parse(*args, **kwargs)
             except (NoMatch, TypeError):
@@ -359,6 +364,9 @@ def _make_public(name, signatures):
             return op(*a, **k)
     else:
         def public(*args, **kwargs):
+            if _overrides.on and has_torch_function(args, kwargs):
+                return handle_torch_function(public, args + tuple(kwargs.values()),
+                                             *args, **kwargs)
             for parse in parsers:
                 try:
                     op, a, k = parse(*args, **kwargs)
@@ -417,6 +425,8 @@ def _make_dunder(dunder, method, reflected):
         numbers_too = method.__name__ in binding.NUMBERS_AS_TENSORS
 
         def op(self, other):
+            if _overrides.on:   # overrides see the method (``Tensor.add``), as in torch
+                return op_slow(self, other)
             if isinstance(other, Tensor):
                 return direct(self, other)
             if numbers_too and (type(other) is float or type(other) is int
@@ -425,6 +435,11 @@ def _make_dunder(dunder, method, reflected):
             if not isinstance(other, binding.NUMBER):
                 return NotImplemented
             return method(self, other)
+
+        def op_slow(self, other):
+            if isinstance(other, (Tensor, *binding.NUMBER)) or has_torch_function((other,)):
+                return method(self, other)
+            return NotImplemented
         op.__name__ = op.__qualname__ = dunder
         return op
     if reflected in ("swapped", "function"):
@@ -480,12 +495,18 @@ def _direct_binary_overload(method):
     return signatures[0].op
 
 
+# Where PyTorch's generated bindings live (what ``func.__module__`` says).
+_PYTHON_MODULES = {"torch": "torch", "nn": "torch._C._nn", "linalg": "torch._C._linalg",
+                   "special": "torch._C._special", "fft": "torch._C._fft"}
+
+
 def _install_bindings():
     for (module, name), signatures in _SIGNATURES.items():
         fn = _make_public(name, signatures)
         if module == "method":
             setattr(Tensor, name, fn)
         else:
+            fn.__module__ = _PYTHON_MODULES[module]
             FUNCTIONS[module][name] = fn
     for dunder, (name, reflected) in DUNDERS.items():
         method = getattr(Tensor, name, None)

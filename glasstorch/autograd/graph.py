@@ -328,7 +328,13 @@ def _with_history(t, grad_fn, output_nr, accumulator):
 
 
 def _detached_alias(t):
-    """Same storage, geometry and version counter; no autograd history."""
+    """Same storage, geometry and version counter; no autograd history.  While
+    Python dispatch is involved (a dispatch mode, or a subclass whose data lives in
+    Python attributes) this is the ``detach`` op, as in PyTorch, so the mode sees it
+    and the subclass makes the alias itself."""
+    if _tls.dispatch_modes or t._keys & dk.PYTHON:
+        from .._dispatcher.dispatcher import ops
+        return ops.aten.detach.default(t)
     out = type(t)._make(t._storage, t._shape, t._stride, t._offset, t.dtype, t.device, t._keys)
     out._array = t._array
     out._base = t._base

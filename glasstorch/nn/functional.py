@@ -22,8 +22,11 @@ attention (``scaled_dot_product_attention``, ``multi_head_attention_forward``).
 """
 from __future__ import annotations
 
+import sys
+
 import math
 import warnings
+from .._dispatcher import torch_function as _torch_function
 
 from .._core import dtype as _dt
 from .._ops.registry import FUNCTIONS as _F
@@ -1137,3 +1140,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if reduction == "sum":
         return loss.sum()
     return loss
+
+
+# Every public function here takes part in ``__torch_function__``, as torch's
+# ``has_torch_function`` preambles make them (see ``_dispatcher/torch_function.py``).
+_torch_function.install_module_overrides(sys.modules[__name__])

@@ -11,7 +11,7 @@ import weakref
 from collections import OrderedDict
 
 from .. import _utils
-from .._tensor import Tensor
+from .._tensor import Tensor, _disabled_torch_function_impl
 
 __all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedTensorMixin"]
 
@@ -36,6 +36,9 @@ class _ParameterMeta(type):
 class Parameter(Tensor, metaclass=_ParameterMeta):
     """A tensor that Modules register as a parameter when it is assigned as an
     attribute.  ``requires_grad`` defaults to True, even under ``no_grad``."""
+
+    # ops on a Parameter return plain Tensors, and it takes no part in the protocol
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -108,6 +111,8 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     """A tensor that Modules register as a buffer when it is assigned as an
     attribute; ``persistent=False`` keeps it out of the ``state_dict``.
     ``Buffer(data)`` returns a plain Tensor (a detached alias of ``data``)."""
+
+    __torch_function__ = _disabled_torch_function_impl   # never instantiated
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:

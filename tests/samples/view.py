@@ -223,6 +223,11 @@ def alias(make, lib):
     return (make(2, 3, noncontiguous=True),), {}
 
 
+@sample("aten::lift_fresh")
+def lift_fresh(make, lib):
+    return (make(2, 3),), {}
+
+
 @sample("aten::detach")
 def detach(make, lib):
     return (make(2, 3),), {}

@@ -629,6 +629,13 @@ def alias(self):
     return make_view(self, self._shape, self._stride, self._offset)
 
 
+@kernel("lift_fresh")
+def lift_fresh(self):
+    """``torch.tensor(data)`` passes its fresh result through here: the tensor
+    itself (a dispatch mode or subclass sees a constant enter the program)."""
+    return self
+
+
 @kernel("detach")
 def detach(self):
     """Same memory, no autograd history.  PyTorch doesn't report it as a view
