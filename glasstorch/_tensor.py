@@ -164,6 +164,7 @@ class Tensor:
 
     def as_subclass(self, cls):
         """Same data and metadata, another Python class (no copy, no new storage)."""
+        cls._note_instance()
         out = cls._make(self._storage, self._shape, self._stride, self._offset, self.dtype,
                         self.device, self._keys | cls._python_keys)
         out._array = self._array
@@ -175,6 +176,7 @@ class Tensor:
     def _make_subclass(cls, data, require_grad=False):
         """A ``cls`` instance aliasing ``data`` with no history (shared storage and
         version counter, as ``detach()``): how ``Parameter(t)`` is built."""
+        cls._note_instance()
         out = cls._make(data._storage, data._shape, data._stride, data._offset, data.dtype,
                         data.device, data._keys | cls._python_keys)
         out._array = data._array
@@ -207,6 +209,7 @@ class Tensor:
             (1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0) * dtype.itemsize
         storage = UntypedStorage._meta(nbytes)
         storage.device = dev
+        cls._note_instance()
         out = cls._make(storage, size, stride, int(storage_offset or 0), dtype, dev, keys)
         if requires_grad:
             out.requires_grad_(True)
@@ -223,11 +226,18 @@ class Tensor:
         cls._python_keys = 0 if dispatch is _disabled_torch_dispatch_impl else \
             dk.PYTHON | dk.PYTHON_TLS_SNAPSHOT
         function = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
-        if function is not _disabled_torch_function_impl:
-            overrides.subclasses = True
-            overrides.refresh()
+        cls._overrides_functions = function is not _disabled_torch_function_impl
 
     _python_keys = 0
+    _overrides_functions = False
+
+    @classmethod
+    def _note_instance(cls) -> None:
+        """The first instance of an overriding class turns the override check on
+        (defining a class alone costs nothing: FakeTensor exists from import)."""
+        if cls._overrides_functions and not overrides.subclasses:
+            overrides.subclasses = True
+            overrides.refresh()
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):

@@ -22,6 +22,7 @@ subclass.  Nothing here is paid until an override can exist
 from __future__ import annotations
 
 import functools
+import warnings
 
 from .._core.tls import state as _tls, overrides as _overrides, ALL_DISABLED, SUBCLASSES_DISABLED
 from .._tensor import Tensor, _disabled_torch_function_impl
@@ -109,7 +110,11 @@ def handle_torch_function(public_api, relevant_args, *args, _python_level=False,
         if result is not NotImplemented:
             return result
     for arg in overloaded:
-        result = arg.__torch_function__(public_api, types, args, kwargs)
+        handler = arg.__torch_function__
+        if getattr(handler, "__self__", None) is arg:
+            warnings.warn("Defining your `__torch_function__` as a plain method is deprecated "
+                          "and will be an error in future, please define it as a classmethod.")
+        result = handler(public_api, types, args, kwargs)
         if result is not NotImplemented:
             return result
     listed = "".join(f"  - tensor subclass {t}\n" for t in types)

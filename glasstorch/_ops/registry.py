@@ -425,16 +425,21 @@ def _make_dunder(dunder, method, reflected):
         numbers_too = method.__name__ in binding.NUMBERS_AS_TENSORS
 
         def op(self, other):
-            if _overrides.on:   # overrides see the method (``Tensor.add``), as in torch
-                return op_slow(self, other)
-            if isinstance(other, Tensor):
-                return direct(self, other)
-            if numbers_too and (type(other) is float or type(other) is int
-                                and -_INT64_LIMIT <= other < _INT64_LIMIT):
-                return direct(self, other)
-            if not isinstance(other, binding.NUMBER):
+            # a TypeError becomes NotImplemented, as torch's TypeError_to_NotImplemented_
+            # does, so Python can try the other operand (try is free when nothing raises)
+            try:
+                if _overrides.on:   # overrides see the method (``Tensor.add``), as in torch
+                    return op_slow(self, other)
+                if isinstance(other, Tensor):
+                    return direct(self, other)
+                if numbers_too and (type(other) is float or type(other) is int
+                                    and -_INT64_LIMIT <= other < _INT64_LIMIT):
+                    return direct(self, other)
+                if not isinstance(other, binding.NUMBER):
+                    return NotImplemented
+                return method(self, other)
+            except TypeError:
                 return NotImplemented
-            return method(self, other)
 
         def op_slow(self, other):
             if isinstance(other, (Tensor, *binding.NUMBER)) or has_torch_function((other,)):
