@@ -12,6 +12,7 @@ Where things live:
     function.py       custom autograd.Function
     anomaly_mode.py   detect_anomaly
     gradcheck.py      finite-difference checks
+    graph_viz.py      make_dot: the graph drawn as DOT and SVG (torchviz's API, built in)
 
 ``backward`` and ``grad`` below turn tensors into root edges and seeds and hand
 them to the engine.
@@ -208,3 +209,11 @@ from .function import Function, FunctionCtx, InplaceFunction, once_differentiabl
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401
 from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: E402,F401
 from . import function  # noqa: E402,F401
+
+
+def __getattr__(name):
+    """``make_dot`` (graph_viz.py) is loaded on first use: most programs never draw."""
+    if name == "make_dot":
+        from .graph_viz import make_dot
+        return make_dot
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
