@@ -42,10 +42,30 @@ def _cpu_id() -> str:
         return platform.processor()
 
 
+def user_cache_root() -> str:
+    """``$XDG_CACHE_HOME`` or ``~/.cache``: where compiled code is kept between runs."""
+    return os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+
+
 def _cache_dir() -> str:
-    root = os.environ.get("GLASSTORCH_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "glasstorch")
-    return root
+    return os.environ.get("GLASSTORCH_CACHE_DIR") or os.path.join(user_cache_root(), "glasstorch")
+
+
+def compile_to(command: list, path: str) -> subprocess.CompletedProcess:
+    """Run the compiler ``command`` with ``-o`` a temporary file beside ``path``,
+    then move it to ``path`` atomically, so a concurrent reader sees either no
+    file or a whole one.  On failure nothing is left behind; the completed
+    process (with the compiler's output) is returned either way."""
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=os.path.splitext(path)[1], dir=directory)
+    os.close(fd)
+    result = subprocess.run([*command, "-o", tmp], capture_output=True, text=True)
+    if result.returncode != 0:
+        os.unlink(tmp)
+    else:
+        os.replace(tmp, path)
+    return result
 
 
 def _build():
@@ -57,16 +77,9 @@ def _build():
     key = hashlib.sha256(source + " ".join(_FLAGS).encode() + _cpu_id().encode()).hexdigest()[:16]
     directory = _cache_dir()
     path = os.path.join(directory, f"native-{key}.so")
-    if not os.path.exists(path):
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".so", dir=directory)
-        os.close(fd)
-        result = subprocess.run([compiler, *_FLAGS, _SOURCE, "-o", tmp, "-lm"],
-                                capture_output=True, text=True)
-        if result.returncode != 0:
-            os.unlink(tmp)
-            return None
-        os.replace(tmp, path)  # atomic: concurrent first uses are safe
+    if not os.path.exists(path) and \
+            compile_to([compiler, *_FLAGS, _SOURCE, "-lm"], path).returncode != 0:
+        return None
     lib = _load_passive(path)
     f32p = ctypes.POINTER(ctypes.c_float)
     i64 = ctypes.c_int64
