@@ -6,7 +6,9 @@ PyTorch's CPU-only build raises.
 """
 from __future__ import annotations
 
-__all__ = ["is_available", "device_count", "is_initialized", "current_device",
+import sys
+
+__all__ = ["amp", "is_available", "device_count", "is_initialized", "current_device",
            "manual_seed", "manual_seed_all", "synchronize"]
 
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
@@ -61,3 +63,9 @@ def manual_seed(seed) -> None:
 
 def manual_seed_all(seed) -> None:
     """No-op without CUDA."""
+
+
+# torch.cuda.amp: the deprecated CUDA spellings of torch.amp.  This module is not a
+# package, so the submodule is registered by name for ``import torch.cuda.amp``.
+from .amp import cuda_amp as amp  # noqa: E402
+sys.modules[__name__ + ".amp"] = amp
