@@ -158,3 +158,26 @@ def _dispatch_tls_is_dispatch_key_included(key) -> bool:
 
 def _dispatch_tls_is_dispatch_key_excluded(key) -> bool:
     return bool(_tls.excluded & DispatchKeySet(key).repr & ~_dk.BACKEND_MASK)
+
+
+# -- autocast (torch/csrc/autograd/init.cpp's autocast bindings) ---------------------
+
+def _autocast_supported_devices() -> list:
+    return ["cpu", "cuda", "mtia", "maia", "xpu", "ipu", "hpu", "xla", "privateuseone", "mps"]
+
+
+def _is_autocast_available(device_type: str) -> bool:
+    from .amp.autocast_state import is_autocast_available
+    return is_autocast_available(device_type)
+
+
+def _is_any_autocast_enabled() -> bool:
+    """Is some device's Autocast key out of this thread's excluded set?"""
+    return (_tls.excluded & _dk.AUTOCAST_KEYS) != _dk.AUTOCAST_KEYS
+
+
+class _DisableAutocast(_ExcludeDispatchKeyGuard):
+    """``with _DisableAutocast():`` every Autocast key excluded for the block."""
+
+    def __init__(self):
+        self._cm = _exclude_keys(_dk.AUTOCAST_KEYS)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib
 
+import pytest
+
 from hypothesis import given, strategies as st
 
 from .test_autograd_function import differential, raised, returned
@@ -275,3 +277,20 @@ def test_checkpoint_sequential():
             out.append(str(e))
         return out
     assert len(differential(scenario)[-1]) == 1
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_recompute_under_the_forwards_autocast_state(use_reentrant):
+    """Backward recomputes under the forward's CPU autocast (bf16 matmuls), so the
+    gradients equal torch's."""
+    def scenario(lib):
+        w = lib.tensor([[0.5, -1.25], [2.0, 0.75]], requires_grad=True)
+        x = lib.tensor([[1.0, 2.0], [3.0, -4.0]], requires_grad=True)
+
+        def block(a):
+            return (a @ w).relu() @ w
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            out = lib.utils.checkpoint.checkpoint(block, x, use_reentrant=use_reentrant)
+        out.float().sum().backward()
+        return out.dtype, x.grad, w.grad
+    differential(scenario)

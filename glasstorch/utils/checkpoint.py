@@ -25,8 +25,12 @@ forward; its backward reruns ``fn`` with grad on detached inputs and calls
 ``autograd.backward`` on that fresh graph, so it does not support
 ``autograd.grad`` or ``backward(inputs=...)``.
 
-Not here (PyTorch has them): accelerator RNG states, autocast state, the op
-logs of ``debug=True``, selective checkpointing policies.
+Recomputation runs under the forward's CPU autocast state (enabled, dtype,
+cache), as PyTorch's does, so recomputed activations have the dtypes the
+forward saw.
+
+Not here (PyTorch has them): accelerator RNG states, the op logs of
+``debug=True``, selective checkpointing policies.
 """
 from __future__ import annotations
 
@@ -82,6 +86,16 @@ def noop_context_fn():
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
+def _forward_autocast():
+    """A context manager factory that re-enters this moment's CPU autocast state."""
+    from ..amp import autocast
+    from ..amp.autocast_state import (get_autocast_dtype, is_autocast_cache_enabled,
+                                      is_autocast_enabled)
+    state = dict(enabled=is_autocast_enabled("cpu"), dtype=get_autocast_dtype("cpu"),
+                 cache_enabled=is_autocast_cache_enabled())
+    return lambda: autocast("cpu", **state)
+
+
 def detach_variable(inputs):
     """Detached copies of the tensors in ``inputs`` keeping their requires_grad."""
     if not isinstance(inputs, tuple):
@@ -113,6 +127,7 @@ class CheckpointFunction(Function):
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
+        ctx.autocast = _forward_autocast()
         if preserve_rng_state:
             ctx.fwd_cpu_state = get_rng_state()
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
@@ -136,7 +151,7 @@ class CheckpointFunction(Function):
             if ctx.preserve_rng_state:
                 set_rng_state(ctx.fwd_cpu_state)
             detached = detach_variable(tuple(inputs))
-            with enable_grad():
+            with enable_grad(), ctx.autocast():
                 outputs = ctx.run_function(*detached)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
@@ -333,12 +348,13 @@ def _checkpoint_without_reentrant(fn, preserve_rng_state, context_fn, determinis
     metadata_fn = _allowed_determinism_checks_to_fns[determinism_check]
     forward_context, recompute_context = context_fn()
     fwd_cpu_state = get_rng_state() if preserve_rng_state else None
+    forward_autocast = _forward_autocast()
 
     def recompute_fn(*inputs):
         with fork_rng(enabled=preserve_rng_state):
             if preserve_rng_state:
                 set_rng_state(fwd_cpu_state)
-            with recompute_context:
+            with recompute_context, forward_autocast():
                 fn(*inputs, **kwargs)
 
     if not is_grad_enabled():
