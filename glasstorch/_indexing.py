@@ -238,9 +238,10 @@ def _getitem(self, index):
 def _scalar_tensor(value, dtype):
     """A 0-dim CPU tensor of ``dtype`` holding a Python number (PyTorch's
     valueToTensor: made outside dispatch, like ``torch.tensor``)."""
+    from ._creation import _lift_fresh
     out = empty_tensor((), dtype, _CPU)
     out._np()[()] = checked_convert(value, dtype)   # out of range: PyTorch's error
-    return out
+    return _lift_fresh(out)                         # (a dispatch mode sees it lifted)
 
 
 def _strip_leading_ones(value):

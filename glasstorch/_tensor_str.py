@@ -306,7 +306,8 @@ def tensor_repr(t, *, tensor_contents=None) -> str:
     has_default_dtype = t.dtype in (default, default_complex, dt.int64, dt.bool_)
     shape = tuple(t.shape)
 
-    if device.type == "meta":
+    from ._subclasses.fake_tensor import FakeTensor
+    if device.type == "meta" or isinstance(t, FakeTensor):   # no values to show
         suffixes.append("size=" + str(shape))
         if t.dtype != default:
             suffixes.append("dtype=" + repr(t.dtype))
@@ -335,7 +336,7 @@ def tensor_repr(t, *, tensor_contents=None) -> str:
         suffixes.append("requires_grad=True")
 
     text = _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=False)
-    if not plain and _is_parameter_class(cls):
+    if not plain and (_is_parameter_class(cls) or getattr(t, "_is_param", False)):
         text = f"Parameter({text})"
     return text
 

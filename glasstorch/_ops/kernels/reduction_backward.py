@@ -7,6 +7,7 @@ gradients come from those ops'):
 """
 from __future__ import annotations
 
+from ..._core import dispatch_key as dk
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..structured import wrap_dim
@@ -49,7 +50,8 @@ def cumprod_backward(grad, input, dim, output):
       derivative, so
     * zeros with grad mode on (double backward) use the products with x_k
       omitted directly, one position k at a time.
-    The Meta device cannot read values: it takes the data-independent paths.
+    Meta tensors and ``__torch_dispatch__`` subclasses (FakeTensor) have no
+    values to read: they take the data-independent paths.
     """
     if input.numel() <= 1:
         return grad
@@ -60,7 +62,8 @@ def cumprod_backward(grad, input, dim, output):
     input_conj, output_conj = _conj(input), _conj(output)
     w = aten.mul.Tensor(output_conj, grad)
     is_zero = aten.eq.Scalar(input, 0)
-    if input.device.type != "meta" and not aten.any.default(is_zero).item():
+    if input.device.type != "meta" and not input._keys & dk.PYTHON and \
+            not aten.any.default(is_zero).item():
         return aten.div.Tensor(_reversed_cumsum(w, dim), input_conj)
     if not _tls.grad_enabled:
         grad_input = aten.zeros.default(list(input.shape), dtype=grad.dtype, device=grad.device)
