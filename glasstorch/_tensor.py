@@ -467,6 +467,8 @@ class Tensor:
 
     def numpy(self, *, force=False) -> np.ndarray:
         """Zero-copy on CPU: writes through the array are seen by the tensor."""
+        if self._keys & dk.PYTHON:
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
         if self.device.type != "cpu":
             raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
@@ -476,6 +478,8 @@ class Tensor:
         return self._np()
 
     def __array__(self, dtype=None, copy=None):
+        if self._keys & dk.PYTHON:
+            raise RuntimeError(".numpy() is not supported for tensor subclasses.")
         array = self._cpu_array()
         return array.astype(dtype) if dtype is not None else array
 
@@ -498,7 +502,7 @@ class Tensor:
         return Tensor._repr_impl(self, tensor_contents=tensor_contents)
 
     def __format__(self, spec):
-        if self.dim() == 0 and self.device.type != "meta":
+        if self.dim() == 0 and self.device.type != "meta" and type(self) is Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -520,6 +524,13 @@ _new = object.__new__
 _wrap_storage = UntypedStorage._wrap
 _CPU_KEYS = _KEYS["cpu", True]
 _CPU_KEYS_INFERENCE = _KEYS["cpu", False]
+
+
+# c10's ``is_wrapped_number`` flag, kept beside the tensors (they have fixed slots):
+# id of a 0-dim tensor that stands for a Python number -> that number.  Only
+# tensors that live for the whole process are entered (autograd's cached ones),
+# so an id is never reused.  ``__torch_dispatch__`` handlers get the number back.
+wrapped_numbers: dict = {}
 
 
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):

@@ -949,8 +949,6 @@ def test_dispatch_modes_see_custom_ops(ops):
     differential(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="the Python key fallback (_dispatcher/python_key.py) "
-                   "does not consult simple_registry.find_torch_dispatch_rule yet")
 def test_register_torch_dispatch_rule(ops):
     def scenario(lib):
         Tensor = lib.Tensor
@@ -971,8 +969,6 @@ def test_register_torch_dispatch_rule(ops):
     differential(scenario)
 
 
-@pytest.mark.xfail(strict=True, reason="no backend fallback at Meta yet (PyTorch's "
-                   "MetaFallbackKernel; see the issue-5 report)")
 def test_library_op_without_meta_kernel_on_meta_tensors(ops):
     def scenario(lib):
         library = ops.library(lib)

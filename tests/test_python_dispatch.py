@@ -279,3 +279,19 @@ def test_layer_functionals_log_pytorchs_ops(op):
             out.sum().backward()
         return log
     differential(scenario)
+
+
+def test_user_mode_outside_fake_mode_still_sees_ops_first():
+    """FakeTensorMode is an infrastructure mode: it sits below user modes, so a
+    logging mode entered first still sees every op (and gets fake results)."""
+    def scenario(lib):
+        lib = _import_dispatch(lib)
+        __import__(f"{lib.__name__}._subclasses.fake_tensor")
+        log = []
+        with _logger(lib, log)():
+            with lib._subclasses.fake_tensor.FakeTensorMode():
+                x = lib.ones(2, 3)
+                y = (x @ x.t()).relu()
+        # (torch's fake mm asks ``prim.device`` of its inputs: an implementation detail)
+        return [n for n in log if "._ops.prim." not in n], type(y).__name__, tuple(y.shape)
+    differential(scenario)

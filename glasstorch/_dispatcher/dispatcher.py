@@ -399,6 +399,14 @@ class OpOverload:
     def name(self) -> str:
         return self._name
 
+    def decompose(self, *args, **kwargs):
+        """Run the op's CompositeImplicitAutograd kernel (its decomposition into
+        other ops), or return NotImplemented if it has none."""
+        kernels = self._entry.kernels.get(DispatchKey.CompositeImplicitAutograd)
+        if not kernels:
+            return NotImplemented
+        return _invoke(self, 0, kernels[0], args, kwargs)
+
     @property
     def namespace(self) -> str:
         return self._schema.name.partition("::")[0]

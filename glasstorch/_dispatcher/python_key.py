@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from .._core import dispatch_key as dk
 from .._core.tls import state as _tls
-from .._tensor import Tensor
+from .._tensor import Tensor, wrapped_numbers
 
 __all__ = ["python_fallback", "push_dispatch_mode", "pop_dispatch_mode", "dispatch_types"]
 
@@ -32,18 +32,31 @@ _BELOW_AUTOGRAD = dk.AUTOGRAD_KEYS | dk.ADINPLACEORVIEW
 
 
 def push_dispatch_mode(mode) -> None:
-    _tls.dispatch_modes = _tls.dispatch_modes + (mode,)
-    _tls.included = _tls.included | _PYTHON_KEYS
+    """Push ``mode``; an infrastructure mode (FakeTensorMode: ``is_infra_mode()``)
+    goes below every user mode, so user modes always see ops first."""
+    stack = _tls.dispatch_modes
+    if getattr(mode, "is_infra_mode", None) is not None and mode.is_infra_mode():
+        users = sum(1 for m in stack if not m.is_infra_mode())
+        stack = stack[:len(stack) - users] + (mode,) + stack[len(stack) - users:]
+    else:
+        stack = stack + (mode,)
+    _set_stack(stack)
 
 
-def pop_dispatch_mode():
+def pop_dispatch_mode(mode=None):
+    """Remove ``mode`` (the innermost one when not given) and return it."""
     stack = _tls.dispatch_modes
     if not stack:
         raise RuntimeError("Trying to pop from an empty mode stack")
-    _tls.dispatch_modes = stack[:-1]
-    if len(stack) == 1:
-        _tls.included = _tls.included & ~_PYTHON_KEYS
-    return stack[-1]
+    index = len(stack) - 1 if mode is None else \
+        max(i for i, m in enumerate(stack) if m is mode)
+    _set_stack(stack[:index] + stack[index + 1:])
+    return stack[index]
+
+
+def _set_stack(stack) -> None:
+    _tls.dispatch_modes = stack
+    _tls.included = (_tls.included | _PYTHON_KEYS) if stack else (_tls.included & ~_PYTHON_KEYS)
 
 
 def dispatch_types(args, kwargs) -> tuple:
@@ -62,20 +75,26 @@ def dispatch_types(args, kwargs) -> tuple:
 
 def python_fallback(op, keyset, args, kwargs):
     """The boxed kernel registered at the Python key for every operator."""
-    excluded = _tls.excluded
+    excluded, stack = _tls.excluded, _tls.dispatch_modes
     _tls.excluded = excluded | _BELOW_AUTOGRAD
     try:
         types = dispatch_types(args, kwargs)
-        if _tls.dispatch_modes:
-            mode = pop_dispatch_mode()
+        args = tuple(_as_python_number(a) for a in args)
+        if stack:
+            mode = stack[-1]
+            _set_stack(stack[:-1])          # popped while its handler runs
             try:
-                result = mode.__torch_dispatch__(op, types, args, kwargs)
+                rule = _torch_dispatch_rule(op, type(mode))
+                result = rule(mode, op, types, args, kwargs) if rule is not None else \
+                    mode.__torch_dispatch__(op, types, args, kwargs)
             finally:
-                push_dispatch_mode(mode)
+                _set_stack(stack)
             if result is not NotImplemented:
                 return result
         for cls in types:
-            result = cls.__torch_dispatch__(op, types, args, kwargs)
+            rule = _torch_dispatch_rule(op, cls)
+            result = rule(cls, op, types, args, kwargs) if rule is not None else \
+                cls.__torch_dispatch__(op, types, args, kwargs)
             if result is not NotImplemented:
                 return result
     finally:
@@ -84,3 +103,22 @@ def python_fallback(op, keyset, args, kwargs):
     raise TypeError(f"Multiple dispatch failed for 'torch._ops.{op}'; all __torch_dispatch__ "
                     f"handlers returned NotImplemented:\n\n{listed}\n"
                     "For more information, try re-running with TORCH_LOGS=not_implemented")
+
+
+def _as_python_number(value):
+    """A wrapped number (``x * 2``'s 2 saved for backward) reaches handlers as the
+    Python number it stands for, as in PyTorch."""
+    if value.__class__ is Tensor and not value._shape:
+        number = wrapped_numbers.get(id(value), _NOT_WRAPPED)
+        if number is not _NOT_WRAPPED:
+            return number
+    return value
+
+
+_NOT_WRAPPED = object()
+
+
+def _torch_dispatch_rule(op, cls):
+    """A rule ``torch.library.register_torch_dispatch`` gave ``op`` for ``cls``."""
+    from .._library.simple_registry import find_torch_dispatch_rule
+    return find_torch_dispatch_rule(op, cls)

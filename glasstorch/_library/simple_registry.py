@@ -59,4 +59,5 @@ class GenericTorchDispatchRuleHolder:
 def find_torch_dispatch_rule(op, torch_dispatch_class):
     """The rule registered for ``op`` and ``torch_dispatch_class``, or None: what
     the Python dispatch layer asks before calling ``__torch_dispatch__``."""
-    return singleton.find(op._name).torch_dispatch_rules.find(torch_dispatch_class)
+    entry = singleton._data.get(op._name)     # (looking must not create entries)
+    return None if entry is None else entry.torch_dispatch_rules.find(torch_dispatch_class)

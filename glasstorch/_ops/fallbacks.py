@@ -12,10 +12,13 @@ kernel of its own there, at no cost: the key's bit is masked out of the set.
                        mode "nothing"; the autograd layer registers real kernels)
     PythonTLSSnapshot  fallthrough (the Python fallback sets the state it needs)
 
-and one real boxed fallback:
+and two real boxed fallbacks:
 
     Python             hands the call to TorchDispatchModes and ``__torch_dispatch__``
                        (``_dispatcher/python_key.py``)
+    Meta               an op with no Meta kernel (only user ops can lack one: the
+                       registry refuses aten ops Meta cannot run) raises PyTorch's
+                       "no fake impl" error
 """
 from __future__ import annotations
 
@@ -33,3 +36,14 @@ def register_builtin_fallbacks() -> None:
         dispatcher.register_fallback(DispatchKey[name], kernel)
     dispatcher.register_fallback(DispatchKey.Python, KernelFunction(
         python_fallback, BOXED, "registered at glasstorch/_dispatcher/python_key.py"))
+    dispatcher.register_fallback(DispatchKey.Meta, KernelFunction(
+        _meta_fallback, BOXED, "registered at glasstorch/_ops/fallbacks.py"))
+
+
+def _meta_fallback(op, keyset, args, kwargs):
+    raise NotImplementedError(
+        f"{op._name}: attempted to run this operator with Meta tensors, but there was no fake "
+        "impl or Meta kernel registered. You may have run into this message while using an "
+        "operator with PT2 compilation APIs (torch.compile/torch.export); in order to use this "
+        "operator with those APIs you'll need to add a fake impl. Please see the following for "
+        "next steps:  https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")

@@ -41,8 +41,9 @@ from .._core import dtype as dt
 from .._core.device import device as Device
 from .._core.storage import UntypedStorage
 from .._core.tls import default_device, exclude_keys
-from .._dispatcher.dispatcher import _invoke, ops
-from .._tensor import Tensor, _disabled_torch_function_impl, keys_for_device, version_counter
+from .._dispatcher.dispatcher import ops
+from .._tensor import (Tensor, _disabled_torch_function_impl, keys_for_device, version_counter,
+                       wrapped_numbers)
 from ..autograd.grad_mode import enable_grad
 from ..utils._python_dispatch import (TorchDispatchMode, _get_current_dispatch_mode,
                                       _get_current_dispatch_mode_stack, _pop_mode, _push_mode)
@@ -199,19 +200,6 @@ class FakeTensor(Tensor):
         with fake_mode:
             return func(*args, **(kwargs or {}))
 
-    @property
-    def data(self):
-        """PyTorch's ``.data`` of a ``__torch_dispatch__`` tensor is asked of the
-        handler (``aten.detach``): a FakeTensor, with no history and its own
-        version counter."""
-        out = aten.detach.default(self)
-        out._base = None
-        out._version_counter = None
-        return out
-
-    @data.setter
-    def data(self, value) -> None:
-        Tensor.data.fset(self, value)
 
     def tolist(self):
         """Element by element through ``item()``: data-dependent unless constant."""
@@ -221,11 +209,6 @@ class FakeTensor(Tensor):
             return [element.item() for element in self]
         return [element.tolist() for element in self]
 
-    def numpy(self, *, force=False):
-        raise RuntimeError(".numpy() is not supported for tensor subclasses.")
-
-    def __array__(self, dtype=None, copy=None):
-        return self.numpy()
 
 
 def is_fake(x) -> bool:
@@ -397,7 +380,7 @@ class FakeTensorMode(TorchDispatchMode):
             self._invalidate_written_constants(func, args, kwargs)
         if func._entry.has_kernel(_COMPOSITE_IMPLICIT):
             with self:          # its pieces come back here one by one
-                return _decompose(func, args, kwargs)
+                return func.decompose(*args, **kwargs)
         _check_data_dependence(func, name, args, kwargs)
         if func.namespace not in _BUILTIN_NAMESPACES:
             return self._run_fake_impl(func, args, kwargs)
@@ -523,8 +506,7 @@ def _is_wrapped_number(t) -> bool:
     """Autograd saves a Python number given for a Tensor argument as a 0-dim CPU
     tensor (``variable_type._wrapped_number``) and formulas pass it on; PyTorch's
     handlers see a wrapped number as the number itself."""
-    from ..autograd.variable_type import _WRAPPED
-    return not t._shape and any(t is w for w in _WRAPPED.values())
+    return not t._shape and id(t) in wrapped_numbers
 
 
 def _may_turn_const(t) -> bool:
@@ -536,14 +518,6 @@ def _no_python_dispatch():
     """Compute below every dispatch mode and subclass (PyTorch's no_dispatch)."""
     with exclude_keys(_PYTHON_KEYS):
         yield
-
-
-def _decompose(func, args, kwargs):
-    """PyTorch's ``OpOverload.decompose``: run the op's CompositeImplicitAutograd
-    kernel (it reaches a mode whole when autograd is off: inference mode, or
-    inside a handler)."""
-    kernel = func._entry.kernels[_COMPOSITE_IMPLICIT][0]
-    return _invoke(func, 0, kernel, args, kwargs)
 
 
 def _check_data_dependence(func, name, args, kwargs) -> None:

@@ -389,7 +389,14 @@ def _is_inference_method(self) -> bool:
 
 def _data_get(self):
     """A plain Tensor (whatever ``self``'s class) sharing storage, with no history
-    and a fresh version counter, as PyTorch's ``variable_data()``."""
+    and a fresh version counter, as PyTorch's ``variable_data()``.  A tensor with
+    a ``__torch_dispatch__`` makes its own, through the ``detach`` op."""
+    if self._keys & dk.PYTHON:
+        from .._dispatcher.dispatcher import ops
+        out = ops.aten.detach.default(self)
+        out._base = None
+        out._version_counter = None
+        return out
     out = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype,
                        self.device, self._keys)
     out._array = self._array

@@ -34,7 +34,7 @@ from .._dispatcher.dispatcher import _observers as _dispatch_observers
 from .._dispatcher.dispatcher import _traces as _dispatch_traces
 from .._dispatcher.schema import NO_DEFAULT
 from .._ops import derivatives as derivatives_yaml
-from .._tensor import Tensor
+from .._tensor import Tensor, wrapped_numbers
 from . import anomaly_mode
 from .formulas import FORMULA_GLOBALS
 from .graph import AccumulateGrad, Node, SavedVariable, _sequence, is_inference, version_counter
@@ -457,6 +457,7 @@ def _wrapped_number(value):
         out._np()[()] = checked_convert(value, dtype)
         if len(_WRAPPED) < 1024:
             _WRAPPED[key] = out
+            wrapped_numbers[id(out)] = value
     return out
 
 

@@ -42,7 +42,7 @@ class TorchDispatchMode:
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
-        _pop_mode()
+        pop_dispatch_mode(self)
 
     @classmethod
     def push(cls, *args, **kwargs):
@@ -74,7 +74,7 @@ def _push_mode(mode) -> None:
 
 
 def _pop_mode(k=None):
-    return pop_dispatch_mode()
+    return pop_dispatch_mode(k if isinstance(k, TorchDispatchMode) else None)
 
 
 @contextlib.contextmanager
