@@ -212,8 +212,9 @@ def _backend_ops(trace):
         if inside is not None and depth > inside:
             continue
         inside = None
-        name, key = re.search(r"op=\[aten::([^\]]+)\], key=\[(\w+)\]", line).groups()
-        if key == "CPU":
+        namespace, name, key = re.search(r"op=\[(\w+)::([^\]]+)\], key=\[(\w+)\]",
+                                         line).groups()
+        if key == "CPU" and namespace == "aten":   # (not the record_function ops)
             ops.append(name)
             inside = depth
     return ops

@@ -17,7 +17,8 @@ node, ``validate_outputs`` (sum_to broadcast shapes, cast dtypes, PyTorch's
 errors otherwise), post-hooks (what hooks return is checked as PyTorch checks
 it); then saved tensors are freed unless ``keep_graph``.  Grad mode during the
 pass equals ``create_graph``.  An error while evaluating a node is reported
-with the node's forward stack in anomaly mode.
+with the node's forward stack in anomaly mode.  While a profiler records, each
+node's step and its ``apply`` are reported to it (``node_observers``).
 """
 from __future__ import annotations
 
@@ -164,7 +165,11 @@ def _run(task, root, root_buffer, dependencies) -> None:
         node = heapq.heappop(heap)[2]
         running_nodes.append(node)
         try:
-            _evaluate_function(task, node, buffers.pop(node), buffers, dependencies, heap)
+            if node_observers:
+                _observed(node, "evaluate_function", _evaluate_function, task, node,
+                          buffers.pop(node), buffers, dependencies, heap)
+            else:
+                _evaluate_function(task, node, buffers.pop(node), buffers, dependencies, heap)
         except Exception:
             anomaly_mode.report_error(node)
             raise
@@ -177,6 +182,24 @@ def _run(task, root, root_buffer, dependencies) -> None:
 # The nodes being evaluated, innermost last: a node created meanwhile
 # (create_graph) records the running one as its anomaly-mode parent.
 running_nodes: list = []
+
+# Observers of the backward pass (the profiler, while it records): each gets
+# ``node_enter(node, what, args)`` and ``node_exit(node, what)`` around a
+# node's whole step (what == "evaluate_function") and around its ``apply``
+# (what == "apply"), where PyTorch's engine opens its RecordFunction ranges
+# "autograd::engine::evaluate_function: MmBackward0" and "MmBackward0".
+node_observers: list = []
+
+
+def _observed(node, what, fn, *args):
+    observers = list(node_observers)
+    for observer in observers:
+        observer.node_enter(node, what, args)
+    try:
+        return fn(*args)
+    finally:
+        for observer in reversed(observers):
+            observer.node_exit(node, what)
 
 
 def _evaluate_function(task, node, grads, buffers, dependencies, heap) -> None:
@@ -258,7 +281,8 @@ def _call_function(node, grads, keep_graph):
         for fn in list(pre_hooks.values()):
             grads = _checked_node_hook_result(fn, grads, fn(tuple(grads)))
     inputs_for_post = tuple(grads) if node._post_hooks else None
-    outputs = validate_outputs(node, node.apply(grads))
+    grads_out = _observed(node, "apply", node.apply, grads) if node_observers else node.apply(grads)
+    outputs = validate_outputs(node, grads_out)
     post_hooks = node._post_hooks
     if post_hooks:
         for fn in list(post_hooks.values()):

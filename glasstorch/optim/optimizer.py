@@ -220,7 +220,8 @@ class Optimizer:
 
     @staticmethod
     def profile_hook_step(func):
-        """Wrap a ``step`` so the global and per-optimizer step hooks run around it."""
+        """Wrap a ``step`` so the global and per-optimizer step hooks run around it,
+        and the step is a ``record_function`` range (a profiler row, as in PyTorch)."""
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self = args[0]
@@ -233,8 +234,10 @@ class Optimizer:
                     else:
                         raise RuntimeError(f"{func} must return None or a tuple of "
                                            f"(new_args, new_kwargs), but got {result}.")
-            out = func(*args, **kwargs)
-            self._optimizer_step_code()
+            from ..autograd.profiler import record_function
+            with record_function(f"Optimizer.step#{self.__class__.__name__}.step"):
+                out = func(*args, **kwargs)
+                self._optimizer_step_code()
             for post_hook in chain(self._optimizer_step_post_hooks.values(),
                                    _global_optimizer_post_hooks.values()):
                 post_hook(self, args, kwargs)
@@ -421,7 +424,10 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients: drop them (default) or detach and zero them in place."""
-        _reset_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
+        from ..autograd.profiler import record_function
+        with record_function(self._zero_grad_profile_name):
+            _reset_grads((p for group in self.param_groups for p in group["params"]),
+                         set_to_none)
 
     def add_param_group(self, param_group) -> None:
         """Add a group of parameters (with its own options) to ``param_groups``."""
