@@ -9,7 +9,11 @@
    ``OpCounter`` observer); the autograd graph the forward recorded (nodes
    reachable from ``loss.grad_fn``, by type); and the CPU allocator's books
    (bytes live, peak, allocations).
-3. A walkthrough of the layers underneath: a tensor's storage and strides,
+3. The extension points at work on the trained model: the profiler's table
+   for one step (and a chrome trace), a TorchDispatchMode's log of an MLP
+   block, FakeTensorMode running the model on a batch never allocated,
+   autocast's dtypes, and the autograd graph written as SVG.
+4. A walkthrough of the layers underneath: a tensor's storage and strides,
    the dispatch keys, one call end to end, a composite op, grad modes, and
    the meta device.
 
@@ -147,6 +151,69 @@ def watch_one_step(model, data) -> None:
     print(f"allocations during the step:        {stats.allocations - allocations_before}")
 
 
+def extension_points(torch, model, data) -> None:
+    """The seams the dispatcher offers, each used on the trained model."""
+    import tempfile
+    from glasstorch.autograd.graph_viz import make_dot
+    from glasstorch.profiler import ProfilerActivity, profile, record_function
+    from glasstorch._subclasses.fake_tensor import FakeTensorMode
+    from glasstorch.utils._python_dispatch import TorchDispatchMode
+
+    cfg = model.config
+    idx, targets = data.batch("train", 16, cfg.block_size)
+    optimizer = model.configure_optimizers(weight_decay=0.1, learning_rate=1e-4, betas=(0.9, 0.99))
+    out_dir = pathlib.Path(tempfile.gettempdir())
+
+    _section("the profiler (a dispatcher observer): one training step")
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with record_function("forward"):
+            _, loss = model(idx, targets)
+        with record_function("backward"):
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=8))
+    trace = out_dir / "glasstorch-demo-trace.json"
+    prof.export_chrome_trace(str(trace))
+    print(f"chrome trace (open in ui.perfetto.dev): {trace}")
+
+    _section("a TorchDispatchMode: what reaches the kernels for one block's MLP")
+
+    class Logger(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+    x = torch.randn(2, cfg.n_embd)
+    with Logger() as logger:
+        model.transformer.h[0].mlp(x)
+    print("  " + " -> ".join(logger.ops))
+
+    _section("FakeTensorMode: the model on a batch that is never allocated")
+    with FakeTensorMode(allow_non_fake_inputs=True) as fake:   # (the weights stay real)
+        big = fake.from_tensor(torch.zeros(4096, cfg.block_size, dtype=torch.long))
+        logits, loss = model(big, big)
+    print(f"logits: {type(logits).__name__} of shape {tuple(logits.shape)}, {logits.dtype} "
+          f"(it would need {_mb(logits.numel() * logits.element_size())}; no byte was "
+          f"allocated); loss: {type(loss).__name__}, shape {tuple(loss.shape)}")
+
+    _section("autocast (a dispatch key): the forward in bfloat16")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logits, loss = model(idx, targets)
+    print(f"logits {logits.dtype}, loss {loss.dtype} (matmuls ran in bfloat16; "
+          "cross_entropy is on the fp32 list)")
+
+    _section("the autograd graph, drawn")
+    _, loss = model(idx, targets)
+    dot = make_dot(loss, params=dict(model.named_parameters()))
+    svg = out_dir / "glasstorch-demo-graph.svg"
+    svg.write_bytes(dot.pipe(format="svg"))
+    print(f"{dot.source.count('->')} edges; DOT with dot.source, SVG written to {svg}")
+
+
 # -- 3. the layers underneath ----------------------------------------------------------
 
 def walkthrough(torch) -> None:
@@ -234,6 +301,7 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     model, data = train_and_sample(args)
     watch_one_step(model, data)
+    extension_points(torch, model, data)
     walkthrough(torch)
     print(f"\ndemo finished in {time.perf_counter() - started:.1f} s")
     return 0

@@ -71,6 +71,13 @@ def test_demo_trains_samples_and_shows_the_runtime(runs):
     assert nodes and int(nodes[1]) > 50 and nodes[2] == "NllLossBackward0"
     assert re.search(r"AccumulateGrad +28\b", out)      # one per parameter, the tied weight once
     assert re.search(r"peak during the step: +[\d.]+ MB", out)
+    # the extension points: profiler rows, a dispatch mode's log, FakeTensor, autocast, SVG
+    assert "Optimizer.step#AdamW.step" in out and "Self CPU time total:" in out
+    assert "aten.t.default -> aten.addmm.default -> aten.gelu.default" in out
+    assert "logits: FakeTensor of shape (4096, 32, 60)" in out
+    assert "logits torch.bfloat16, loss torch.float32" in out
+    svg = re.search(r"SVG written to (\S+)", out)[1]
+    assert open(svg).read().startswith("<?xml")
     # the walkthrough underneath
     assert "[call] op=[aten::add.Tensor], key=[AutogradCPU]" in out
     assert "demo finished in" in out
