@@ -15,7 +15,7 @@ import glasstorch
 from glasstorch._dispatcher import dispatch_trace
 from glasstorch._dispatcher.op_counter import OpCounter
 
-from .differential import differential, raised, run
+from .differential import differential, raised, run, returned
 
 _counter = itertools.count()
 
@@ -976,3 +976,23 @@ def test_library_op_without_meta_kernel_on_meta_tensors(ops):
         library.impl("f", lambda x: x * 3, "CPU")
         return getattr(lib.ops, ops.ns).f(lib.empty(2, device="meta"))
     raised(differential(scenario), "NotImplementedError")
+
+
+def test_custom_op_appears_in_the_profiler(ops):
+    """A user op is a dispatcher op: the profiler records it, with its body's ops
+    nested inside, as PyTorch's does."""
+    def scenario(lib):
+        __import__(f"{lib.__name__}.profiler")
+        Tensor = lib.Tensor
+
+        def twice(x: Tensor) -> Tensor:
+            return x * 2
+        op = ops.custom_op(lib, "twice", twice, mutates_args=())
+        x = lib.ones(3)
+        with lib.profiler.profile() as prof:
+            op(x)
+        keys = [e.key for e in prof.key_averages()]
+        name = f"{ops.ns}::twice"
+        return name in keys, "aten::mul" in keys, \
+            [e.name for e in prof.events() if e.name == name][0] == name
+    assert returned(differential(scenario)) == (True, True, True)
