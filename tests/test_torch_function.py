@@ -282,3 +282,41 @@ def test_property_getters_reach_subclass_handler(getter):
         value = getattr(x, getter)
         return log, type(value).__name__
     differential(scenario)
+
+
+def test_tensor_like_type_from_pytorchs_extending_guide():
+    """PyTorch's "Extending torch with a Tensor-like type" example: a class that is
+    not a Tensor handles torch.mean/torch.add through HANDLED_FUNCTIONS."""
+    def scenario(lib):
+        handled = {}
+
+        class ScalarTensor:
+            def __init__(self, n, value):
+                self._n, self._value = n, value
+
+            def tensor(self):
+                return self._value * lib.eye(self._n)
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                if func not in handled or not all(issubclass(t, (lib.Tensor, ScalarTensor))
+                                                  for t in types):
+                    return NotImplemented
+                return handled[func](*args, **(kwargs or {}))
+
+        d = ScalarTensor(3, 2)
+        handled[lib.mean] = lambda x: float(x._value) / x._n
+        results = [lib.mean(d)]
+        try:
+            lib.add(d, lib.ones(3, 3))
+        except TypeError as e:
+            results.append(str(e).split(";")[0])
+        handled[lib.add] = lambda a, b: lib.add(a, b.tensor())
+        results.append(lib.add(lib.ones(3, 3), d))
+        try:
+            lib.ones(3, 3) + d          # Tensor.add is not handled: the operator declines
+        except TypeError as e:
+            results.append(str(e))
+        results.append((lib.overrides.is_tensor_like(d), lib.overrides.has_torch_function((d,))))
+        return results
+    differential(scenario)

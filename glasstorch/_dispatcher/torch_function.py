@@ -17,7 +17,9 @@ is active, the call is handed to Python instead of running:
 ``Tensor.__torch_function__`` (the default, in ``_tensor.py``) runs the
 function with subclass handling off and converts tensor results to the
 subclass.  Nothing here is paid until an override can exist
-(``_core.tls.overrides.on``).
+(``_core.tls.overrides.on``), except for tensor-like objects that are not
+Tensors: a generated binding looks for them only once its arguments failed
+to parse (they never parse as tensors), a Python-defined function on entry.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import warnings
 from .._core.tls import state as _tls, overrides as _overrides, ALL_DISABLED, SUBCLASSES_DISABLED
 from .._tensor import Tensor, _disabled_torch_function_impl
 
-__all__ = ["has_torch_function", "handle_torch_function", "overridable", "overridable_property",
+__all__ = ["has_torch_function", "foreign_override", "handle_torch_function", "overridable", "overridable_property",
            "overloaded_args", "push_function_mode", "pop_function_mode",
            "install_tensor_overrides", "install_module_overrides"]
 
@@ -53,6 +55,17 @@ def _candidates(args, kwargs):
             yield a
             if type(a) is list or type(a) is tuple:
                 yield from a
+
+
+def foreign_override(args, kwargs) -> bool:
+    """Is an argument a non-Tensor whose type defines ``__torch_function__``?
+    (Such objects can't turn the switch on: nothing sees them made.)"""
+    for a in _candidates(args, kwargs):
+        t = type(a)
+        if t not in _PLAIN and not isinstance(a, Tensor) and \
+                getattr(t, "__torch_function__", None) is not None:
+            return True
+    return False
 
 
 def has_torch_function(args, kwargs=None) -> bool:
@@ -130,7 +143,7 @@ def overridable(fn, name=None, python_level=True):
     gets no plain ``Tensor`` in ``types``)."""
     @functools.wraps(fn)
     def public(*args, **kwargs):
-        if _overrides.on and has_torch_function(args, kwargs):
+        if (_overrides.on or foreign_override(args, kwargs)) and has_torch_function(args, kwargs):
             return handle_torch_function(public, args + tuple(kwargs.values()), *args,
                                          _python_level=python_level, **kwargs)
         return fn(*args, **kwargs)

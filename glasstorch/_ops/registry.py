@@ -359,6 +359,9 @@ def _make_public(name, signatures):
             try:
                 op, a, k = parse(*args, **kwargs)
             except (NoMatch, TypeError):
+                if has_torch_function(args, kwargs):   # a tensor-like that isn't a Tensor
+                    return handle_torch_function(public, args + tuple(kwargs.values()),
+                                                 *args, **kwargs)
                 raise TypeError(binding.single_signature_message(
                     name, signatures[0], args, kwargs)) from None
             return op(*a, **k)
@@ -373,6 +376,9 @@ def _make_public(name, signatures):
                 except (NoMatch, TypeError):
                     continue
                 return op(*a, **k)
+            if has_torch_function(args, kwargs):       # a tensor-like that isn't a Tensor
+                return handle_torch_function(public, args + tuple(kwargs.values()),
+                                             *args, **kwargs)
             raise TypeError(binding.invalid_arguments_message(name, signatures, args, kwargs))
     public.__name__ = public.__qualname__ = name
     public.__doc__ = "\n".join(f"{name}{sig.describe()}  ->  aten::{sig.op.__name__}"
@@ -436,7 +442,7 @@ def _make_dunder(dunder, method, reflected):
                                     and -_INT64_LIMIT <= other < _INT64_LIMIT):
                     return direct(self, other)
                 if not isinstance(other, binding.NUMBER):
-                    return NotImplemented
+                    return op_slow(self, other)     # a tensor-like may handle it
                 return method(self, other)
             except TypeError:
                 return NotImplemented
