@@ -402,3 +402,20 @@ def test_seed_pybind11_module_through_load(tmp_path):
 def test_include_paths_hold_the_extension_header():
     (path,) = cpp_extension.include_paths()
     assert os.path.exists(os.path.join(path, "torch", "extension.h"))
+
+
+def test_ops_load_library_registers_torch_library_operators(tmp_path):
+    """``torch.ops.load_library(path)`` on a library built with
+    ``is_python_module=False``: its TORCH_LIBRARY operators dispatch like built-ins."""
+    source = """
+#include <torch/extension.h>
+torch::Tensor triple(torch::Tensor x) { return x.mul(3.0); }
+TORCH_LIBRARY(gt_load_library_test, m) { m.def("triple(Tensor x) -> Tensor"); }
+TORCH_LIBRARY_IMPL(gt_load_library_test, CPU, m) { m.impl("triple", &triple); }
+"""
+    path = cpp_extension.load_inline("gt_load_library", source, is_python_module=False,
+                                     build_directory=str(tmp_path))
+    gt.ops.load_library(path)
+    assert os.path.realpath(path) in gt.ops.loaded_libraries
+    ours, theirs = both([1.0, -2.0, 0.5])
+    assert_same(gt.ops.gt_load_library_test.triple(ours), theirs * 3)

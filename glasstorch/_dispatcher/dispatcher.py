@@ -527,10 +527,21 @@ def _namespace(name) -> _OpNamespace:
 class _Ops:
     """``torch.ops``: ``ops.aten.add.Tensor``, ``ops.mylib.foo.default``."""
 
+    def __init__(self):
+        self.loaded_libraries: set = set()
+
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
         return _namespace(name)
+
+    def load_library(self, path) -> None:
+        """Load a shared library built by ``utils.cpp_extension`` whose
+        TORCH_LIBRARY blocks register operators (they appear under ``ops``)."""
+        from ..utils._cpp_abi import load_library
+        path = os.path.realpath(os.fspath(path))
+        load_library(path, os.path.basename(path).split(".")[0], is_python_module=False)
+        self.loaded_libraries.add(path)
 
 
 ops = _Ops()

@@ -223,7 +223,7 @@ def _build(name, sources, include_dirs, cflags, ldflags, build_directory, librar
 
 
 def _prebuilt_support(verbose) -> str:
-    """A folder, built once per compiler and glasstorch version, holding what
+    """A folder, built once per compiler and glasstorch checkout, holding what
     every extension built with the default flags shares: the runtime object
     (``extension_runtime.cpp`` compiled) and ``torch/extension.h.gch``, a
     precompiled header.  Put first on the include path, it lets GCC load the
@@ -231,8 +231,8 @@ def _prebuilt_support(verbose) -> str:
     build time); a compiler that cannot use it (clang) reads the header."""
     cxx = _compiler("CXX", "c++")
     version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
-    key = hashlib.sha256("\0".join([cxx, version, *_CXX_FLAGS, *map(_read, _support_files())])
-                         .encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([cxx, version, _INCLUDE_DIR, *_CXX_FLAGS,
+                                    *map(_read, _support_files())]).encode()).hexdigest()[:16]
     root = os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root()
     folder = os.path.join(root, "prebuilt", key)
     pch = os.path.join(folder, "torch", "extension.h.gch")
@@ -241,6 +241,11 @@ def _prebuilt_support(verbose) -> str:
         with _BuildDirectoryLock(folder):
             stub = os.path.join(folder, "extension_pch.h")
             _maybe_write(stub, "#include <torch/extension.h>\n")
+            # a second ``#include <torch/extension.h>`` finds this file beside the .gch
+            # (not the .gch again): it includes the real header, whose guards are set
+            os.makedirs(os.path.join(folder, "torch"), exist_ok=True)
+            _maybe_write(os.path.join(folder, "torch", "extension.h"),
+                         f'#include "{os.path.join(_INCLUDE_DIR, "torch", "extension.h")}"\n')
             compile_pch = [cxx, *_CXX_FLAGS, f"-I{_INCLUDE_DIR}", "-x", "c++-header", stub]
             compile_runtime = [cxx, *_CXX_FLAGS, "-c", f"-I{folder}", f"-I{_INCLUDE_DIR}",
                                _RUNTIME_SOURCE]

@@ -41,7 +41,12 @@
 // Half/BFloat16/complex element access, CUDA.  A tensor made in C++ lives until the
 // extension call returns (or as the Python object it returns).  Tensors can be made
 // only on the thread glasstorch called the extension from.
+//
+// Include guards as well as #pragma once: with the precompiled header, a second
+// include in the same file (load_inline adds one) must be a no-op.
 #pragma once
+#ifndef GLASSTORCH_TORCH_EXTENSION_H
+#define GLASSTORCH_TORCH_EXTENSION_H
 
 #include <algorithm>
 #include <cmath>
@@ -987,3 +992,5 @@ class Library {
   GT_TORCH_LIBRARY_("IMPL", ns, #k, m, GT_CONCAT(gt_torch_library_impl_, __COUNTER__))
 
 #pragma GCC visibility pop
+
+#endif  // GLASSTORCH_TORCH_EXTENSION_H
