@@ -1009,3 +1009,35 @@ def test_variable_is_tensor():
         return isinstance(x, T.autograd.Variable), v.requires_grad, v.is_leaf, \
             v.data_ptr() == x.data_ptr(), type(v) is T.Tensor, x.requires_grad
     differential(scenario)
+
+
+@pytest.mark.parametrize("program", ["mul", "nll_loss", "mean_dim", "index", "cat", "addmm",
+                                     "sum_keepdim", "softmax"])
+def test_saved_attributes_as_pytorch_exposes_them(program):
+    """``grad_fn._saved_<name>``: the same names (named returns by name, no
+    ScalarType), and values of the same kinds (tuples, ints, tensors' shapes)."""
+    def scenario(lib):
+        x = lib.ones(2, 3, requires_grad=True)
+        y = {"mul": lambda: x * 2,
+             "nll_loss": lambda: lib.nn.functional.nll_loss(lib.log_softmax(x, 1),
+                                                           lib.tensor([0, 1])),
+             "mean_dim": lambda: x.mean(dim=[1]),
+             "index": lambda: x[lib.tensor([0, 1])],
+             "cat": lambda: lib.cat([x, x * 3]),
+             "addmm": lambda: lib.addmm(lib.ones(3), x, lib.ones(3, 3)),
+             "sum_keepdim": lambda: x.sum(1, keepdim=True),
+             "softmax": lambda: lib.softmax(x, 1)}[program]()
+        node = y.grad_fn
+
+        def kind(value):
+            if isinstance(value, lib.Tensor):
+                return ("tensor", tuple(value.shape))
+            if isinstance(value, (tuple, list)):
+                return (type(value).__name__, tuple(kind(v) for v in value))
+            return value
+        # Left out: torch shows a negative SymInt (ignore_index=-100) as its unsigned
+        # 64-bit wrap, and saves addmm's mat2 strides only when mat2 needs a gradient.
+        return {name: kind(getattr(node, name)) for name in dir(node)
+                if name.startswith("_saved_") and name not in (
+                    "_saved_ignore_index", "_saved_mat2_sym_strides")}
+    differential(scenario)

@@ -263,25 +263,39 @@ def _names_in(code) -> set:
     return names
 
 
+# Saved metadata PyTorch keeps but does not expose as ``_saved_*`` (no Python type).
+_HIDDEN_METADATA = ("_scalar_type", "_options")
+
+
 def _node_class(info):
+    """The node class: a slot per saved value, and ``_saved_<name>`` properties
+    named as PyTorch names them (``result1`` of ``nll_loss_forward`` is
+    ``_saved_total_weight``: a named return goes by its name)."""
     slots = tuple("_raw_saved_" + n for n in info.saved_names)
     namespace = {"__slots__": slots, "_info": info}
+    # (nor the metadata of a Tensor[] argument: ``CatBackward0`` shows no sizes)
+    hidden = {name for name, i, _ in info.saved_metadata if info.is_list_arg[i]}
     for name in info.saved_names:
-        namespace["_saved_" + name] = _saved_property(name)
+        if name.endswith(_HIDDEN_METADATA) or name in hidden:
+            continue
+        public = name
+        if name in info.saved_results and name != "result":
+            public = info.schema.returns[int(name[6:])].name or name
+        namespace["_saved_" + public] = _saved_property(name)
     return type(info.node_name, (BuiltinNode,), namespace)
 
 
 def _saved_property(name):
+    """Saved tensors unpacked (version-checked); lists read back as tuples, as
+    PyTorch's getters return them."""
     attr = "_raw_saved_" + name
 
     def get(self):
         value = getattr(self, attr)
         if type(value) is SavedVariable:
             return value.unpack(self)
-        if type(value) is list and value and type(value[0]) is SavedVariable:
-            return [v.unpack(self) for v in value]
-        if type(value) is tuple and name.endswith(("sym_sizes", "sym_strides")):
-            return value
+        if type(value) is list:
+            return tuple(v.unpack(self) if type(v) is SavedVariable else v for v in value)
         return value
     return property(get)
 
