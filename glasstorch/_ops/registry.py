@@ -381,6 +381,8 @@ def _make_public(name, signatures):
                                              *args, **kwargs)
             raise TypeError(binding.invalid_arguments_message(name, signatures, args, kwargs))
     public.__name__ = public.__qualname__ = name
+    # tracebacks and the profiler's Python events read "in add", not "in public"
+    public.__code__ = public.__code__.replace(co_name=name, co_qualname=name)
     public.__doc__ = "\n".join(f"{name}{sig.describe()}  ->  aten::{sig.op.__name__}"
                                for sig in signatures)
     public._signatures = signatures
