@@ -249,3 +249,21 @@ def test_packet_call_picks_overload_or_says_none_matched(torch):
         torch.ops.aten.add(torch.ones(2, 2), "a")
     head = "Overloaded torch operator invoked from Python failed to match any schema:"
     assert str(ours.value).startswith(head) and str(theirs.value).startswith(head)
+
+
+def test_has_kernel_for_dispatch_key_means_registered_there(torch):
+    """``OpOverload.has_kernel_for_dispatch_key``: a kernel registered at exactly
+    that key; an alias's kernel filling the slot doesn't count (as in PyTorch)."""
+    answers = []
+    for lib in (glasstorch, torch):
+        library = lib.library.Library("gt_has_kernel", "DEF")
+        try:
+            library.define("f(Tensor x) -> Tensor")
+            library.impl("f", lambda x: x + 1, "CompositeExplicitAutograd")
+            library.impl("f", lambda x: x + 2, "Meta")
+            op = lib.ops.gt_has_kernel.f.default
+            answers.append([op.has_kernel_for_dispatch_key(k) for k in
+                            ("CPU", "Meta", "CompositeExplicitAutograd", "AutogradCPU")])
+        finally:
+            library._destroy()
+    assert answers[0] == answers[1]

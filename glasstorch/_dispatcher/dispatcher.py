@@ -412,8 +412,10 @@ class OpOverload:
         return self._schema.name.partition("::")[0]
 
     def has_kernel_for_dispatch_key(self, key) -> bool:
+        """A kernel registered at exactly this key (an alias key's kernels that
+        fill its slot don't count), or a Python kernel for it."""
         key = DispatchKey[key] if isinstance(key, str) else key
-        return self._entry.table[key] is not None
+        return key in self._entry.kernels or key in self.py_kernels
 
     def __repr__(self):
         return f"<OpOverload(op='{self.overloadpacket._qualified_name}', overload='{self._overloadname}')>"
