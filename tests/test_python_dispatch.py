@@ -295,3 +295,25 @@ def test_user_mode_outside_fake_mode_still_sees_ops_first():
         # (torch's fake mm asks ``prim.device`` of its inputs: an implementation detail)
         return [n for n in log if "._ops.prim." not in n], type(y).__name__, tuple(y.shape)
     differential(scenario)
+
+
+def test_example_gpt_forward_and_backward_log_pytorchs_ops():
+    """A whole real model: examples/gpt.py (embeddings, layer norm, causal sdpa,
+    GELU MLP, weight tying, cross_entropy), forward and backward under a logging
+    mode, op for op as in PyTorch."""
+    from examples.dual import load_example
+
+    def scenario(lib):
+        lib = _import_dispatch(lib)
+        gpt = load_example("gpt.py", lib.__name__)
+        lib.manual_seed(0)
+        model = gpt.GPT(gpt.GPTConfig(block_size=8, vocab_size=11, n_layer=1, n_head=2,
+                                      n_embd=8, dropout=0.0))
+        idx = lib.randint(0, 11, (2, 8))
+        log = []
+        with _logger(lib, log)():
+            _, loss = model(idx, idx)
+            loss.backward()
+        return log
+    log = returned(differential(scenario))
+    assert len(log) > 150

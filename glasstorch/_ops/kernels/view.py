@@ -30,7 +30,9 @@ import sys
 
 import numpy as np
 
+from ..._core import dispatch_key as dk
 from ..._core import dtype as dt
+from ..._core.tls import state as _tls
 from ..._core.layout import (as_memory_format, channels_last, channels_last_3d,
                              contiguous_format, preserve_format)
 from ..._dispatcher.dispatcher import ops
@@ -196,12 +198,14 @@ def _reshape_alias(self, size, stride):
 @kernel("reshape")
 def reshape(self, shape):
     """A view when the strides allow it (``view`` for a contiguous tensor, else
-    ``_reshape_alias``, as PyTorch records them), else a contiguous copy
+    ``_reshape_alias``, as PyTorch records them; ``view`` again for a
+    subclass-like call — a dispatch mode on, or a ``__torch_dispatch__`` tensor —
+    as ATen's ``isTensorSubclassLike`` makes it), else a contiguous copy
     (clone + _unsafe_view)."""
     shape = infer_size(shape, self.numel())
     stride = compute_stride(self._shape, self._stride, shape)
     if stride is not None:
-        if self._is_contiguous():
+        if self._is_contiguous() or _tls.dispatch_modes or self._keys & dk.PYTHON:
             return ops.aten.view.default(self, list(shape))
         return ops.aten._reshape_alias.default(self, list(shape), list(stride))
     copy = ops.aten.clone.default(self, memory_format=contiguous_format)
