@@ -317,3 +317,26 @@ def test_example_gpt_forward_and_backward_log_pytorchs_ops():
         return log
     log = returned(differential(scenario))
     assert len(log) > 150
+
+
+def test_cnn_training_step_logs_pytorchs_ops():
+    """Conv2d, BatchNorm2d, ReLU, MaxPool2d, Flatten, Dropout, Linear, label-smoothed
+    cross_entropy, backward, an Adam step and an eval forward: the same log."""
+    def scenario(lib):
+        lib = _import_dispatch(lib)
+        nn = lib.nn
+        lib.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                              nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(0.0),
+                              nn.Linear(4 * 4 * 4, 10))
+        x = lib.randn(2, 3, 8, 8)
+        y = lib.tensor([1, 2])
+        optimizer = lib.optim.Adam(model.parameters(), lr=0.1)
+        log = []
+        with _logger(lib, log)():
+            nn.functional.cross_entropy(model(x), y, label_smoothing=0.1).backward()
+            optimizer.step()
+            model.eval()
+            model(x)
+        return log
+    differential(scenario)

@@ -11,6 +11,7 @@ import math
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..._ops.structured import result_type
+from ..._tensor import Tensor
 
 __all__ = ["derivative_not_implemented", "scalar_zero", "zero_grad_for",
            "atan2_backward", "clamp_backward", "clamp_backward_min_max",
@@ -88,10 +89,11 @@ def copysign_tensor_self_backward(grad, self, result):
 
 
 def div_tensor_self_backward(grad, other, self_dtype, rounding_mode=None):
-    """grad / other; a rounding division has a zero gradient."""
+    """grad / other; a rounding division has a zero gradient.  A Scalar ``other``
+    divides with ``div.Scalar``, as C++'s ``grad / other`` does in PyTorch."""
     if rounding_mode is not None:
         return zero_grad_for(grad, self_dtype)
-    return grad / other
+    return grad / other if isinstance(other, Tensor) else aten.div.Scalar(grad, other)
 
 
 def div_tensor_other_backward(grad, self, other, rounding_mode=None):
