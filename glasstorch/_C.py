@@ -181,3 +181,15 @@ class _DisableAutocast(_ExcludeDispatchKeyGuard):
 
     def __init__(self):
         self._cm = _exclude_keys(_dk.AUTOCAST_KEYS)
+
+
+# -- the backward pass (torch/csrc/autograd/init.cpp) ---------------------------------
+
+def _current_graph_task_id() -> int:
+    from .autograd.engine import current_graph_task_id
+    return current_graph_task_id()
+
+
+def _will_engine_execute_node(node) -> bool:
+    from .autograd.engine import will_engine_execute_node
+    return will_engine_execute_node(node)

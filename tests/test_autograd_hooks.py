@@ -335,3 +335,47 @@ def test_node_called_directly():
         y = x * w
         return y.grad_fn(T.ones(2))
     differential(scenario)
+
+
+@pytest.mark.parametrize("case", ["all_reached", "one_unreached", "any", "twice",
+                                  "grad_inputs", "leaf_and_nonleaf"])
+def test_register_multi_grad_hook(case):
+    """``torch.autograd.graph.register_multi_grad_hook``: once per backward pass,
+    after every reached tensor's gradient ("all", unreached ones None) or on the
+    first ("any")."""
+    def scenario(lib):
+        graph = __import__(f"{lib.__name__}.autograd.graph", fromlist=["graph"])
+        calls = []
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        x, y = a * 2, b * 3
+
+        def record(grads):
+            calls.append([None if g is None else g.tolist() for g in grads]
+                         if isinstance(grads, (list, tuple)) else grads.tolist())
+        tensors = [a, x] if case == "leaf_and_nonleaf" else [x, y]
+        handle = graph.register_multi_grad_hook(tensors, record,
+                                                mode="any" if case == "any" else "all")
+        if case == "one_unreached":
+            x.sum().backward()
+        elif case == "grad_inputs":
+            lib.autograd.grad((x * y).sum(), [a])
+        elif case == "twice":
+            (x + y).sum().backward(retain_graph=True)
+            (x * y).sum().backward()
+        elif case == "leaf_and_nonleaf":
+            (x * 5).sum().backward()
+        else:
+            (x * y).sum().backward()
+        handle.remove()
+        (x * y).sum().backward()       # removed: no more calls
+        return calls
+    differential(scenario)
+
+
+def test_register_multi_grad_hook_bad_mode():
+    def scenario(lib):
+        graph = __import__(f"{lib.__name__}.autograd.graph", fromlist=["graph"])
+        return graph.register_multi_grad_hook([lib.ones(1, requires_grad=True)], print,
+                                              mode="some")
+    differential(scenario)

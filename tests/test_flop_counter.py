@@ -141,3 +141,30 @@ def test_counts_cleared_on_reentry_and_no_leak_after_exit():
         model(lib.randn(2, 4)).sum().backward()      # after exit: not counted
         return counts(counter)
     differential(run)
+
+
+def test_module_with_several_outputs_is_credited_as_in_pytorch():
+    """A module returning two tensors enters the backward tracking once both
+    outputs have their gradients (register_multi_grad_hook, mode "all")."""
+    def scenario(lib):
+        fc = __import__(f"{lib.__name__}.utils.flop_counter", fromlist=["x"])
+        nn = lib.nn
+
+        class Outer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = nn.Linear(4, 3)
+                self.conv = nn.Conv2d(1, 2, 3)
+
+            def forward(self, x, img):
+                return self.inner(x), self.conv(img)
+
+        lib.manual_seed(0)
+        model = Outer()
+        x, img = lib.randn(2, 4, requires_grad=True), lib.randn(1, 1, 5, 5)
+        with fc.FlopCounterMode(display=False) as counter:
+            a, b = model(x, img)
+            (a.sum() + b.sum()).backward()
+        return {name: {str(op): n for op, n in ops.items()}
+                for name, ops in counter.get_flop_counts().items()}
+    differential(scenario)

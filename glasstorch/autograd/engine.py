@@ -30,7 +30,8 @@ from .._tensor import Tensor
 from . import anomaly_mode
 from .graph import GraphRoot
 
-__all__ = ["execute", "queue_callback", "current_graph_task_id", "is_checkpoint_valid"]
+__all__ = ["execute", "queue_callback", "current_graph_task_id", "will_engine_execute_node",
+           "is_checkpoint_valid"]
 
 _task_ids = itertools.count()
 
@@ -39,10 +40,12 @@ class _GraphTask:
     """State of one backward pass (what PyTorch's GraphTask holds)."""
 
     __slots__ = ("keep_graph", "exec_info", "needed", "captures", "captured", "final_callbacks",
-                 "id")
+                 "id", "root", "reachable")
 
     def __init__(self, keep_graph):
         self.id = next(_task_ids)
+        self.root = None
+        self.reachable = None      # the graph's nodes, found on first ask (will_execute_node)
         self.keep_graph = keep_graph
         self.exec_info = None      # nodes the pass visits, when inputs were given
         self.needed = None         # ... of which these execute (others only capture)
@@ -64,6 +67,21 @@ def queue_callback(callback) -> None:
 def current_graph_task_id() -> int:
     """``torch._C._current_graph_task_id``: the running backward pass, or -1."""
     return _current_tasks[-1].id if _current_tasks else -1
+
+
+def will_engine_execute_node(node) -> bool:
+    """``torch._C._will_engine_execute_node``: does the running backward pass
+    execute ``node`` (reachable from its root; on a path to a wanted input when
+    ``inputs=``/``autograd.grad`` narrowed it)?"""
+    if not _current_tasks:
+        raise RuntimeError("_will_engine_execute_node should only be called during the backward "
+                           "pass")
+    task = _current_tasks[-1]
+    if task.exec_info is not None:
+        return node in task.needed
+    if task.reachable is None:
+        task.reachable = set(_compute_dependencies(task.root)) | {task.root}
+    return node in task.reachable
 
 
 def is_checkpoint_valid() -> bool:
@@ -88,6 +106,7 @@ def execute(roots, seeds, keep_graph, create_graph, inputs=None, accumulate_grad
     else:
         root = GraphRoot(roots, seeds)
         buffer = []
+    task.root = root
     dependencies = _compute_dependencies(root)
     if inputs is not None:
         _init_exec_info(task, root, inputs, accumulate_grad)

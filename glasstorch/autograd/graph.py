@@ -30,6 +30,7 @@ from .._tensor import version_counter
 from ..utils.hooks import RemovableHandle
 
 __all__ = ["Node", "AccumulateGrad", "SavedVariable", "saved_tensors_hooks", "save_on_cpu",
+           "register_multi_grad_hook",
            "disable_saved_tensors_hooks", "get_gradient_edge", "increment_version"]
 
 UINT64_MAX = 2 ** 64 - 1
@@ -420,3 +421,53 @@ def get_gradient_edge(tensor) -> GradientEdge:
 
 def is_differentiable_dtype(dtype) -> bool:
     return dtype.category >= dt.FLOATING
+
+
+class _MultiHandle:
+    """Removes every hook ``register_multi_grad_hook`` placed."""
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """``fn`` once per backward pass over ``tensors``: with ``mode="all"`` after
+    every one of them that the pass reaches got its gradient, called with the
+    list of gradients (None for those not reached); with ``mode="any"`` on the
+    first gradient, called with it.  Built on tensor hooks and the pass's id."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    from .engine import current_graph_task_id, will_engine_execute_node
+    if mode == "any":
+        fired = set()
+
+        def any_hook(grad):
+            task = current_graph_task_id()
+            if task not in fired:
+                fired.add(task)
+                fn(grad)
+        return _MultiHandle(tuple(t.register_hook(any_hook) for t in tensors if t.requires_grad))
+
+    from .variable import grad_accumulator
+    nodes = [t.grad_fn if t.grad_fn is not None else grad_accumulator(t) for t in tensors]
+    counts, buffers, expected = {}, {}, {}
+
+    def hook_for(index):
+        def all_hook(grad):
+            task = current_graph_task_id()
+            if task not in counts:       # the first gradient of this pass: how many will come
+                counts[task] = 0
+                buffers[task] = [None] * len(tensors)
+                expected[task] = sum(will_engine_execute_node(n) for n in nodes)
+            buffers[task][index] = grad
+            counts[task] += 1
+            if counts[task] == expected[task]:
+                grads = buffers.pop(task)
+                del counts[task], expected[task]
+                fn(grads)
+        return all_hook
+    return _MultiHandle(tuple(t.register_hook(hook_for(i)) for i, t in enumerate(tensors)))

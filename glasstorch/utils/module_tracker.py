@@ -6,9 +6,9 @@ are built as PyTorch builds them: the class name of the first module seen, then
 dotted child names under it (``"Sequential.0"``).
 
 Forward is tracked with the global module forward hooks.  Backward is tracked
-with gradient hooks put on each module's tensors: the module enters when a
-gradient reaches one of its outputs and leaves when one reaches one of its
-inputs; after the backward pass ``parents`` goes back to ``{"Global"}``.
+with ``register_multi_grad_hook`` on each module's tensors: the module enters
+once all its outputs the pass reaches have their gradients, and leaves once all
+its inputs have; after the backward pass ``parents`` goes back to ``{"Global"}``.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import weakref
 
 from .._tensor import Tensor
 from ..autograd.engine import current_graph_task_id, queue_callback
+from ..autograd.graph import register_multi_grad_hook
 from ..nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from ._pytree import tree_leaves
 
@@ -70,12 +71,11 @@ class ModuleTracker:
         self.parents.discard(name)
 
     def _on_gradient(self, tensors, action) -> None:
-        """Run ``action()`` when a gradient reaches any of ``tensors`` (those needing one)."""
-        def hook(_grad):
-            action()
-        for t in tree_leaves(tensors):
-            if isinstance(t, Tensor) and t.requires_grad:
-                self._hooks.append(t.register_hook(hook))
+        """Run ``action()`` once the backward pass has given every one of ``tensors``
+        (those needing one) that it reaches its gradient."""
+        tensors = [t for t in tree_leaves(tensors) if isinstance(t, Tensor) and t.requires_grad]
+        if tensors:
+            self._hooks.append(register_multi_grad_hook(tensors, lambda grads: action()))
 
     def _fw_pre_hook(self, mod, args) -> None:
         name = self._get_mod_name(mod)
