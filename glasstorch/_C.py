@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ._core import dispatch_key as _dk
 from ._core.dispatch_key import DispatchKey, DispatchKeySet
-from ._core.tls import state as _tls, include_keys as _include_keys, exclude_keys as _exclude_keys
+from ._core.tls import state as _tls
 from ._dispatcher import dispatcher as _dispatcher_mod
 from ._dispatcher.schema import parse_schema, FunctionSchema
 from ._tensor import Tensor as TensorBase
@@ -66,32 +66,93 @@ def _dispatch_num_backends() -> int:
     return _dk.NUM_BACKENDS
 
 
-class _IncludeDispatchKeyGuard:
+class _PreserveDispatchKeyGuard:
+    """``with _PreserveDispatchKeyGuard():`` restores this thread's included and
+    excluded key sets on exit (c10's ``impl::ForceDispatchKeyGuard`` saving the
+    local set).  Its subclasses change the sets on entry; all of PyTorch's
+    dispatch-key guards are this save/restore plus one change."""
+
+    def __enter__(self):
+        self._saved = (_tls.included, _tls.excluded)
+        self._apply()
+        return self
+
+    def __exit__(self, *exc):
+        _tls.included, _tls.excluded = self._saved
+        return False
+
+    def _apply(self):
+        pass
+
+
+def _keyset_bits(keys) -> int:
+    return DispatchKeySet(keys).repr
+
+
+class _IncludeDispatchKeyGuard(_PreserveDispatchKeyGuard):
     """``with _IncludeDispatchKeyGuard(DispatchKey.X):`` adds X to this thread's included set."""
 
     def __init__(self, key):
-        self._cm = _include_keys(DispatchKeySet(key).repr)
+        self._bits = _keyset_bits(key)
 
-    def __enter__(self):
-        self._cm.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        return self._cm.__exit__(*exc)
+    def _apply(self):
+        _tls.included |= self._bits
 
 
-class _ExcludeDispatchKeyGuard:
+class _ExcludeDispatchKeyGuard(_PreserveDispatchKeyGuard):
     """``with _ExcludeDispatchKeyGuard(DispatchKeySet(...)):`` removes keys for this thread."""
 
     def __init__(self, keyset):
-        self._cm = _exclude_keys(DispatchKeySet(keyset).repr)
+        self._bits = _keyset_bits(keyset)
 
-    def __enter__(self):
-        self._cm.__enter__()
-        return self
+    def _apply(self):
+        _tls.excluded |= self._bits & ~_dk.BACKEND_MASK   # backends can't be excluded
 
-    def __exit__(self, *exc):
-        return self._cm.__exit__(*exc)
+
+class _AutoDispatchBelowAutograd(_ExcludeDispatchKeyGuard):
+    """``at::AutoDispatchBelowAutograd``: the Autograd keys excluded, so calls
+    made in a Python autograd kernel reach the kernels below without recording."""
+
+    def __init__(self):
+        self._bits = _dk.AUTOGRAD_KEYS
+
+
+class _AutoDispatchBelowADInplaceOrView(_ExcludeDispatchKeyGuard):
+    """``at::AutoDispatchBelowADInplaceOrView``: the Autograd keys and
+    ADInplaceOrView excluded (what a custom op's autograd kernel runs under)."""
+
+    def __init__(self):
+        self._bits = _dk.AUTOGRAD_KEYS | _dk.ADINPLACEORVIEW
+
+
+class _ForceDispatchKeyGuard(_PreserveDispatchKeyGuard):
+    """``with _ForceDispatchKeyGuard(include, exclude):`` sets both local key sets outright."""
+
+    def __init__(self, include, exclude):
+        self._sets = (_keyset_bits(include), _keyset_bits(exclude) & ~_dk.BACKEND_MASK)
+
+    def _apply(self):
+        _tls.included, _tls.excluded = self._sets
+
+
+class _SetExcludeDispatchKeyGuard(_PreserveDispatchKeyGuard):
+    """``with _SetExcludeDispatchKeyGuard(key, True | False):`` one key in or out of the excluded set."""
+
+    def __init__(self, key, value):
+        self._key, self._value = key, value
+
+    def _apply(self):
+        _dispatch_tls_set_dispatch_key_excluded(self._key, self._value)
+
+
+def _dispatch_tls_set_dispatch_key_excluded(key, value: bool) -> None:
+    bits = _keyset_bits(key) & ~_dk.BACKEND_MASK
+    _tls.excluded = (_tls.excluded | bits) if value else (_tls.excluded & ~bits)
+
+
+def _dispatch_tls_set_dispatch_key_included(key, value: bool) -> None:
+    bits = _keyset_bits(key)
+    _tls.included = (_tls.included | bits) if value else (_tls.included & ~bits)
 
 
 def _get_operation_overload(name: str, overload: str):
@@ -180,7 +241,7 @@ class _DisableAutocast(_ExcludeDispatchKeyGuard):
     """``with _DisableAutocast():`` every Autocast key excluded for the block."""
 
     def __init__(self):
-        self._cm = _exclude_keys(_dk.AUTOCAST_KEYS)
+        self._bits = _dk.AUTOCAST_KEYS
 
 
 # -- the backward pass (torch/csrc/autograd/init.cpp) ---------------------------------

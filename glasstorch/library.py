@@ -29,10 +29,11 @@ which is how tests keep namespaces clean; a custom op's library is ``op._lib``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sys
 
-from ._core.dispatch_key import DispatchKey
+from ._core.dispatch_key import DispatchKey, DispatchKeySet
 from ._dispatcher.dispatcher import (BOXED, KEYSET, UNBOXED, KernelFunction, OpOverload,
                                      dispatcher, fallthrough_kernel, ops)
 from ._dispatcher.schema import parse_schema
@@ -58,6 +59,14 @@ def _key(name: str) -> DispatchKey:
         return DispatchKey[name]
     except KeyError:
         raise ValueError(f"Unknown dispatch key: {name}") from None
+
+
+def _receiving_keyset_objects(fn):
+    """Wrap a ``with_keyset`` kernel: the dispatcher passes key sets as ints."""
+    @functools.wraps(fn)
+    def kernel(keyset, *args, **kwargs):
+        return fn(DispatchKeySet(keyset), *args, **kwargs)
+    return kernel
 
 
 class Library:
@@ -145,8 +154,10 @@ class Library:
                 f"'{entry.name.split('::')[1]}', because it has a CompositeImplicitAutograd kernel "
                 "in core. Instead we should let the operator decompose, and ensure that we have "
                 "meta kernels for the base ops that it decomposes into.")
-        convention = KEYSET if with_keyset else UNBOXED
-        kernel = KernelFunction(fn, convention, f"registered at {self._where}")
+        if with_keyset:     # Python kernels see a DispatchKeySet, as PyTorch's do
+            fn = _receiving_keyset_objects(fn)
+        kernel = KernelFunction(fn, KEYSET if with_keyset else UNBOXED,
+                                f"registered at {self._where}")
         entry.register(key, kernel)
         self._impls.append((entry, key, kernel))
         _impls.add(impl_key)
