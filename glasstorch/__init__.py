@@ -42,7 +42,7 @@ from ._creation import *  # noqa: E402,F401,F403  (tensor, from_numpy, ...)
 from .random import *  # noqa: E402,F401,F403  (manual_seed, Generator, ...)
 from ._indexing import *  # noqa: E402,F401,F403  (installs Tensor.__getitem__ / __setitem__)
 from . import return_types  # noqa: E402,F401
-from . import _C, cuda, library, nn  # noqa: E402,F401
+from . import _C, cuda, distributed, library, nn, onnx  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from .functional import *  # noqa: E402,F401,F403  (torch.functional: einsum, norm, unique ...)

@@ -17,6 +17,9 @@
    the dispatch keys, one call end to end, a composite op, grad modes, and
    the meta device.
 
+``python -m glasstorch run script.py [args]`` runs a PyTorch program unchanged on
+glasstorch (``import torch`` binds glasstorch; see ``_as_torch.py``).
+
 ``--quick`` trains a few steps only (a smoke test); ``--steps N`` sets the
 number of training steps.  The examples live in the source tree next to the
 package (``pip install -e .`` keeps them there).
@@ -279,9 +282,13 @@ def walkthrough(torch) -> None:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:
+        return run(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m glasstorch")
-    parser.add_argument("command", choices=["demo"],
-                        help="demo: train a small GPT, then show what the runtime did")
+    parser.add_argument("command", choices=["demo", "run"],
+                        help="demo: train a small GPT, then show what the runtime did; "
+                             "run SCRIPT [ARGS]: run a PyTorch script unchanged on glasstorch")
     parser.add_argument("--steps", type=int, default=500, help="training steps (default 500)")
     parser.add_argument("--sample-tokens", type=int, default=300)
     parser.add_argument("--quick", action="store_true",
@@ -304,6 +311,18 @@ def main(argv=None) -> int:
     extension_points(torch, model, data)
     walkthrough(torch)
     print(f"\ndemo finished in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def run(argv) -> int:
+    """``python -m glasstorch run script.py [args]``: ``import torch`` in the
+    script (and everything it imports) binds glasstorch."""
+    if not argv:
+        print("usage: python -m glasstorch run SCRIPT [ARGS...]", file=sys.stderr)
+        return 2
+    from glasstorch import _as_torch
+    sys.path.insert(0, str(pathlib.Path(argv[0]).resolve().parent))
+    _as_torch.run_script(argv[0], argv[1:])
     return 0
 
 
