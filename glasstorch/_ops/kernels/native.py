@@ -68,19 +68,28 @@ def compile_to(command: list, path: str) -> subprocess.CompletedProcess:
     return result
 
 
-def _build():
+def build(source_path: str):
+    """Compile the C file ``source_path`` with these flags and load it; the shared
+    library is cached on disk keyed by the source, the flags and the CPU.  None
+    when there is no compiler or the compilation fails."""
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         return None
-    with open(_SOURCE, "rb") as f:
+    with open(source_path, "rb") as f:
         source = f.read()
     key = hashlib.sha256(source + " ".join(_FLAGS).encode() + _cpu_id().encode()).hexdigest()[:16]
-    directory = _cache_dir()
-    path = os.path.join(directory, f"native-{key}.so")
+    stem = os.path.splitext(os.path.basename(source_path))[0]
+    path = os.path.join(_cache_dir(), f"{stem}-{key}.so")
     if not os.path.exists(path) and \
-            compile_to([compiler, *_FLAGS, _SOURCE, "-lm"], path).returncode != 0:
+            compile_to([compiler, *_FLAGS, source_path, "-lm"], path).returncode != 0:
         return None
-    lib = _load_passive(path)
+    return _load_passive(path)
+
+
+def _build():
+    lib = build(_SOURCE)
+    if lib is None:
+        return None
     f32p = ctypes.POINTER(ctypes.c_float)
     i64 = ctypes.c_int64
     lib.gt_exp_f32.argtypes = [f32p, f32p, i64]

@@ -1,25 +1,337 @@
-"""Sorting and order statistics: sort, argsort, topk, median, mode (ATen's Sorting.cpp
-and cpu/SortingKernel.cpp).
+"""Sorting and order statistics: sort, argsort, msort, topk, kthvalue, median, nanmedian,
+mode (ATen's Sorting.cpp, cpu/SortingKernel.cpp, TopKImpl.h and the mode kernel of
+cpu/TensorCompareKernel.cpp).
 
 Note [sort outputs]
     ``sort`` keeps the input's strides when the input is non-overlapping and dense
     (its outputs are made with ``empty_like``); the other outputs are contiguous.
+
+Note [ties]
+    Values never depend on the algorithm; which index a tie returns does.  ATen
+    runs libstdc++'s unstable algorithms on (value, index) pairs of each row:
+
+        sort(stable=False)  std::sort (introsort; insertion sort below 17
+                            elements), NaN last ascending / first descending;
+                            a row of stride 0 is left as is (indices 0..n-1)
+        sort(stable=True)   std::stable_sort: any stable sort gives its result
+        topk                std::partial_sort when k * 64 <= n, else
+                            std::nth_element at k-1 then (sorted=True) std::sort
+                            of the first k-1; NaN counts as the largest
+        kthvalue            ATen's own quickselect (Sedgewick, median of three)
+                            on a contiguous copy; NaN the largest
+        median(dim)         the first NaN if any, else std::nth_element under
+                            (value, index) order: the stable sort's middle
+        nanmedian(dim)      std::nth_element under (value, index), NaN last, at
+                            (non-NaN count - 1) / 2, rounded toward zero
+        median(), nanmedian()  std::nth_element on a copy in memory order (only
+                            the sign of a zero can tell)
+        mode                std::sort by value alone; of the first value with the
+                            highest count, the index std::sort left last
+        max/min(dim), argmax/argmin  the first occurrence, a NaN first (numpy's
+                            argmax/argmin already agree: reduction.py)
+
+    ``sorting.c`` repeats those algorithms step for step (GCC's stl_algo.h and
+    stl_heap.h, which PyTorch's Linux build uses); the Python versions below
+    give the same results, slowly, when no compiler is available.
 """
 from __future__ import annotations
+
+import ctypes
+import math
+import os
 
 import numpy as np
 
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import _non_overlapping_and_dense
 from ..structured import TensorMeta, wrap_dim
-from . import impl, kernel, meta
+from . import impl, kernel, meta, native
 from .reduction import (_BOOL, _INT64, _check_nonempty_dims, _float_for_compare, _move_last,
                         _not_implemented, _restore, _write, reduced_shape)
 
 
-# -- sort / argsort / topk -------------------------------------------------------------
+# -- libstdc++'s algorithms on (key, index) records -----------------------------------
+#
+# The comparators, numbered as sorting.c numbers them.  ``x != x`` is NaN (never for ints).
 
-def _sort_key(a, descending):
+def _asc(a, b):            # NaN after everything
+    return (a[0] == a[0] and b[0] != b[0]) or a[0] < b[0]
+
+
+def _desc(a, b):           # NaN before everything
+    return (a[0] != a[0] and b[0] == b[0]) or a[0] > b[0]
+
+
+def _lt(a, b):
+    return a[0] < b[0]
+
+
+def _lt_index(a, b):
+    return a[0] < b[0] or (a[0] == b[0] and a[1] < b[1])
+
+
+def _lt_index_nan(a, b):
+    return _lt_index(a, b) or (b[0] != b[0] and a[0] == a[0])
+
+
+_ASC, _DESC, _LT, _LT_INDEX, _LT_INDEX_NAN = range(5)
+_COMPARATORS = (_asc, _desc, _lt, _lt_index, _lt_index_nan)
+
+
+def _linear_insert(v, lo, last, less):
+    """__unguarded_linear_insert (stopping at ``lo`` as sorting.c does)."""
+    val = v[last]
+    while last > lo and less(val, v[last - 1]):
+        v[last] = v[last - 1]
+        last -= 1
+    v[last] = val
+
+
+def _insertion_sort(v, first, last, less):
+    for i in range(first + 1, last):
+        if less(v[i], v[first]):
+            v[first:i + 1] = [v[i]] + v[first:i]
+        else:
+            _linear_insert(v, first, i, less)
+
+
+def _adjust_heap(v, first, hole, length, value, less):
+    """__adjust_heap: sift the hole down to a leaf, then __push_heap ``value`` up."""
+    top = hole
+    child = hole
+    while child < (length - 1) // 2:
+        child = 2 * (child + 1)
+        if less(v[first + child], v[first + child - 1]):
+            child -= 1
+        v[first + hole] = v[first + child]
+        hole = child
+    if length % 2 == 0 and child == (length - 2) // 2:
+        child = 2 * (child + 1)
+        v[first + hole] = v[first + child - 1]
+        hole = child - 1
+    parent = (hole - 1) // 2
+    while hole > top and less(v[first + parent], value):
+        v[first + hole] = v[first + parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    v[first + hole] = value
+
+
+def _pop_heap(v, first, last, result, less):
+    value = v[result]
+    v[result] = v[first]
+    _adjust_heap(v, first, 0, last - first, value, less)
+
+
+def _heap_select(v, first, middle, last, less):
+    """__heap_select: __make_heap on [first, middle), then keep the best there."""
+    length = middle - first
+    if length >= 2:
+        for parent in range((length - 2) // 2, -1, -1):
+            _adjust_heap(v, first, parent, length, v[first + parent], less)
+    for i in range(middle, last):
+        if less(v[i], v[first]):
+            _pop_heap(v, first, middle, i, less)
+
+
+def _partial_sort(v, first, middle, last, less):
+    """std::partial_sort: heap select, then __sort_heap."""
+    _heap_select(v, first, middle, last, less)
+    for end in range(middle - 1, first, -1):
+        _pop_heap(v, first, end, end, less)
+
+
+def _partition_pivot(v, first, last, less):
+    """__unguarded_partition_pivot: __move_median_to_first of first+1, middle and
+    last-1, then Hoare's partition around it."""
+    a, b, c = first + 1, first + (last - first) // 2, last - 1
+    if less(v[a], v[b]):
+        m = b if less(v[b], v[c]) else (c if less(v[a], v[c]) else a)
+    else:
+        m = a if less(v[a], v[c]) else (c if less(v[b], v[c]) else b)
+    v[first], v[m] = v[m], v[first]
+    pivot, hi, lo = first, last - 1, first + 1
+    while True:
+        while lo < hi and less(v[lo], v[pivot]):
+            lo += 1
+        last -= 1
+        while last > pivot and less(v[pivot], v[last]):
+            last -= 1
+        if not lo < last:
+            return lo
+        v[lo], v[last] = v[last], v[lo]
+        lo += 1
+
+
+def _introsort_loop(v, first, last, depth, less):
+    while last - first > 16:
+        if depth == 0:
+            _partial_sort(v, first, last, last, less)
+            return
+        depth -= 1
+        cut = _partition_pivot(v, first, last, less)
+        _introsort_loop(v, cut, last, depth, less)
+        last = cut
+
+
+def _sort(v, first, last, less):
+    """std::sort: introsort to runs of at most 16, then __final_insertion_sort."""
+    if last - first < 2:
+        return
+    _introsort_loop(v, first, last, 2 * ((last - first).bit_length() - 1), less)
+    _insertion_sort(v, first, min(last, first + 16), less)
+    for i in range(first + 16, last):
+        _linear_insert(v, first, i, less)
+
+
+def _nth_element(v, first, nth, last, less):
+    """std::nth_element: __introselect, insertion sort once 3 or fewer remain."""
+    if first == last or nth == last:
+        return
+    depth = 2 * ((last - first).bit_length() - 1)
+    while last - first > 3:
+        if depth == 0:
+            _heap_select(v, first, nth + 1, last, less)
+            v[first], v[nth] = v[nth], v[first]
+            return
+        depth -= 1
+        cut = _partition_pivot(v, first, last, less)
+        if cut <= nth:
+            first = cut
+        else:
+            last = cut
+    _insertion_sort(v, first, last, less)
+
+
+def _topk(v, k, sorted, less):
+    """ATen's topk_impl_loop."""
+    if len(v) >= k * 64:
+        _partial_sort(v, 0, k, len(v), less)
+    else:
+        _nth_element(v, 0, k - 1, len(v), less)
+        if sorted:
+            _sort(v, 0, k - 1, less)
+
+
+def _quick_select(v, k, gt):
+    """ATen's quick_select_template (Sedgewick's), ``gt`` its gt_or_nan."""
+    lo, hi = 0, len(v) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if gt(v[lo], v[hi]):
+                v[lo], v[hi] = v[hi], v[lo]
+            return
+        mid = (lo + hi) >> 1
+        v[mid], v[lo + 1] = v[lo + 1], v[mid]
+        for x, y in ((lo + 1, hi), (lo, hi), (lo + 1, lo)):
+            if gt(v[x], v[y]):
+                v[x], v[y] = v[y], v[x]
+        i, j, piv = lo + 1, hi, v[lo]
+        while True:
+            i += 1
+            while i < hi and gt(piv, v[i]):
+                i += 1
+            j -= 1
+            while j > lo and gt(v[j], piv):
+                j -= 1
+            if j < i:
+                break
+            v[i], v[j] = v[j], v[i]
+        v[lo], v[j] = v[j], v[lo]
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+
+
+# -- running them on rows ---------------------------------------------------------------
+
+_SOURCE = os.path.join(os.path.dirname(__file__), "sorting.c")
+_lib = None
+_tried = False
+
+
+def _native():
+    """sorting.c, compiled like native.c (None where native loops are off or no
+    compiler exists)."""
+    global _lib, _tried
+    if not _tried:
+        _tried = True
+        try:
+            _lib = native.build(_SOURCE) if native.library() is not None else None
+        except OSError:
+            _lib = None
+        if _lib is not None:
+            p, i64, c_int = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+            _lib.gt_sort_rows.argtypes = [p, i64, i64, c_int, c_int]
+            _lib.gt_nth_element_rows.argtypes = [p, i64, i64, p, c_int, c_int]
+            _lib.gt_topk_rows.argtypes = [p, i64, i64, i64, c_int, c_int, c_int]
+            _lib.gt_kthvalue_rows.argtypes = [p, i64, i64, i64, c_int]
+    return _lib
+
+
+def _records(rows):
+    """(key, index) records of a 2-d array's rows, as sorting.c lays them out: float
+    keys as float64, integer and bool keys as int64 (both exact)."""
+    is_int = rows.dtype.kind in "biu"
+    rec = np.empty(rows.shape, [("key", np.int64 if is_int else np.float64), ("index", np.int64)])
+    rec["key"] = _float_for_compare(rows)
+    rec["index"] = np.arange(rows.shape[-1])
+    return rec, is_int
+
+
+def _per_row(rec, fn):
+    """Python fallback: ``fn(list of (key, index))`` rearranges each row in place."""
+    for r in range(rec.shape[0]):
+        v = rec[r].tolist()
+        fn(v)
+        rec[r] = v
+
+
+def _sort_rows(rec, is_int, mode):
+    if _native():
+        _lib.gt_sort_rows(rec.ctypes.data, *rec.shape, is_int, mode)
+    else:
+        _per_row(rec, lambda v: _sort(v, 0, len(v), _COMPARATORS[mode]))
+
+
+def _nth_element_rows(rec, is_int, nth, mode):
+    """std::nth_element of row r at ``nth[r]``."""
+    nth = np.ascontiguousarray(nth, np.int64)
+    if _native():
+        _lib.gt_nth_element_rows(rec.ctypes.data, *rec.shape, nth.ctypes.data, is_int, mode)
+        return
+    for r in range(rec.shape[0]):
+        v = rec[r].tolist()
+        _nth_element(v, 0, int(nth[r]), len(v), _COMPARATORS[mode])
+        rec[r] = v
+
+
+def _topk_rows(rec, is_int, k, sorted, mode):
+    if k == 0:
+        return
+    if _native():
+        _lib.gt_topk_rows(rec.ctypes.data, *rec.shape, k, sorted, is_int, mode)
+    else:
+        _per_row(rec, lambda v: _topk(v, k, sorted, _COMPARATORS[mode]))
+
+
+def _kthvalue_rows(rec, is_int, k):
+    if _native():
+        _lib.gt_kthvalue_rows(rec.ctypes.data, *rec.shape, k, is_int)
+    else:
+        _per_row(rec, lambda v: _quick_select(v, k - 1, _desc))
+
+
+def _rows(a, d):
+    """``a`` with dim ``d`` moved last, and its rows as a 2-d array."""
+    moved = _move_last(a, d)
+    return moved, moved.reshape(math.prod(moved.shape[:-1]), moved.shape[-1])
+
+
+# -- sort / argsort / msort / topk ------------------------------------------------------
+
+def _stable_order(a, descending):
     """Indices of a stable sort along the last axis, NaN last ascending / first descending."""
     a = _float_for_compare(a)
     if a.dtype == np.bool_:
@@ -42,11 +354,19 @@ def sort_meta(self, dim=-1, descending=False, *, stable=None):
 
 @impl("sort")
 def sort_impl(outs, self, dim=-1, descending=False, *, stable=None):
+    """ATen's sort_kernel: std::stable_sort or std::sort (see Note [ties])."""
     values, indices = outs
     a = self._np()
     d = wrap_dim(dim, a.ndim)
-    moved = _move_last(a, d)
-    order = _sort_key(moved, descending)
+    moved, rows = _rows(a, d)
+    if stable:
+        order = _stable_order(moved, descending)
+    elif a.ndim and self._stride[d] == 0:      # every element equal: ATen leaves the row
+        order = np.broadcast_to(np.arange(moved.shape[-1]), moved.shape)
+    else:
+        rec, is_int = _records(rows)
+        _sort_rows(rec, is_int, _DESC if descending else _ASC)
+        order = rec["index"].reshape(moved.shape)
     _write(values, _restore(np.take_along_axis(moved, order, -1), d, a.ndim))
     _write(indices, _restore(order, d, a.ndim))
 
@@ -58,7 +378,7 @@ def sort_stable_meta(self, *, stable, dim=-1, descending=False):
 
 @impl("sort_stable")
 def sort_stable_impl(outs, self, *, stable, dim=-1, descending=False):
-    sort_impl(outs, self, dim, descending)
+    sort_impl(outs, self, dim, descending, stable=stable)
 
 
 @kernel("argsort")
@@ -69,6 +389,11 @@ def argsort(self, dim=-1, descending=False):
 @kernel("argsort_stable")
 def argsort_stable(self, *, stable, dim=-1, descending=False):
     return ops.aten.sort.stable(self, stable=stable, dim=dim, descending=descending)[1]
+
+
+@kernel("msort")
+def msort(self):
+    return ops.aten.sort.default(self, 0, False)[0]
 
 
 @meta("topk")
@@ -96,13 +421,15 @@ def topk_impl(outs, self, k, dim=-1, largest=True, sorted=True):
         _write(indices, 0)
         return
     d = wrap_dim(dim, a.ndim)
-    moved = _move_last(a, d)
-    order = _sort_key(moved, largest)[..., :k]
+    moved, rows = _rows(a, d)
+    rec, is_int = _records(rows)
+    _topk_rows(rec, is_int, k, sorted, _DESC if largest else _ASC)
+    order = rec["index"][:, :k].reshape(moved.shape[:-1] + (k,))
     _write(values, _restore(np.take_along_axis(moved, order, -1), d, a.ndim))
     _write(indices, _restore(order, d, a.ndim))
 
 
-# -- median / mode -----------------------------------------------------------------
+# -- kthvalue / median / nanmedian / mode ---------------------------------------------
 
 def _order_stat_check(name, self, kernel_name):
     """Kernels without complex (and, for median, bool) support; PyTorch only reaches
@@ -113,22 +440,41 @@ def _order_stat_check(name, self, kernel_name):
         raise _not_implemented(kernel_name, self.dtype)
 
 
+def _memory_order(self):
+    """The elements of ``self`` as ``clone()`` lays them out: in memory order when
+    the tensor is non-overlapping and dense (clone keeps its strides), else in
+    index order."""
+    a = self._np()
+    if _non_overlapping_and_dense(self._shape, self._stride):
+        a = a.transpose(sorted(range(a.ndim), key=lambda i: -self._stride[i]))
+    return a.reshape(-1)
+
+
+def _median_all(out, self, ignore_nan):
+    """ATen's median_impl: std::nth_element on a copy; a NaN wins unless ignored."""
+    a = _memory_order(self)
+    if a.size == 0:                        # NaN, cast as C++ casts it for int dtypes
+        _write(out, np.iinfo(a.dtype).min if a.dtype.kind in "iu" else np.nan)
+        return
+    nans = int(np.isnan(_float_for_compare(a)).sum()) if a.dtype.kind in "fV" else 0
+    if nans and not ignore_nan:
+        _write(out, np.nan)
+        return
+    rec, is_int = _records(a.reshape(1, -1))
+    nth = int((a.size - nans - 1) / 2)     # C++ division: rounds toward zero
+    _nth_element_rows(rec, is_int, [nth], _ASC if ignore_nan else _LT)
+    _write(out, a[rec["index"][0, nth]])
+
+
 @meta("median_all")
 def median_all_meta(self):
     _order_stat_check("median", self, "median_cpu")
     return TensorMeta((), self.dtype)
 
 
-@impl("median_all")
-def median_all_impl(out, self):
-    a = _float_for_compare(self._np()).reshape(-1)
-    if a.size == 0:                        # NaN, cast as C++ casts it for int dtypes
-        _write(out, np.iinfo(a.dtype).min if a.dtype.kind in "iu" else np.nan)
-        return
-    if a.dtype.kind == "f" and np.isnan(a).any():
-        _write(out, np.nan)
-        return
-    _write(out, np.sort(a)[(a.size - 1) // 2])
+meta("nanmedian_all")(median_all_meta)
+impl("median_all")(lambda out, self: _median_all(out, self, False))
+impl("nanmedian_all")(lambda out, self: _median_all(out, self, True))
 
 
 def _dim_stat_meta(name, kernel_name):
@@ -142,11 +488,24 @@ def _dim_stat_meta(name, kernel_name):
 
 
 meta("median_dim")(_dim_stat_meta("median", "median_out"))
+meta("nanmedian_dim")(_dim_stat_meta("median", "median_out"))
 meta("mode")(_dim_stat_meta("mode", "mode_cpu"))
 
 
+@meta("kthvalue")
+def kthvalue_meta(self, k, dim=-1, keepdim=False):
+    d = wrap_dim(dim, len(self._shape))
+    _check_nonempty_dims("kthvalue", self, [d])
+    if not 1 <= k <= (self._shape[d] if self._shape else 1):
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if self.dtype.is_complex or self.dtype is _BOOL:
+        raise _not_implemented("kthvalue_cpu", self.dtype)
+    shape = reduced_shape(self._shape, (d,) if self._shape else (), keepdim)
+    return TensorMeta(shape, self.dtype), TensorMeta(shape, _INT64)
+
+
 def _dim_stat_impl(pick):
-    """Run ``pick(rows) -> (values, indices)`` over rows laid along the last axis."""
+    """Run ``pick(rows) -> indices`` over rows laid along the last axis."""
     def body(outs, self, dim=-1, keepdim=False):
         values, indices = outs
         a = self._np()
@@ -155,9 +514,9 @@ def _dim_stat_impl(pick):
             _write(indices, 0)
             return
         d = wrap_dim(dim, a.ndim)
-        moved = _move_last(a, d)
-        rows = moved.reshape(-1, moved.shape[-1])
-        v, i = pick(rows)
+        moved, rows = _rows(a, d)
+        i = pick(rows) if rows.size else np.zeros(rows.shape[0], np.int64)
+        v = np.take_along_axis(rows, i[:, None], -1)
         shape = moved.shape[:-1]
         v, i = v.reshape(shape), i.reshape(shape)
         if keepdim:
@@ -167,31 +526,45 @@ def _dim_stat_impl(pick):
     return body
 
 
-def _median_rows(rows):
-    n = rows.shape[-1]
-    cmp = _float_for_compare(rows)
-    order = np.argsort(cmp, axis=-1, kind="stable")
-    idx = order[:, (n - 1) // 2] if rows.shape[0] else np.zeros(0, np.int64)
-    if cmp.dtype.kind == "f":
-        nan = np.isnan(cmp)
-        has_nan = nan.any(axis=-1)
-        idx = np.where(has_nan, np.argmax(nan, axis=-1), idx)   # NaN propagates: first NaN
-    return rows[np.arange(rows.shape[0]), idx], idx
+def _median_rows(rows, ignore_nan=False):
+    """ATen's median_with_indices_impl: the first NaN of a row (unless ignored),
+    else std::nth_element under (value, index) order."""
+    nan = np.isnan(_float_for_compare(rows)) if rows.dtype.kind in "fV" else \
+        np.zeros(rows.shape, bool)
+    counts = nan.sum(axis=-1)
+    nth = np.trunc((rows.shape[-1] - counts - 1) / 2).astype(np.int64)
+    rec, is_int = _records(rows)
+    _nth_element_rows(rec, is_int, nth, _LT_INDEX_NAN if ignore_nan else _LT_INDEX)
+    idx = rec["index"][np.arange(rows.shape[0]), nth]
+    return idx if ignore_nan else np.where(counts > 0, np.argmax(nan, axis=-1), idx)
+
+
+@impl("kthvalue")
+def kthvalue_impl(outs, self, k, dim=-1, keepdim=False):
+    """ATen's kthvalue: quickselect at k - 1 on a contiguous copy."""
+    def pick(rows):
+        rec, is_int = _records(rows)
+        _kthvalue_rows(rec, is_int, k)
+        return rec["index"][:, k - 1].copy()
+    _dim_stat_impl(pick)(outs, self, dim, keepdim)
 
 
 def _mode_rows(rows):
-    """Most frequent value per row (smallest on ties), at its last occurrence."""
-    cmp = _float_for_compare(rows)
-    values = np.empty(rows.shape[0], rows.dtype)
-    idx = np.empty(rows.shape[0], np.int64)
-    for r in range(rows.shape[0]):
-        uniq, counts = np.unique(cmp[r], return_counts=True)
-        best = uniq[np.argmax(counts)]
-        where = np.nonzero(cmp[r] == best)[0]
-        idx[r] = where[-1]
-        values[r] = rows[r, where[-1]]
-    return values, idx
+    """ATen's mode kernel: std::sort by value; the first value with the highest
+    count wins, at the index std::sort left last in its run."""
+    rec, is_int = _records(rows)
+    _sort_rows(rec, is_int, _LT)
+    keys, n = rec["key"], rows.shape[-1]
+    run_ends = np.ones(rows.shape, bool)
+    run_ends[:, :-1] = keys[:, :-1] != keys[:, 1:]           # NaN != NaN: runs of one
+    positions = np.arange(n)
+    starts = np.zeros(rows.shape, np.int64)
+    starts[:, 1:] = np.where(run_ends[:, :-1], positions[1:], 0)
+    lengths = np.where(run_ends, positions - np.maximum.accumulate(starts, axis=-1) + 1, 0)
+    best = np.argmax(lengths, axis=-1)                       # the first longest run
+    return rec["index"][np.arange(rows.shape[0]), best]
 
 
 impl("median_dim")(_dim_stat_impl(_median_rows))
+impl("nanmedian_dim")(_dim_stat_impl(lambda rows: _median_rows(rows, ignore_nan=True)))
 impl("mode")(_dim_stat_impl(_mode_rows))
