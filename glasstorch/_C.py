@@ -10,6 +10,7 @@ from ._core.dispatch_key import DispatchKey, DispatchKeySet
 from ._core.tls import state as _tls
 from ._dispatcher import dispatcher as _dispatcher_mod
 from ._dispatcher.schema import parse_schema, FunctionSchema
+from ._ops.tags import Tag  # noqa: F401  (torch._C.Tag)
 from ._tensor import Tensor as TensorBase
 
 _TensorBase = TensorBase

@@ -24,6 +24,7 @@ from ._tensor import Tensor, Size
 from ._dispatcher.dispatcher import ops
 from ._ops import registry as _registry
 from ._ops.structured import result_type
+from ._ops.tags import Tag
 from ._ops.kernels.native import get_num_threads, set_num_threads
 
 float = float32

@@ -37,6 +37,7 @@ from ._core.dispatch_key import DispatchKey, DispatchKeySet
 from ._dispatcher.dispatcher import (BOXED, KEYSET, UNBOXED, KernelFunction, OpOverload,
                                      dispatcher, fallthrough_kernel, ops)
 from ._dispatcher.schema import parse_schema
+from ._ops.tags import Tag
 from ._library import simple_registry as _simple_registry
 from ._library import utils as _utils
 from ._library.autograd import Info as _Info, make_autograd_impl as _make_autograd_impl
@@ -108,8 +109,11 @@ class Library:
                                f"the (unique) TORCH_LIBRARY block for their namespace.")
         if alias_analysis not in _ALIAS_ANALYSIS:
             raise RuntimeError(f"Invalid alias_analysis type {alias_analysis}")
-        if isinstance(tags, str):
+        if isinstance(tags, Tag):
             tags = (tags,)
+        if not all(isinstance(tag, Tag) for tag in tags):
+            raise TypeError(f"define(): incompatible function arguments: tags must be a "
+                            f"sequence of torch.Tag, got {tuple(tags)!r}")
         name = schema.split("(")[0]
         text = schema if "::" in name else f"{self.ns}::{schema}"
         entry = dispatcher.define(parse_schema(text), f"registered at {self._where}")

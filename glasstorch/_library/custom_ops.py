@@ -30,6 +30,7 @@ from .._core import dispatch_key as dk
 from .._core.dispatch_key import DispatchKey
 from .._core.device import device as Device
 from .._dispatcher.schema import parse_schema
+from .._ops.tags import Tag
 from ..autograd.graph import increment_version
 from . import utils
 from .autograd import make_autograd_impl
@@ -41,13 +42,13 @@ log = logging.getLogger(__name__)
 
 # torch._C._after_ADInplaceOrView_keyset
 AFTER_ADINPLACEORVIEW = dk.full_after(DispatchKey.ADInplaceOrView)
-PT2_COMPLIANT_TAG = "pt2_compliant_tag"
+PT2_COMPLIANT_TAG = Tag.pt2_compliant_tag
 
 
 def _normalize_tags(tags) -> tuple:
     if tags is None:
         return ()
-    if isinstance(tags, str):    # glasstorch's tags are their names
+    if isinstance(tags, Tag):
         tags = (tags,)
     return tuple(dict.fromkeys(tags))
 

@@ -32,6 +32,7 @@ from .._tensor import Tensor, _non_overlapping_and_dense
 from .. import return_types
 from . import kernels as kernel_modules
 from .fallbacks import register_builtin_fallbacks
+from .tags import declared_tags, derived_tags
 from .structured import TensorMeta, allocate_outputs, check_out_cast, convert_array, empty_tensor
 
 YAML_PATH = os.path.join(os.path.dirname(__file__), "native_functions.yaml")
@@ -226,7 +227,7 @@ def _load_entry(entry, debug):
     qualified = op_entry.name
     DECLARATIONS[qualified] = entry
     op = _overload(schema)
-    op.tags = list(entry.get("tags", []) or [])
+    op.tags = declared_tags(entry)
     variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
     module = entry.get("python_module", "torch")
 
@@ -236,7 +237,7 @@ def _load_entry(entry, debug):
         kind, derived_schema = _derive(schema, spec)
         derived_entry = dispatcher.define(parse_schema("aten::" + derived_schema), debug)
         derived[kind] = _overload(derived_entry.schema)
-        derived[kind].tags = list(op.tags)
+        derived[kind].tags = derived_tags(entry, derived_entry.name.split("::")[1], kind, op.tags)
 
     if structured:
         _register_structured(structured, op, derived, debug)

@@ -42,6 +42,7 @@ from .._core.device import device as Device
 from .._core.storage import UntypedStorage
 from .._core.tls import default_device, exclude_keys
 from .._dispatcher.dispatcher import ops
+from .._ops.tags import Tag
 from .._tensor import (Tensor, _disabled_torch_function_impl, keys_for_device, version_counter,
                        wrapped_numbers)
 from ..autograd.grad_mode import enable_grad
@@ -371,8 +372,8 @@ class FakeTensorMode(TorchDispatchMode):
             return self._lift(args[0])
         args, kwargs, fakes = self._validate_and_convert(func, args, kwargs)
         if fakes and all(f.constant is not None for f in fakes) and \
-                "nondeterministic_seeded" not in func.tags and \
-                ("inplace_view" not in func.tags or name == "aten::detach_"):
+                Tag.nondeterministic_seeded not in func.tags and \
+                (Tag.inplace_view not in func.tags or name == "aten::detach_"):
             out = self._propagate_constants(func, args, kwargs)
             if out is not _NOT_CONSTANT:
                 return out
@@ -408,7 +409,7 @@ class FakeTensorMode(TorchDispatchMode):
                 if _is_wrapped_number(t):
                     with _no_python_dispatch():
                         return t.item()
-                if "inplace_view" in func.tags:
+                if Tag.inplace_view in func.tags:
                     raise AssertionError("Can't call metadata mutating ops on non-Fake Tensor "
                                          f"inputs. Found in {_render_call(func, args, kwargs)}")
                 if not self.allow_non_fake_inputs:

@@ -34,6 +34,7 @@ from .._dispatcher.dispatcher import _observers as _dispatch_observers
 from .._dispatcher.dispatcher import _traces as _dispatch_traces
 from .._dispatcher.schema import NO_DEFAULT
 from .._ops import derivatives as derivatives_yaml
+from .._ops.tags import Tag
 from .._tensor import Tensor, wrapped_numbers
 from . import anomaly_mode
 from .formulas import FORMULA_GLOBALS
@@ -636,7 +637,7 @@ def _kind_of(schema, op):
     if _is_view_op(schema):
         return VIEW
     if schema.arguments and schema.arguments[0].is_write:
-        return INPLACE_VIEW if "inplace_view" in op.tags else INPLACE
+        return INPLACE_VIEW if Tag.inplace_view in op.tags else INPLACE
     return FUNCTIONAL
 
 
