@@ -123,5 +123,6 @@ from .amp.autocast_state import (  # noqa: E402,F401
     get_autocast_xla_dtype, set_autocast_xla_dtype)
 
 from . import profiler  # noqa: E402,F401  (torch.profiler; also binds torch.autograd.profiler)
+from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: tensor reducers)
 from .utils import _pytree  # noqa: E402,F401  (torch.utils._pytree)
 from . import _subclasses  # noqa: E402,F401  (torch._subclasses: FakeTensor, FakeTensorMode)

@@ -411,6 +411,16 @@ class Tensor:
     def untyped_storage(self) -> UntypedStorage:
         return self._storage
 
+    def share_memory_(self):
+        """Move the storage into shared memory (a no-op if it is there already), so
+        that sending the tensor to another process shares it instead of copying;
+        every view of the storage follows.  Shared tensors cannot grow."""
+        self._storage.share_memory_()
+        return self
+
+    def is_shared(self) -> bool:
+        return self._storage.is_shared()
+
     def storage(self) -> TypedStorage:
         """The deprecated typed view of ``untyped_storage()`` (warns once, as PyTorch)."""
         warn_typed_storage_removal()

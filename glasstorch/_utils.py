@@ -6,8 +6,13 @@ pickle (a persistent id, its bytes in their own zip record).  ``torch.load``
 replays the call.  The names here are the ones PyTorch's files reference
 (``torch._utils._rebuild_tensor_v2`` ...); ``glasstorch.serialization`` maps
 those references onto these functions, and writes ours under those names.
+Also here, as in torch._utils: ``ExceptionWrapper``, which carries an exception
+from a DataLoader worker process to the main process.
 """
 from __future__ import annotations
+
+import sys
+import traceback
 
 from ._core.storage import TypedStorage
 from ._core.tls import state as _tls
@@ -98,3 +103,40 @@ def _set_obj_state(obj, state):
     for name, value in (slots_state or {}).items():
         setattr(obj, name, value)
     return obj
+
+
+class KeyErrorMessage(str):
+    """A message KeyError shows as is (KeyError would otherwise print its repr)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return self
+
+
+class ExceptionWrapper:
+    """An exception with its formatted traceback, picklable, so that a worker process
+    or thread can hand it to another that re-raises it (``torch._utils.ExceptionWrapper``)."""
+
+    def __init__(self, exc_info=None, where="in background"):
+        # only the type and the text are kept: a traceback would pin every frame
+        if exc_info is None:
+            exc_info = sys.exc_info()
+        self.exc_type = exc_info[0]
+        self.exc_msg = "".join(traceback.format_exception(*exc_info))
+        self.where = where
+
+    def reraise(self):
+        """Raise an exception of the original type whose message is "Caught <Type>
+        <where>." and the original traceback (RuntimeError when that type cannot be
+        built from one message)."""
+        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        if self.exc_type is KeyError:
+            msg = KeyErrorMessage(msg)
+        elif getattr(self.exc_type, "message", None):
+            raise self.exc_type(message=msg)
+        try:
+            exception = self.exc_type(msg)
+        except Exception:
+            raise RuntimeError(msg) from None
+        raise exception

@@ -16,13 +16,11 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import glasstorch.utils.data.dataloader as gt_dataloader
-
 from .differential import observe, run
 
 Point = collections.namedtuple("Point", ["x", "y"])
 
-# PyTorch warns when num_workers exceeds the CPU count: it starts processes, we don't
+# Both warn when num_workers exceeds the CPU count, which depends on the machine
 _PROCESS_COUNT_WARNING = "This DataLoader will create"
 
 
@@ -70,13 +68,6 @@ def attempt(fn):
         return fn()
     except Exception as exc:   # noqa: BLE001 - the exception is the observation
         return type(exc).__name__, str(exc)
-
-
-@pytest.fixture(autouse=True)
-def _quiet_simulated_workers(monkeypatch):
-    """The one-time 'workers run in the main process' warning is glasstorch's own;
-    test_simulated_workers_warn_once checks it, the differential tests skip it."""
-    monkeypatch.setattr(gt_dataloader, "_warned_simulated_workers", True)
 
 
 # -- datasets ------------------------------------------------------------------------------
@@ -544,7 +535,7 @@ def test_loader_iterator_cannot_be_pickled():
     same(scenario)
 
 
-# -- workers (simulated in glasstorch, real processes in PyTorch) ---------------------------
+# -- workers (processes in both libraries; more in test_dataloader_workers.py) ------------
 
 
 def augmenting(lib, n):
@@ -632,18 +623,3 @@ def test_worker_errors_name_the_worker(monkeypatch):
                                                         sampler=[3], num_workers=1))),
                 first_line(lambda: list(data.DataLoader(Missing(), num_workers=2))))
     same(scenario)
-
-
-def test_simulated_workers_warn_once(monkeypatch):
-    import warnings
-
-    import glasstorch
-    monkeypatch.setattr(gt_dataloader, "_warned_simulated_workers", False)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for _ in range(2):
-            assert [b.tolist() for b in glasstorch.utils.data.DataLoader(
-                [1, 2, 3], batch_size=2, num_workers=2)] == [[1, 2], [3]]
-    assert [str(w.message) for w in caught] == [
-        "DataLoader(num_workers=2): glasstorch runs the workers one after another in the main "
-        "process; batches and worker seeds are PyTorch's, but loading is not parallel."]

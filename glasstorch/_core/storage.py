@@ -6,9 +6,15 @@ storage (whatever dtype it was allocated with); a tensor's array view is built
 over it with the tensor's own dtype, sizes, strides and offset:
 
     element (i0..in) lives at byte  itemsize * (storage_offset + sum(ik * stride_k))
+
+Shared memory (``share_memory_()``, what ``torch.multiprocessing`` sends between
+processes) keeps that layout: the numpy array is then a window on a mapped
+anonymous shared file (``_SharedFile``), still counted by the CPU allocator.
 """
 from __future__ import annotations
 
+import mmap
+import os
 import warnings
 
 import numpy as np
@@ -25,7 +31,9 @@ _new = object.__new__
 class UntypedStorage:
     """``torch.UntypedStorage``: bytes from an allocator, shared by views."""
 
-    __slots__ = ("_data", "_nbytes", "device", "_allocator", "_ptr", "__weakref__")
+    # ``_shared``: the _SharedFile holding the bytes, set only on shared storages (an
+    # unset slot reads as not shared, so ordinary storages never pay for it)
+    __slots__ = ("_data", "_nbytes", "device", "_allocator", "_ptr", "_shared", "__weakref__")
 
     def __init__(self, nbytes=0, *, device=None):
         """Public constructor: ``UntypedStorage(nbytes, device=...)`` (zeroed here,
@@ -127,12 +135,54 @@ class UntypedStorage:
             meta_allocator.stats.current += nbytes - self._nbytes
             self._nbytes = nbytes
             return
-        if self._allocator is None:   # memory we don't own (from_numpy): fixed size
-            raise RuntimeError("Trying to resize storage that is not resizable")
+        if self._allocator is None or self.is_shared():   # memory we don't own (from_numpy)
+            raise RuntimeError("Trying to resize storage that is not resizable")  # or mapped
         fresh = cpu_allocator.allocate(nbytes, np.uint8)
         fresh[: self._nbytes] = self._bytes()
         self._allocator.free(self._nbytes)
         self._adopt(fresh, self.device, cpu_allocator)
+
+    # -- shared memory (torch.multiprocessing's file_descriptor strategy) ------------
+
+    def is_shared(self) -> bool:
+        return getattr(self, "_shared", None) is not None
+
+    def share_memory_(self) -> "UntypedStorage":
+        """Move the bytes into shared memory, in place (no-op if already there): views
+        keep seeing them, and pickling for another process then sends a file
+        descriptor instead of a copy.  glasstorch shares through file descriptors
+        under either sharing-strategy name."""
+        self._share_fd_cpu_()
+        return self
+
+    def _share_fd_cpu_(self) -> tuple:
+        """``(fd, nbytes)`` of the shared file holding this storage, moving the bytes
+        there first if needed (PyTorch's THPStorage_shareFd)."""
+        if self.device.type != "cpu":
+            raise RuntimeError("_share_fd_: only available on CPU")
+        if not self.is_shared():
+            shared = _SharedFile.create(self._nbytes)
+            array = _map(shared, self._nbytes)
+            array[:] = self._bytes()
+            if self._allocator is not None:
+                self._allocator.free(self._nbytes)
+            self._adopt(array, self.device, cpu_allocator)
+            self._shared = shared
+        return self._shared.fd, self._nbytes
+
+    @classmethod
+    def _new_shared(cls, nbytes: int, *, device=None) -> "UntypedStorage":
+        """A fresh storage of ``nbytes`` (zeroed) directly in shared memory."""
+        return cls._new_shared_fd_cpu(_SharedFile.create(nbytes), nbytes)
+
+    @classmethod
+    def _new_shared_fd_cpu(cls, fd, nbytes: int) -> "UntypedStorage":
+        """A storage over the shared file ``fd`` (a ``_SharedFile`` or a descriptor,
+        e.g. received from another process, which the storage then owns)."""
+        shared = fd if isinstance(fd, _SharedFile) else _SharedFile(fd)
+        self = cls._wrap(_map(shared, nbytes), _CPU, cpu_allocator)
+        self._shared = shared
+        return self
 
     def __repr__(self):
         head = f"[torch.storage.UntypedStorage(device={self.device}) of size {self._nbytes}]"
@@ -140,6 +190,36 @@ class UntypedStorage:
             return head
         body = "\n".join(f" {v}" for v in self._bytes().tolist())
         return body + "\n" + head if body else head
+
+
+class _SharedFile:
+    """An anonymous shared-memory file (Linux ``memfd_create``) and its descriptor:
+    PyTorch's file_descriptor strategy (shm_open, unlink, keep the fd) without a
+    name to leak.  Processes that hold the descriptor map the same pages; the
+    memory goes back to the system once every descriptor and mapping is gone."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    @classmethod
+    def create(cls, nbytes: int) -> "_SharedFile":
+        fd = os.memfd_create("glasstorch_shared", os.MFD_CLOEXEC)
+        os.ftruncate(fd, nbytes)
+        return cls(fd)
+
+    def __del__(self):
+        os.close(self.fd)
+
+
+def _map(shared: _SharedFile, nbytes: int) -> np.ndarray:
+    """The first ``nbytes`` of ``shared`` as a writable uint8 array, counted by the CPU
+    allocator.  (A view of the frombuffer array, so that tensors' views of it have
+    the same numpy base as the array itself, as for allocator-owned arrays.)"""
+    if not nbytes:              # nothing to map: an empty array stands for the bytes
+        return cpu_allocator.adopt(np.empty(0, np.uint8))
+    return cpu_allocator.adopt(np.frombuffer(mmap.mmap(shared.fd, nbytes), np.uint8)[:])
 
 
 def _untyped_storage_from(payload, device) -> UntypedStorage:
@@ -188,6 +268,13 @@ class TypedStorage:
 
     def untyped(self) -> UntypedStorage:
         return self._untyped_storage
+
+    def is_shared(self) -> bool:
+        return self._untyped_storage.is_shared()
+
+    def share_memory_(self) -> "TypedStorage":
+        self._untyped_storage.share_memory_()
+        return self
 
     def _pickle_storage_type(self) -> str:
         """The legacy class name checkpoints use for this dtype (``FloatStorage``)."""

@@ -5,8 +5,8 @@ function, iterated batch by batch.
       index sampler   batch_sampler (automatic batching) or sampler (batch_size=None);
                       by default BatchSampler(RandomSampler or SequentialSampler)
       fetcher         _utils/fetch.py: indices -> samples -> collate_fn -> batch
-      iterator        _SingleProcessDataLoaderIter (num_workers=0) or
-                      _MultiProcessingDataLoaderIter (num_workers>0, simulated: see below)
+      iterator        _SingleProcessDataLoaderIter (num_workers=0: fetches in this process)
+                      or _MultiProcessingDataLoaderIter (num_workers>0: worker processes)
 
 Random draws happen where PyTorch makes them: each iterator draws a
 ``base_seed`` from ``generator`` (or the default generator) when it is created,
@@ -14,22 +14,26 @@ then a shuffling RandomSampler draws its own seed when the first batch is
 requested (at creation with workers, which prefetch), so after
 ``manual_seed(s)`` the batches are PyTorch's.
 
-Note [Simulated workers]: with ``num_workers > 0`` glasstorch loads in the main
-process, but as PyTorch's workers would: ``num_workers`` simulated workers
-(_utils/worker.py), each with its own copy of the dataset (a shallow one: where
-PyTorch's forked worker owns a full copy, containers the dataset mutates in
-place are shared here), its ``WorkerInfo`` (``get_worker_info()`` answers
-inside it), ``worker_init_fn`` called once, and ``random``/torch/numpy seeded
-from ``base_seed + worker_id`` in generator states of its own.  Tasks go round
-robin to the active workers with PyTorch's prefetching (``prefetch_factor *
-num_workers`` index batches in flight) and come back in order, so the batches —
-an IterableDataset replicated or sharded per worker, random augmentations drawn
-inside workers, worker errors ("Caught ... in DataLoader worker process N") —
-are the ones PyTorch gives (``in_order=False`` keeps that order too).  Nothing
-runs in parallel, hence a one-time warning.  Real processes would need tensors
-pickled across process boundaries and PyTorch's shutdown and error machinery;
-the simulation keeps the results identical and deterministic instead.
-``timeout`` and ``multiprocessing_context`` are validated, otherwise unused.
+Workers (``num_workers > 0``), as PyTorch runs them:
+
+    main process                                  worker i (_utils/worker.py)
+    index_queues[i].put((task idx, indices))  ->  fetch + collate (into shared memory)
+    data = worker_result_queue.get()          <-  put((task idx, batch or ExceptionWrapper))
+
+``prefetch_factor * num_workers`` tasks are outstanding at a time, handed round
+robin to the workers still active; batches are returned in task order (kept
+aside when they arrive early) unless ``in_order=False``.  Each worker owns a
+copy of the dataset (forked, or pickled for "spawn"/"forkserver" contexts), is
+seeded from ``base_seed + worker_id`` and calls ``worker_init_fn``; an
+IterableDataset copy that runs out answers once and gets no more tasks.
+Worker exceptions are re-raised here ("Caught X in DataLoader worker process
+N."); a worker that dies is reported by the SIGCHLD handler of
+``_utils/signal_handling.py`` or by the liveness check made every
+``MP_STATUS_CHECK_INTERVAL`` seconds; ``timeout`` bounds each wait.  Workers
+are shut down (asked to exit, joined, terminated if need be) when the epoch
+ends, when the iterator is garbage collected (a loop left early), or, with
+``persistent_workers``, when the DataLoader's iterator goes away; between
+epochs persistent workers get a ``_ResumeIteration``.
 
 ``pin_memory``: glasstorch has no page-locked memory; the flag is accepted and,
 as in PyTorch without an accelerator, warned about when iterating.
@@ -39,11 +43,14 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import os
+import queue
 import warnings
-from collections import deque
 from typing import Generic, TypeVar
 
 from ... import cuda, empty, int64
+from ... import multiprocessing as gt_multiprocessing
+from ..._utils import ExceptionWrapper
 from . import _utils
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -163,11 +170,32 @@ class DataLoader(Generic[_T_co]):
         self.__initialized = True
         self._IterableDataset_len_called = None   # len(self) of an IterableDataset, to check
         self._iterator = None
+        self.check_worker_number_rationality()
 
     def _get_iterator(self):
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
+        self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
+
+    def check_worker_number_rationality(self) -> None:
+        """Warn when more workers are asked for than this process may use CPUs."""
+        if not self.num_workers:
+            return
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        max_workers = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if max_workers is not None and self.num_workers <= max_workers:
+            return
+        suggestion = (
+            "DataLoader is not able to compute a suggested max number of worker in current "
+            "system." if max_workers is None else
+            f"Our suggested max number of worker in current system is {max_workers}"
+            f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, which is "
+            "smaller than what this DataLoader is going to create.")
+        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in total. "
+                      f"{suggestion} Please be aware that excessive worker creation might get "
+                      "DataLoader running slow or even freeze, lower the worker number to avoid "
+                      "potential slowness/freeze if necessary.", stacklevel=2)
 
     @property
     def multiprocessing_context(self):
@@ -306,77 +334,196 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         return self._dataset_fetcher.fetch(index)    # may raise StopIteration
 
 
-_warned_simulated_workers = False
-
-
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
-    """``num_workers > 0``: PyTorch's task bookkeeping over simulated workers
-    (Note [Simulated workers] above)."""
+    """``num_workers > 0``: batches loaded by worker processes (see the module docstring).
+
+    Task bookkeeping: ``_send_idx`` counts tasks sent, ``_rcvd_idx`` is the next task
+    to return; ``_task_info[idx]`` is ``(worker_id,)`` while outstanding and
+    ``(worker_id, data)`` once it arrived early.
+    """
+
+    _shutdown = True    # until workers exist: __del__ of a half-built iterator does nothing
 
     def __init__(self, loader) -> None:
         super().__init__(loader)
-        global _warned_simulated_workers
-        if not _warned_simulated_workers:
-            _warned_simulated_workers = True
-            warnings.warn(f"DataLoader(num_workers={self._num_workers}): glasstorch runs the "
-                          "workers one after another in the main process; batches and worker "
-                          "seeds are PyTorch's, but loading is not parallel.", stacklevel=3)
         self._prefetch_factor = loader.prefetch_factor
+        self._in_order = loader.in_order
         if self._prefetch_factor <= 0:
             raise AssertionError("prefetch_factor must be greater than 0 for "
                                  "MultiProcessingDataLoaderIter")
-
-        def make_fetcher(dataset):
-            return _DatasetKind.create_fetcher(self._dataset_kind, dataset,
-                                               self._auto_collation, self._collate_fn,
-                                               self._drop_last)
-
-        self._workers = [
-            _utils.worker.SimulatedWorker(
-                worker_id, self._num_workers, self._base_seed, self._dataset,
-                self._dataset_kind == _DatasetKind.Iterable, make_fetcher,
-                loader.worker_init_fn)
-            for worker_id in range(self._num_workers)]
+        context = loader.multiprocessing_context or gt_multiprocessing
+        self._worker_init_fn = loader.worker_init_fn
+        self._worker_result_queue = context.Queue()
+        self._worker_pids_set = False
+        self._shutdown = False
+        self._workers_done_event = context.Event()
+        self._index_queues = []
+        self._workers = []
+        for i in range(self._num_workers):
+            index_queue = context.Queue()
+            index_queue.cancel_join_thread()    # indices left unread must not block exit
+            w = context.Process(
+                target=_utils.worker._worker_loop,
+                args=(self._dataset_kind, self._dataset, index_queue,
+                      self._worker_result_queue, self._workers_done_event,
+                      self._auto_collation, self._collate_fn, self._drop_last, self._base_seed,
+                      self._worker_init_fn, i, self._num_workers))
+            w.daemon = True     # multiprocessing terminates daemons when Python exits
+            w.start()
+            self._index_queues.append(index_queue)
+            self._workers.append(w)
+        self._data_queue = self._worker_result_queue
+        _utils.signal_handling._set_worker_pids(id(self), tuple(w.pid for w in self._workers))
+        _utils.signal_handling._set_SIGCHLD_handler()
+        self._worker_pids_set = True
         self._reset(loader, first_iter=True)
 
     def _reset(self, loader, first_iter=False) -> None:
         super()._reset(loader, first_iter)
-        self._tasks = deque()      # (worker id, index) sent and not yet returned, in order
+        self._send_idx = 0
+        self._rcvd_idx = 0
+        self._task_info = {}
+        self._tasks_outstanding = 0
         # whether each worker still has data this epoch (an IterableDataset copy can end)
         self._workers_status = [True] * self._num_workers
+        self._workers_num_tasks = [0] * self._num_workers
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
-        if not first_iter:
-            for worker in self._workers:
-                worker.resume()
+        if not first_iter:      # persistent workers: start their new epoch, wait for each
+            for index_queue in self._index_queues:
+                index_queue.put(_utils.worker._ResumeIteration())
+            resumed = 0
+            while resumed < self._num_workers:
+                returned, _ = self._get_data()
+                if isinstance(returned, _utils.worker._ResumeIteration):
+                    resumed += 1
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
+    def _try_get_data(self, timeout=_utils.MP_STATUS_CHECK_INTERVAL):
+        """``(True, data)``, or ``(False, None)`` after ``timeout`` seconds without data;
+        raises if a worker died meanwhile (the SIGCHLD handler may raise first, from
+        inside the wait: that error becomes this one's cause)."""
+        try:
+            return True, self._data_queue.get(timeout=timeout)
+        except Exception as e:
+            failed_workers = []
+            for worker_id, w in enumerate(self._workers):
+                if self._workers_status[worker_id] and not w.is_alive():
+                    failed_workers.append(w)
+                    self._mark_worker_as_unavailable(worker_id)
+            if failed_workers:
+                pids = ", ".join(str(w.pid) for w in failed_workers)
+                raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly") from e
+            if isinstance(e, queue.Empty):
+                return False, None
+            raise
+
+    def _get_data(self):
+        if self._timeout > 0:
+            success, data = self._try_get_data(self._timeout)
+            if not success:
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+            return data
+        while True:
+            success, data = self._try_get_data()
+            if success:
+                return data
+
+    def _next_data(self):
+        while True:
+            # skip tasks whose worker ran out of data before answering them
+            while self._rcvd_idx < self._send_idx:
+                info = self._task_info.get(self._rcvd_idx)
+                if info:
+                    if len(info) == 2 or self._workers_status[info[0]]:
+                        break
+                    del self._task_info[self._rcvd_idx]
+                self._rcvd_idx += 1
+            else:
+                if not self._persistent_workers:
+                    self._shutdown_workers()
+                raise StopIteration
+
+            if len(self._task_info[self._rcvd_idx]) == 2:     # it arrived early
+                worker_id, data = self._task_info.pop(self._rcvd_idx)
+                self._rcvd_idx += 1
+                return self._process_data(data, worker_id)
+
+            idx, data = self._get_data()
+            self._tasks_outstanding -= 1
+            if isinstance(data, _utils.worker._IterableDatasetStopIteration):
+                if self._persistent_workers:
+                    self._workers_status[data.worker_id] = False
+                else:
+                    self._mark_worker_as_unavailable(data.worker_id)
+                self._try_put_index()
+                continue
+            if idx == self._rcvd_idx:
+                worker_id = self._task_info.pop(idx)[0]
+                self._rcvd_idx += 1
+                return self._process_data(data, worker_id)
+            if not self._in_order:
+                return self._process_data(data, self._task_info.pop(idx)[0])
+            self._task_info[idx] += (data,)     # keep it until its turn
+
     def _try_put_index(self) -> None:
-        """Draw the next index and give it to the next active worker in the cycle."""
+        """Draw the next index and send it to the next active worker in the cycle (out
+        of order: the next one with fewer than its share of outstanding tasks)."""
+        max_tasks = self._prefetch_factor * self._num_workers
         try:
             index = self._next_index()
         except StopIteration:
             return
         for _ in range(self._num_workers):
             worker_id = next(self._worker_queue_idx_cycle)
-            if self._workers_status[worker_id]:
-                self._tasks.append((worker_id, index))
-                return
+            if self._workers_status[worker_id] and (
+                    self._in_order or
+                    self._workers_num_tasks[worker_id] < max_tasks // sum(self._workers_status)):
+                break
+        else:
+            return
+        self._index_queues[worker_id].put((self._send_idx, index))
+        self._task_info[self._send_idx] = (worker_id,)
+        self._workers_num_tasks[worker_id] += 1
+        self._tasks_outstanding += 1
+        self._send_idx += 1
 
-    def _next_data(self):
-        while self._tasks:
-            worker_id, index = self._tasks.popleft()
-            if not self._workers_status[worker_id]:
-                continue                        # that worker's stream ended before this task
-            try:
-                data = self._workers[worker_id].fetch(index)
-            except Exception:
-                self._try_put_index()           # a task came back, even as an error
-                raise
-            ended = isinstance(data, _utils.worker._IterableDatasetStopIteration)
-            if ended:
-                self._workers_status[worker_id] = False
-            self._try_put_index()               # one task back, one out
-            if not ended:
-                return data
-        raise StopIteration
+    def _process_data(self, data, worker_id):
+        self._workers_num_tasks[worker_id] -= 1
+        self._try_put_index()
+        if isinstance(data, ExceptionWrapper):
+            data.reraise()
+        return data
+
+    def _mark_worker_as_unavailable(self, worker_id) -> None:
+        """Tell a worker to exit (its dataset copy ended, it died, or we shut down)."""
+        self._index_queues[worker_id].put(None)
+        self._workers_status[worker_id] = False
+
+    def _shutdown_workers(self) -> None:
+        """Ask every worker to exit, join them, terminate any that do not; once, and not
+        while Python exits (multiprocessing then terminates the daemonic workers)."""
+        if _utils.python_exit_status or self._shutdown:
+            return
+        self._shutdown = True
+        try:
+            self._workers_done_event.set()
+            for worker_id in range(len(self._workers)):
+                if self._persistent_workers or self._workers_status[worker_id]:
+                    self._mark_worker_as_unavailable(worker_id)
+            for w in self._workers:
+                w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
+            for q in self._index_queues:
+                q.cancel_join_thread()
+                q.close()
+        finally:
+            if self._worker_pids_set:
+                _utils.signal_handling._remove_worker_pids(id(self))
+                self._worker_pids_set = False
+            for w in self._workers:
+                if w.is_alive():
+                    w.terminate()
+                    w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
+
+    def __del__(self) -> None:
+        self._shutdown_workers()

@@ -29,7 +29,10 @@ import re
 
 import numpy as np
 
-from .... import Tensor, as_tensor, float64, stack, tensor
+from .... import Tensor, TypedStorage, UntypedStorage, as_tensor, float64, stack, tensor
+from ...._tensor import contiguous_strides
+from ...._utils import _rebuild_tensor
+from .worker import get_worker_info
 
 __all__ = ["default_collate", "default_convert", "collate", "default_collate_fn_map",
            "collate_tensor_fn", "collate_numpy_array_fn", "collate_numpy_scalar_fn",
@@ -126,7 +129,16 @@ def collate(batch, *, collate_fn_map=None):
 def collate_tensor_fn(batch, *, collate_fn_map=None):
     # glasstorch tensors are all dense and strided, so PyTorch's refusals of nested
     # and sparse batches have nothing to catch here.
-    return stack(batch, 0)
+    out = None
+    if get_worker_info() is not None:
+        # in a worker process, stack straight into shared memory: the batch then
+        # reaches the main process without another copy
+        elem = batch[0]
+        shape = (len(batch), *elem.shape)
+        storage = UntypedStorage._new_shared(len(batch) * elem.nbytes)
+        out = _rebuild_tensor(TypedStorage(wrap_storage=storage, dtype=elem.dtype, _internal=True),
+                              0, shape, contiguous_strides(shape))
+    return stack(batch, 0, out=out)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):

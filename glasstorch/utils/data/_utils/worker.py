@@ -1,27 +1,34 @@
-"""DataLoader workers (torch/utils/data/_utils/worker.py), simulated in the main process.
+"""DataLoader worker processes (torch/utils/data/_utils/worker.py).
 
-PyTorch starts ``num_workers`` processes; worker ``i`` gets a copy of the
-dataset, seeds ``random``, torch and numpy from ``base_seed + i``, runs
-``worker_init_fn(i)`` and then fetches the batches the main process sends it.
-glasstorch runs each worker in the main process instead (see the Note in
-dataloader.py).  A ``SimulatedWorker`` keeps everything a worker process would
-own — a shallow copy of the dataset, its ``WorkerInfo``, its own fetcher and its
-own states of the three random generators — and installs them only while it
-works (``_as_current``), so the main process's RNG streams are untouched and
-the worker's streams are the ones PyTorch's worker would have.
+``_worker_loop`` is what each of a DataLoader's ``num_workers`` processes runs:
+
+    seed random, glasstorch and numpy      from base_seed + worker_id, as PyTorch does
+    WorkerInfo (get_worker_info())         id, num_workers, seed, this process's dataset
+    worker_init_fn(worker_id), fetcher     an error here is sent back with the first task
+    loop: index_queue.get()
+        (idx, index)                       fetch -> data_queue.put((idx, batch)); the
+                                           batch's tensors cross in shared memory; an
+                                           exception crosses as an ExceptionWrapper; an
+                                           exhausted IterableDataset copy answers
+                                           _IterableDatasetStopIteration once
+        _ResumeIteration                   persistent workers: a new epoch, new fetcher
+        None                               exit
+
+The loop polls every MP_STATUS_CHECK_INTERVAL seconds and exits if its parent
+died (``ManagerWatchdog``), so no worker outlives the main process.
 """
 from __future__ import annotations
 
-import contextlib
-import copy
+import os
+import queue
 import random
-import traceback
 from dataclasses import dataclass
 
 import numpy as np
 
-from .... import random as torch_random
-from ...._core.generator import Generator
+from .... import manual_seed, set_num_threads
+from ...._utils import ExceptionWrapper
+from . import MP_STATUS_CHECK_INTERVAL, signal_handling
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
@@ -51,6 +58,27 @@ class _IterableDatasetStopIteration:
     """A worker's answer once its copy of an iterable dataset is exhausted."""
 
     worker_id: int
+
+
+@dataclass(frozen=True)
+class _ResumeIteration:
+    """Sent to persistent workers at the start of each new epoch (and echoed back)."""
+
+    seed: int | None = None
+
+
+class ManagerWatchdog:
+    """Whether the process that started this worker is still alive: an orphaned
+    worker is re-parented, so its parent pid changes."""
+
+    def __init__(self) -> None:
+        self.manager_pid = os.getppid()
+        self.manager_dead = False
+
+    def is_alive(self) -> bool:
+        if not self.manager_dead:
+            self.manager_dead = os.getppid() != self.manager_pid
+        return not self.manager_dead
 
 
 def _generate_state(base_seed: int, worker_id: int) -> list[int]:
@@ -87,99 +115,66 @@ def _generate_state(base_seed: int, worker_id: int) -> list[int]:
     return state
 
 
-def _rng_states():
-    return torch_random.get_rng_state(), random.getstate(), np.random.get_state()
-
-
-def _set_rng_states(states) -> None:
-    torch_state, python_state, numpy_state = states
-    torch_random.set_rng_state(torch_state)
-    random.setstate(python_state)
-    np.random.set_state(numpy_state)
-
-
-def reraise_from_worker(exc: BaseException, worker_id: int):
-    """Raise ``exc`` as PyTorch re-raises a worker's exception in the main process:
-    same type, message "Caught <Type> in DataLoader worker process <id>." followed by
-    the original traceback (RuntimeError when the type cannot take a message)."""
-    exc_type = type(exc)
-    formatted = "".join(traceback.format_exception(exc_type, exc, exc.__traceback__))
-    msg = (f"Caught {exc_type.__name__} in DataLoader worker process {worker_id}.\n"
-           f"Original {formatted}")
-    if exc_type is KeyError:
-        msg = _KeyErrorMessage(msg)
-    elif getattr(exc_type, "message", None):
-        raise exc_type(message=msg) from None
+def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation,
+                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers) -> None:
+    """The body of worker process ``worker_id`` (see the module docstring)."""
+    from ..dataloader import _DatasetKind
+    global _worker_info
     try:
-        reraised = exc_type(msg)
-    except Exception:
-        raise RuntimeError(msg) from None
-    raise reraised from None
-
-
-class _KeyErrorMessage(str):
-    """A message KeyError shows as is (KeyError would otherwise print its repr)."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return self
-
-
-class SimulatedWorker:
-    """Worker ``worker_id`` of a DataLoader iterator, run in the main process."""
-
-    def __init__(self, worker_id, num_workers, base_seed, dataset, iterable, make_fetcher,
-                 init_fn):
+        signal_handling._set_worker_signal_handlers()
+        set_num_threads(1)
         seed = base_seed + worker_id
-        self.id = worker_id
-        self._iterable = iterable
-        self.info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
-                               dataset=copy.copy(dataset))
-        self._make_fetcher = make_fetcher
-        self._rng = (Generator().manual_seed(seed).get_state(), random.Random(seed).getstate(),
-                     np.random.RandomState(_generate_state(base_seed, worker_id)).get_state())
-        self._init_error = None
-        with self._as_current():
-            try:
-                if init_fn is not None:
-                    init_fn(worker_id)
-                self._fetcher = make_fetcher(self.info.dataset)
-            except Exception as exc:    # reported with the worker's first batch, as PyTorch does
-                self._init_error = exc
+        random.seed(seed)
+        manual_seed(seed)
+        np.random.seed(_generate_state(base_seed, worker_id))
+        _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
+                                  dataset=dataset)
 
-    @contextlib.contextmanager
-    def _as_current(self):
-        """Run as this worker: its WorkerInfo and RNG states installed, the caller's
-        restored afterwards."""
-        global _worker_info
-        outer_rng, outer_info = _rng_states(), _worker_info
-        _set_rng_states(self._rng)
-        _worker_info = self.info
+        init_exception = None
         try:
-            yield
-        finally:
-            _worker_info = outer_info
-            self._rng = _rng_states()
-            _set_rng_states(outer_rng)
+            if init_fn is not None:
+                init_fn(worker_id)
+            fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,
+                                                  collate_fn, drop_last)
+        except Exception:
+            init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
 
-    def fetch(self, index):
-        """The worker's answer to one task: the data, an ``_IterableDatasetStopIteration``,
-        or (raised) its exception, re-raised as PyTorch's main process does."""
-        if self._init_error is not None:      # a worker that failed to start fails every task
-            reraise_from_worker(self._init_error, self.id)
-        with self._as_current():
+        # Set once this worker's copy of an iterable dataset is exhausted: from then
+        # on (as once done_event is set) tasks are skipped until the final None.
+        iteration_end = False
+        watchdog = ManagerWatchdog()
+        while watchdog.is_alive():
             try:
-                return self._fetcher.fetch(index)
-            except StopIteration as stop:
-                if self._iterable:
-                    return _IterableDatasetStopIteration(self.id)
-                error = stop
-            except Exception as exc:
-                error = exc
-        reraise_from_worker(error, self.id)
-
-    def resume(self) -> None:
-        """A new epoch with persistent workers: a fresh fetcher, RNG streams continue."""
-        with self._as_current():
-            self._fetcher = self._make_fetcher(self.info.dataset)
+                r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+            except queue.Empty:
+                continue
+            if isinstance(r, _ResumeIteration):
+                data_queue.put((r, None))       # acknowledge
+                iteration_end = False
+                fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,
+                                                      collate_fn, drop_last)
+                continue
+            if r is None:                       # the final signal
+                break
+            if done_event.is_set() or iteration_end:
+                continue
+            idx, index = r
+            if init_exception is not None:
+                data, init_exception = init_exception, None
+            else:
+                try:
+                    data = fetcher.fetch(index)
+                except Exception as e:
+                    if isinstance(e, StopIteration) and dataset_kind == _DatasetKind.Iterable:
+                        data = _IterableDatasetStopIteration(worker_id)
+                        iteration_end = True
+                    else:
+                        data = ExceptionWrapper(
+                            where=f"in DataLoader worker process {worker_id}")
+            data_queue.put((idx, data))
+            del data, idx, index, r             # don't hold the batch while waiting
+    except KeyboardInterrupt:
+        pass                                    # the main process raises it
+    if done_event.is_set():
+        data_queue.cancel_join_thread()
+        data_queue.close()
