@@ -206,3 +206,17 @@ def result_type_of(dimensioned, zero_dim, scalars) -> dtype:
         d = scalar_dtype(s)
         acc = d if acc is None else _PROMOTE[acc, d]
     return _combine_categories(tiers[0], _combine_categories(tiers[1], acc))
+
+
+# caffe2::TypeMeta's names of the dtypes: PyTorch's messages print a tensor's
+# dtype this way ("Expected out tensor to have dtype float, but got long int").
+_TYPE_META_NAMES = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+    "int32": "int", "int64": "long int", "uint16": "short unsigned int", "uint32": "unsigned int",
+    "uint64": "long unsigned int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+    "float32": "float", "float64": "double", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>"}
+
+
+def type_meta_name(d: dtype) -> str:
+    return _TYPE_META_NAMES.get(d.name, d.name)

@@ -292,7 +292,7 @@ def _grad_set(self, value) -> None:
                             f"{type(value).__name__}")
         if value.dtype is not self.dtype:
             raise RuntimeError(
-                f"attempting to assign a gradient with dtype '{_TYPE_META_NAMES[value.dtype]}' to "
+                f"attempting to assign a gradient with dtype '{dt.type_meta_name(value.dtype)}' to "
                 f"a tensor with grad_dtype '{self.dtype._short}'. The gradient must match the "
                 "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
                 "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
@@ -311,12 +311,6 @@ def _grad_set(self, value) -> None:
     self._meta_for_write().grad = value
 
 
-# caffe2::TypeMeta's names of the dtypes (what the .grad setter's message prints)
-_TYPE_META_NAMES = {
-    dt.bool_: "bool", dt.uint8: "unsigned char", dt.int8: "signed char", dt.int16: "short int",
-    dt.int32: "int", dt.int64: "long int", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16",
-    dt.float32: "float", dt.float64: "double", dt.complex64: "c10::complex<float>",
-    dt.complex128: "c10::complex<double>"}
 
 
 def _version(self) -> int:

@@ -598,11 +598,6 @@ def _per_tensor(value, get):
     return []
 
 
-_C10_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-                   "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-                   "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-                   "bool": "bool", "complex64": "c10::complex<float>",
-                   "complex128": "c10::complex<double>"}
 
 
 # dtypes, layouts and memory formats reach kernels as c10 enum numbers
@@ -613,7 +608,7 @@ _ENUM_TYPES = (_dtypes.dtype, _layout.layout, _layout.memory_format)
 
 def _input_type(value) -> str:
     if isinstance(value, TensorMetadata):
-        return _C10_TYPE_NAMES.get(value.dtype.name, value.dtype.name)
+        return _dtypes.type_meta_name(value.dtype)
     if isinstance(value, list):
         return "TensorList"
     if isinstance(value, tuple):

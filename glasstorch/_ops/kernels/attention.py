@@ -41,23 +41,14 @@ aten = ops.aten
 MATH, FLASH = 0, 1          # sdp::SDPBackend
 _FLASH_DTYPES = (dt.float32, dt.float64, dt.bfloat16, dt.float16)
 
-# caffe2::TypeMeta names, as validate_sdpa_input prints dtypes
-_TYPE_META_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-                    "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-                    "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-                    "bool": "bool", "complex64": "c10::complex<float>",
-                    "complex128": "c10::complex<double>"}
 
-
-def _type_name(d):
-    return _TYPE_META_NAMES.get(d.name, d.name)
 
 
 def _validate_sdpa_input(query, key, value, attn_mask):
     if not (query.dtype is key.dtype is value.dtype):
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
-                           f"query.dtype: {_type_name(query.dtype)} key.dtype: "
-                           f"{_type_name(key.dtype)} and value.dtype: {_type_name(value.dtype)}"
+                           f"query.dtype: {dt.type_meta_name(query.dtype)} key.dtype: "
+                           f"{dt.type_meta_name(key.dtype)} and value.dtype: {dt.type_meta_name(value.dtype)}"
                            f" instead.")
     if not (query.device == key.device == value.device):
         raise RuntimeError(f"Expected query, key, and value to have the same device type, but "
@@ -69,8 +60,8 @@ def _validate_sdpa_input(query, key, value, attn_mask):
                            f"and value.dim: {len(value._shape)} instead.")
     if attn_mask is not None and attn_mask.dtype not in (dt.bool_, dt.float32, query.dtype):
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
-                           f"dtype, but got attn_mask.dtype: {_type_name(attn_mask.dtype)} and  "
-                           f"query.dtype: {_type_name(query.dtype)} instead.")
+                           f"dtype, but got attn_mask.dtype: {dt.type_meta_name(attn_mask.dtype)} and  "
+                           f"query.dtype: {dt.type_meta_name(query.dtype)} instead.")
 
 
 def _convert_boolean_mask(attn_mask, dtype):

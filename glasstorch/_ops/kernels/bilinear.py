@@ -18,10 +18,10 @@ import string
 
 import numpy as np
 
+from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, wrap_dim
 from . import impl, kernel, meta
-from .linalg import typemeta
 
 aten = ops.aten
 
@@ -75,7 +75,7 @@ def bilinear(input1, input2, weight, bias=None):
         tensors.append(("bias", bias))
     if any(t.dtype is not input1.dtype for _, t in tensors):
         raise RuntimeError("All tensors must have the same dtype, got "
-                           + ", ".join(f"{n}: {typemeta(t.dtype)}" for n, t in tensors))
+                           + ", ".join(f"{n}: {dt.type_meta_name(t.dtype)}" for n, t in tensors))
     s1, s2, sw = tuple(input1._shape), tuple(input2._shape), tuple(weight._shape)
     if len(s1) != len(s2):
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {len(s1)} and "

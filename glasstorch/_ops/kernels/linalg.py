@@ -35,17 +35,7 @@ from . import impl, kernel, meta, native
 
 aten = ops.aten
 
-# caffe2::TypeMeta names, which PyTorch prints for `tensor.dtype()` in messages.
-TYPEMETA_NAMES = {
-    "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-    "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-    "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
-}
 
-
-def typemeta(d) -> str:
-    return TYPEMETA_NAMES.get(d.name, d.name)
 
 
 def _shape_str(shape) -> str:
@@ -157,7 +147,7 @@ def mm_meta(self, mat2):
         raise RuntimeError("mat2 must be a matrix")
     if self.dtype is not mat2.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{typemeta(self.dtype)} != {typemeta(mat2.dtype)}")
+                           f"{dt.type_meta_name(self.dtype)} != {dt.type_meta_name(mat2.dtype)}")
     (m, k1), (k2, n) = self._shape, mat2._shape
     if k1 != k2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m}x{k1} and {k2}x{n})")
@@ -246,8 +236,8 @@ def baddbmm_meta(self, batch1, batch2, beta=1, alpha=1):
     if len(batch1._shape) == 3 and len(batch2._shape) == 3:
         expand_check(self, (batch1._shape[0], batch1._shape[1], batch2._shape[2]))
     if self.dtype is not batch1.dtype or self.dtype is not batch2.dtype:
-        raise RuntimeError(f"Input dtypes must be the same, got: input {typemeta(self.dtype)}, "
-                           f"batch1: {typemeta(batch1.dtype)}, batch2: {typemeta(batch2.dtype)}")
+        raise RuntimeError(f"Input dtypes must be the same, got: input {dt.type_meta_name(self.dtype)}, "
+                           f"batch1: {dt.type_meta_name(batch1.dtype)}, batch2: {dt.type_meta_name(batch2.dtype)}")
     shape = _bmm_checks(batch1, batch2)
     return TensorMeta(shape, batch2.dtype)
 

@@ -36,7 +36,6 @@ from ..._tensor import channels_last_strides
 from ..structured import TensorMeta, broadcast_shapes, elementwise_strides, empty_tensor, \
     result_type, wrap_dim
 from . import impl, kernel, meta
-from .linalg import typemeta
 from .conv import (_adaptive_ranges, _conv_forward, _conv_transposed, _expand_param,
                    _is_channels_last, _pool_params, scatter_to_argmax)
 
@@ -118,8 +117,8 @@ def log_softmax_backward_data_impl(out, grad_output, output, dim, input_dtype):
 
 def _pool_grad_checks(name, grad_output, self, out_hw):
     if grad_output.dtype is not self.dtype:
-        raise RuntimeError(f"expected dtype {typemeta(self.dtype)} for `gradOutput` but got "
-                           f"dtype {typemeta(grad_output.dtype)}")
+        raise RuntimeError(f"expected dtype {dt.type_meta_name(self.dtype)} for `gradOutput` but got "
+                           f"dtype {dt.type_meta_name(grad_output.dtype)}")
     expected = tuple(self._shape[:-2]) + tuple(out_hw)
     if tuple(grad_output._shape) != expected:
         raise RuntimeError(f"{name}: expected grad_output of shape {_sizes(expected)}, but got "
@@ -200,8 +199,8 @@ def adaptive_avg_pool2d_backward_meta(grad_output, self):
                            f"got {_sizes(grad_output._shape)}")
     if grad_output.dtype is not self.dtype:
         raise RuntimeError(f"adaptive_avg_pool2d_backward_out_cpu_template: Expected dtype "
-                           f"{typemeta(self.dtype)} for `grad_output` but got dtype "
-                           f"{typemeta(grad_output.dtype)}")
+                           f"{dt.type_meta_name(self.dtype)} for `grad_output` but got dtype "
+                           f"{dt.type_meta_name(grad_output.dtype)}")
     return TensorMeta(self._shape, self.dtype, _like_memory_format(self))
 
 

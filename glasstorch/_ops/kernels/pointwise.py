@@ -135,12 +135,6 @@ def checked_scalar(value, d: dt.dtype):
     checked_convert(value, d)
 
 
-# C++ type names (caffe2::TypeMeta), used by a few of PyTorch's messages.
-CPP_NAMES = {dt.bool_: "bool", dt.uint8: "unsigned char", dt.int8: "signed char",
-             dt.int16: "short int", dt.int32: "int", dt.int64: "long int",
-             dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16", dt.float32: "float",
-             dt.float64: "double", dt.complex64: "c10::complex<float>",
-             dt.complex128: "c10::complex<double>"}
 
 
 def layout(*operands):
@@ -550,11 +544,11 @@ for _name, _ufunc in (("maximum", np.maximum), ("minimum", np.minimum),
 @meta("lerp")
 def lerp_meta(self, end, weight):
     if end.dtype is not self.dtype:
-        raise RuntimeError(f"expected dtype {CPP_NAMES[self.dtype]} for `end` but got dtype "
-                           f"{CPP_NAMES[end.dtype]}")
+        raise RuntimeError(f"expected dtype {dt.type_meta_name(self.dtype)} for `end` but got dtype "
+                           f"{dt.type_meta_name(end.dtype)}")
     if isinstance(weight, Tensor) and weight._shape and weight.dtype is not self.dtype:
-        raise RuntimeError(f"expected dtype {CPP_NAMES[self.dtype]} for `weight` but got dtype "
-                           f"{CPP_NAMES[weight.dtype]}")
+        raise RuntimeError(f"expected dtype {dt.type_meta_name(self.dtype)} for `weight` but got dtype "
+                           f"{dt.type_meta_name(weight.dtype)}")
     shape, strides = layout(self, end, weight)
     return TensorMeta(shape, self.dtype, strides)
 
@@ -1046,7 +1040,7 @@ def where_impl(out, condition, self, other):
 def masked_fill_meta(self, mask, value):
     if mask.dtype is not dt.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{CPP_NAMES[mask.dtype]}")
+                           f"{dt.type_meta_name(mask.dtype)}")
     if isinstance(value, Tensor) and value._shape:
         raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {len(value._shape)} dimension(s).")
