@@ -289,8 +289,9 @@ def _per_row(rec, fn):
 
 
 def _sort_rows(rec, is_int, mode):
-    if _native():
-        _lib.gt_sort_rows(rec.ctypes.data, *rec.shape, is_int, mode)
+    lib = _native()
+    if lib:
+        lib.gt_sort_rows(rec.ctypes.data, *rec.shape, is_int, mode)
     else:
         _per_row(rec, lambda v: _sort(v, 0, len(v), _COMPARATORS[mode]))
 
@@ -298,8 +299,9 @@ def _sort_rows(rec, is_int, mode):
 def _nth_element_rows(rec, is_int, nth, mode):
     """std::nth_element of row r at ``nth[r]``."""
     nth = np.ascontiguousarray(nth, np.int64)
-    if _native():
-        _lib.gt_nth_element_rows(rec.ctypes.data, *rec.shape, nth.ctypes.data, is_int, mode)
+    lib = _native()
+    if lib:
+        lib.gt_nth_element_rows(rec.ctypes.data, *rec.shape, nth.ctypes.data, is_int, mode)
         return
     for r in range(rec.shape[0]):
         v = rec[r].tolist()
@@ -310,15 +312,17 @@ def _nth_element_rows(rec, is_int, nth, mode):
 def _topk_rows(rec, is_int, k, sorted, mode):
     if k == 0:
         return
-    if _native():
-        _lib.gt_topk_rows(rec.ctypes.data, *rec.shape, k, sorted, is_int, mode)
+    lib = _native()
+    if lib:
+        lib.gt_topk_rows(rec.ctypes.data, *rec.shape, k, sorted, is_int, mode)
     else:
         _per_row(rec, lambda v: _topk(v, k, sorted, _COMPARATORS[mode]))
 
 
 def _kthvalue_rows(rec, is_int, k):
-    if _native():
-        _lib.gt_kthvalue_rows(rec.ctypes.data, *rec.shape, k, is_int)
+    lib = _native()
+    if lib:
+        lib.gt_kthvalue_rows(rec.ctypes.data, *rec.shape, k, is_int)
     else:
         _per_row(rec, lambda v: _quick_select(v, k - 1, _desc))
 
