@@ -40,13 +40,15 @@ def node_name(node):
 def observe(value):
     """A library-independent description of ``value``: a tensor becomes its
     dtype, shape, values, requires_grad, grad_fn name and is_leaf; a node its
-    class name; containers are described element by element."""
+    class name; a dtype its name; containers are described element by element."""
     if isinstance(value, (torch.Tensor, gt.Tensor)):
         values = None if value.device.type == "meta" else Close(to_numpy(value))
         return ("tensor", str(value.dtype), tuple(value.shape), values, value.requires_grad,
                 node_name(value.grad_fn), value.is_leaf)
     if hasattr(value, "next_functions"):
         return ("node", type(value).__name__)
+    if isinstance(value, (torch.dtype, gt.dtype)):
+        return ("dtype", str(value))
     if isinstance(value, (list, tuple)):
         return tuple(observe(v) for v in value)
     if isinstance(value, dict):
@@ -69,11 +71,21 @@ def run(fn, lib, *, warning_types=(UserWarning, FutureWarning), named=False):
     return outcome + (shown,)
 
 
-def differential(fn, **options):
-    """Run ``fn(torch)`` and ``fn(glasstorch)``; assert they behave the same."""
+def differential(fn, *, may_raise=False, normalize=None, **options):
+    """Run ``fn(torch)`` and ``fn(glasstorch)``; assert they behave the same.
+
+    Both raising is a failure unless ``may_raise``: a scenario meant to return
+    a value that raises in both libraries (a typo, a missing attribute, a
+    changed API) would otherwise pass without comparing anything.
+    ``normalize`` maps each outcome before the comparison (e.g. to blank
+    addresses or source locations in messages)."""
     theirs = run(fn, torch, **options)
     ours = run(fn, gt, **options)
+    if normalize is not None:
+        theirs, ours = normalize(theirs), normalize(ours)
     assert ours == theirs, f"\nglasstorch: {ours}\ntorch:      {theirs}"
+    assert may_raise or theirs[0] == "returned", \
+        f"both libraries raised {theirs[1]}: {theirs[2]} (pass may_raise=True if that is the point)"
     return theirs
 
 

@@ -171,7 +171,7 @@ def test_ops_without_meta_raise_pytorchs_exception(name):
     def scenario(lib):
         with _fake(lib).FakeTensorMode():
             EXEMPT_CALLS[name](lib, lib.randn(3, 2) * 3)
-    raised(differential(scenario))
+    raised(differential(scenario, may_raise=True))
 
 
 def test_tags_agree_with_pytorch():
@@ -258,7 +258,7 @@ def test_data_dependent_operations_raise_pytorchs_errors(case):
                 "array": lambda: __import__("numpy").asarray(x),
             }
             calls[case]()
-    raised(differential(scenario))
+    raised(differential(scenario, may_raise=True))
 
 
 def test_what_does_not_depend_on_data_still_runs():
@@ -294,7 +294,7 @@ def test_real_tensors_are_refused_or_converted():
         real = lib.randn(2, 3)
         with _fake(lib).FakeTensorMode():
             lib.randn(2, 3) + real
-    raised(differential(mixing), "AssertionError")
+    raised(differential(mixing, may_raise=True), "AssertionError")
 
     def allowed(lib):
         real = lib.randn(2, 3)
@@ -307,17 +307,13 @@ def test_real_tensors_are_refused_or_converted():
         real = lib.randn(2, 3)
         with _fake(lib).FakeTensorMode(allow_non_fake_inputs=True):
             real.t_()
-    raised(differential(inplace_view_on_real), "AssertionError")
+    raised(differential(inplace_view_on_real, may_raise=True), "AssertionError")
 
 
-def differential_without_addresses(scenario):
-    """``differential`` for messages naming objects (``<... at 0x7f...>``)."""
-    theirs, ours = run(scenario, torch), run(scenario, gt)
+def without_addresses(outcome):
+    """An outcome with the objects its messages name (``<... at 0x7f...>``) unnamed."""
     strip = re.compile(r"<(torch|glasstorch)\.([\w.]+) object at 0x[0-9a-f]+>")
-    theirs, ours = (tuple(strip.sub(r"<\2>", x) if isinstance(x, str) else x for x in o)
-                    for o in (theirs, ours))
-    assert ours == theirs
-    return theirs
+    return tuple(strip.sub(r"<\2>", x) if isinstance(x, str) else x for x in outcome)
 
 
 def test_mixing_two_fake_modes_is_refused():
@@ -325,7 +321,8 @@ def test_mixing_two_fake_modes_is_refused():
         fake = _fake(lib).FakeTensorMode().from_tensor(lib.randn(2))
         with _fake(lib).FakeTensorMode():
             lib.randn(2) + fake
-    message = raised(differential_without_addresses(scenario), "AssertionError")
+    message = raised(differential(scenario, may_raise=True, normalize=without_addresses),
+                     "AssertionError")
     assert message.startswith("Mixing fake modes NYI x.fake_mode=")
 
 
@@ -341,7 +338,7 @@ def test_fake_devices():
     def mismatch(lib):
         with _fake(lib).FakeTensorMode():
             lib.zeros(2, 3, device="cuda") + lib.ones(3)
-    raised(differential(mismatch), "FakeTensorDeviceMismatchError")
+    raised(differential(mismatch, may_raise=True), "FakeTensorDeviceMismatchError")
 
 
 def test_from_tensor_keeps_views_parameters_and_autograd_state():
@@ -412,9 +409,12 @@ def test_a_dispatch_mode_inside_the_fake_mode_sees_fakes():
 def test_custom_op_runs_its_fake_impl_on_fakes():
     def scenario(lib):
         seen = []
+        # schemas spelled out: this module's annotations are strings, which
+        # custom_op cannot resolve to a local ``lib.Tensor``
 
-        @lib.library.custom_op("fakelib_" + lib.__name__ + "::scaled", mutates_args=())
-        def scaled(x: lib.Tensor, y: lib.Tensor) -> lib.Tensor:
+        @lib.library.custom_op("fakelib::scaled", mutates_args=(),
+                               schema="(Tensor x, Tensor y) -> Tensor")
+        def scaled(x, y):
             return x * 2 + y
 
         @scaled.register_fake
@@ -422,10 +422,12 @@ def test_custom_op_runs_its_fake_impl_on_fakes():
             seen.append((type(x).__name__, str(x.device), tuple(x.shape)))
             return lib.empty_like(x)
 
-        scaled.register_autograd(lambda ctx, g: (g * 2, g), setup_context=lambda *a: None)
+        scaled.register_autograd(lambda ctx, g: (g * 2, g),
+                                 setup_context=lambda ctx, inputs, output: None)
 
-        @lib.library.custom_op("fakelib_" + lib.__name__ + "::unfaked", mutates_args=())
-        def unfaked(x: lib.Tensor) -> lib.Tensor:
+        @lib.library.custom_op("fakelib::unfaked", mutates_args=(),
+                               schema="(Tensor x) -> Tensor")
+        def unfaked(x):
             return x.sin()
 
         with _fake(lib).FakeTensorMode():
@@ -435,7 +437,7 @@ def test_custom_op_runs_its_fake_impl_on_fakes():
             try:
                 unfaked(a)
             except RuntimeError as e:
-                refused = str(e).replace(lib.__name__, "LIB")
+                refused = str(e)
         return seen, describe([out, a.grad]), refused
     differential(scenario)
 
@@ -548,4 +550,4 @@ def test_the_fake_tensor_api():
     def not_meta(lib):
         ft = _fake(lib)
         ft.FakeTensor(ft.FakeTensorMode(), lib.empty(2), "cpu")
-    raised(differential(not_meta), "AssertionError")
+    raised(differential(not_meta, may_raise=True), "AssertionError")

@@ -1,5 +1,7 @@
 """torch.utils.flop_counter.FlopCounterMode, differential against real torch."""
+import contextlib
 import importlib
+import io
 
 import pytest
 
@@ -111,7 +113,8 @@ def test_register_flop_formula_and_errors():
             module.flop_registry.pop(packet, None)
         return result, str(duplicate.value)
     differential(run)
-    outcome = differential(lambda lib: flop_counter(lib).register_flop_formula("mm")(len))
+    outcome = differential(lambda lib: flop_counter(lib).register_flop_formula("mm")(len),
+                           may_raise=True)
     raised(outcome, "ValueError")
 
 
@@ -124,10 +127,31 @@ def test_depth_display_and_mods_warning():
         return counter.depth, counts(counter)
     differential(run)
 
-    def display(lib):
-        with flop_counter(lib).FlopCounterMode():
-            lib.mm(lib.randn(2, 2), lib.randn(2, 2))
-    raised(differential(display), "ModuleNotFoundError")
+
+TABLE_BODIES = {
+    "outside_modules": lambda lib: lib.mm(lib.randn(2, 2), lib.randn(2, 2)),
+    "nested_backward": lambda lib: nested(lib)(lib.randn(2, 2, 5, 5, requires_grad=True))
+    .sum().backward(),
+    "nested_and_outside": lambda lib: (nested(lib)(lib.randn(2, 2, 5, 5)),
+                                       lib.mm(lib.randn(3, 4), lib.randn(4, 5))),
+    "nothing": lambda lib: lib.randn(3).relu(),
+}
+
+
+@pytest.mark.parametrize("depth", [None, 1, 2, 3])
+@pytest.mark.parametrize("body", sorted(TABLE_BODIES))
+def test_displayed_table_equals_pytorchs(body, depth):
+    """The table printed on exit (tabulate), and get_table at other depths, are
+    PyTorch's text."""
+    def scenario(lib):
+        printed = io.StringIO()
+        options = {} if depth is None else {"depth": depth}
+        with contextlib.redirect_stdout(printed):
+            with flop_counter(lib).FlopCounterMode(**options) as counter:
+                TABLE_BODIES[body](lib)
+        return printed.getvalue(), [counter.get_table(d) for d in (None, 1, 2, 5)]
+    printed, tables = returned(differential(scenario))
+    assert printed.startswith("Module") and tables[0] in printed
 
 
 def test_counts_cleared_on_reentry_and_no_leak_after_exit():

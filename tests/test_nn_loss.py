@@ -164,7 +164,7 @@ LOSS_ERRORS = [
 
 @pytest.mark.parametrize("case", range(len(LOSS_ERRORS)))
 def test_loss_errors(case):
-    raised(differential(LOSS_ERRORS[case]))
+    raised(differential(LOSS_ERRORS[case], may_raise=True))
 
 
 def test_size_mismatch_warning():
@@ -197,7 +197,7 @@ def test_one_hot(torch, shape, num_classes, seed):
 
     def scenario(lib):
         return lib.nn.functional.one_hot(lib.tensor(values, dtype=lib.int64), num_classes)
-    differential(scenario)
+    differential(scenario, may_raise=True)
 
 
 ONE_HOT_ERRORS = [
@@ -212,7 +212,7 @@ ONE_HOT_ERRORS = [
 
 @pytest.mark.parametrize("case", range(len(ONE_HOT_ERRORS)))
 def test_one_hot_errors(case):
-    raised(differential(ONE_HOT_ERRORS[case]))
+    raised(differential(ONE_HOT_ERRORS[case], may_raise=True))
 
 
 # -- distances -------------------------------------------------------------------------------
@@ -266,7 +266,7 @@ DISTANCE_ERRORS = [
 
 @pytest.mark.parametrize("case", range(len(DISTANCE_ERRORS)))
 def test_distance_errors(case):
-    raised(differential(DISTANCE_ERRORS[case]))
+    raised(differential(DISTANCE_ERRORS[case], may_raise=True))
 
 
 def test_cosine_similarity_integer_inputs():
@@ -337,4 +337,4 @@ MARGIN_ERRORS = [
 
 @pytest.mark.parametrize("case", range(len(MARGIN_ERRORS)))
 def test_margin_loss_errors(case):
-    raised(differential(MARGIN_ERRORS[case]))
+    raised(differential(MARGIN_ERRORS[case], may_raise=True))

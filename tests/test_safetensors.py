@@ -2,11 +2,10 @@
 
 The bytes are checked against the format's own reference vectors, by parsing
 files with struct/json and reading tensor bytes back through torch.frombuffer,
-and (when the ``safetensors`` package is importable) against safetensors.torch.
+and against the ``safetensors`` package (in the test extra).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import struct
 
@@ -208,19 +207,26 @@ def test_truncated_files_never_load():
             gst.load(data[:cut])
 
 
-# -- the real package, when present ------------------------------------------------------
+# -- the real package (in the test extra) -------------------------------------------------
 
-@pytest.mark.skipif(importlib.util.find_spec("safetensors") is None,
-                    reason="the safetensors package is not installed")
-def test_matches_safetensors_package():
+@pytest.mark.parametrize("metadata", [None, {"format": "pt", "note": "x"}])
+def test_matches_safetensors_package(tmp_path, metadata):
+    """Byte-identical files, each library reading the other's, in memory and on disk."""
+    import safetensors
     import safetensors.torch as reference
     theirs = {d: _values(torch, d, (2, 3), i) for i, d in enumerate(SAFETENSORS_DTYPES)}
     ours = {d: _values(gt, d, (2, 3), i) for i, d in enumerate(SAFETENSORS_DTYPES)}
-    assert gst.save(ours) == reference.save(theirs)
+    assert gst.save(ours, metadata=metadata) == reference.save(theirs, metadata=metadata)
     for name, t in gst.load(reference.save(theirs)).items():
         _same(t, theirs[name])
     for name, t in reference.load(gst.save(ours)).items():
         assert torch.equal(t, theirs[name])
+    gst.save_file(ours, tmp_path / "ours.safetensors", metadata=metadata)
+    reference.save_file(theirs, tmp_path / "theirs.safetensors", metadata=metadata)
+    assert (tmp_path / "ours.safetensors").read_bytes() == \
+        (tmp_path / "theirs.safetensors").read_bytes()
+    with safetensors.safe_open(tmp_path / "ours.safetensors", framework="pt") as f:
+        assert f.metadata() == metadata and sorted(f.keys()) == sorted(theirs)
 
 
 def test_torch_load_of_safetensors_path_mirrors_torch(tmp_path):
