@@ -139,4 +139,10 @@ class ExceptionWrapper:
             exception = self.exc_type(msg)
         except Exception:
             raise RuntimeError(msg) from None
-        raise exception
+        try:
+            raise exception
+        finally:
+            # this frame, held by the exception's traceback, must not hold the exception:
+            # that cycle would leave the frames below (a DataLoader iterator and its
+            # workers) to the garbage collector instead of freeing them with the error
+            del exception

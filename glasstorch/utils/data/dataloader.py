@@ -43,8 +43,10 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import multiprocessing.util
 import os
 import queue
+import time
 import warnings
 from typing import Generic, TypeVar
 
@@ -373,6 +375,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._index_queues.append(index_queue)
             self._workers.append(w)
         self._data_queue = self._worker_result_queue
+        # a process forked later (another loader's worker) inherits this object, not
+        # its workers: there it must never try to shut them down
+        multiprocessing.util.register_after_fork(self, _MultiProcessingDataLoaderIter._disown)
         _utils.signal_handling._set_worker_pids(id(self), tuple(w.pid for w in self._workers))
         _utils.signal_handling._set_SIGCHLD_handler()
         self._worker_pids_set = True
@@ -511,8 +516,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             for worker_id in range(len(self._workers)):
                 if self._persistent_workers or self._workers_status[worker_id]:
                     self._mark_worker_as_unavailable(worker_id)
-            for w in self._workers:
-                w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
+            deadline = time.monotonic() + _utils.MP_STATUS_CHECK_INTERVAL
+            for w in self._workers:     # all together get what PyTorch gives each
+                w.join(timeout=max(0.0, deadline - time.monotonic()))
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()
@@ -524,6 +530,9 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 if w.is_alive():
                     w.terminate()
                     w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
+
+    def _disown(self) -> None:
+        self._shutdown = True
 
     def __del__(self) -> None:
         self._shutdown_workers()
