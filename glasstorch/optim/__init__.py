@@ -5,13 +5,23 @@ Each algorithm lives in its own module as in PyTorch (``optim/sgd.py`` holds
 ``lr_scheduler`` is a submodule.
 """
 from . import lr_scheduler
+from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
+from .adamax import Adamax
 from .adamw import AdamW
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
-del adagrad, adam, adamw, optimizer, rmsprop, sgd  # noqa: F821  (as torch.optim does)
+del adadelta, adagrad, adam, adamax, adamw, asgd, lbfgs, nadam, optimizer, radam  # noqa: F821
+del rmsprop, rprop, sgd, sparse_adam  # noqa: F821  (as torch.optim does)
 
-__all__ = ["Adagrad", "Adam", "AdamW", "lr_scheduler", "Optimizer", "RMSprop", "SGD"]
+__all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "lr_scheduler",
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam"]

@@ -15,7 +15,7 @@ The bias corrections are Python floats computed from the step count
 from __future__ import annotations
 
 import glasstorch as torch
-from .optimizer import (Optimizer, _check_capturable_devices, _check_non_negative,
+from .optimizer import (Optimizer, _check_betas, _check_capturable_devices, _check_non_negative,
                         _check_state_steps, _check_tensor_lr, _device_dtype_check_for_fused,
                         _get_scalar_dtype, _get_value, _to_scalar, _use_grad_for_differentiable)
 
@@ -33,9 +33,7 @@ class Adam(Optimizer):
                              "foreach=True")
         _check_tensor_lr(lr)
         _check_non_negative(lr=lr, eps=eps)
-        for index in (0, 1):
-            if not 0.0 <= betas[index] < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
+        _check_betas(betas)
         _check_non_negative(weight_decay=weight_decay)
         both_floats = isinstance(betas[0], float) and isinstance(betas[1], float)
         both_tensors = isinstance(betas[0], torch.Tensor) and isinstance(betas[1], torch.Tensor)

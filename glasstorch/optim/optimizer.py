@@ -89,12 +89,15 @@ def _device_dtype_check_for_fused(p) -> None:
             f"supported devices: {_FUSED_DEVICES} but {p.dtype} and {p.device.type}")
 
 
-def _check_capturable_devices(param, step) -> None:
-    """``capturable=True`` needs params and steps on a graph-capturable device
-    (never the case for glasstorch's CPU tensors: PyTorch raises the same)."""
-    if not (param.device.type == step.device.type and param.device.type in _CAPTURABLE_DEVICES):
-        raise AssertionError("If capturable=True, params and state_steps must be on supported "
-                             f"devices: {_CAPTURABLE_DEVICES}.")
+def _check_capturable_devices(param, *state, names="params and state_steps",
+                              devices=_CAPTURABLE_DEVICES) -> None:
+    """``capturable=True`` needs the parameter and its scalar ``state`` tensors (the
+    step count...) on a graph-capturable device (never the case for glasstorch's CPU
+    tensors: PyTorch raises the same); ``names`` says which in the message."""
+    if not (all(param.device.type == t.device.type for t in state)
+            and param.device.type in devices):
+        raise AssertionError(f"If capturable=True, {names} must be on supported "
+                             f"devices: {devices}.")
 
 
 def _check_state_steps(state_steps) -> None:
@@ -122,6 +125,13 @@ def _check_non_negative(**options) -> None:
         if not 0.0 <= value:
             raise ValueError(f"Invalid {_OPTION_NAMES_IN_MESSAGES.get(name, name + ' value')}: "
                              f"{value}")
+
+
+def _check_betas(betas) -> None:
+    """Adam-family betas: each in ``[0, 1)``."""
+    for index in (0, 1):
+        if not 0.0 <= betas[index] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {index}: {betas[index]}")
 
 
 def _check_tensor_lr(lr) -> None:
@@ -196,13 +206,15 @@ class Optimizer:
             for name, value in options.items():
                 group.setdefault(name, value)
 
-    def _restore_step_tensors(self) -> None:
-        """Step counts saved as numbers (older checkpoints) become tensors again."""
+    def _restore_step_tensors(self, keys=("step",)) -> None:
+        """Step counts (and the other scalar ``keys``) saved as numbers (older
+        checkpoints) become tensors again."""
         for group in self.param_groups:
             for p in group["params"]:
                 p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not torch.is_tensor(p_state["step"]):
-                    p_state["step"] = _step_tensor_for_state(float(p_state["step"]), group, p)
+                for key in keys if len(p_state) != 0 else ():
+                    if not torch.is_tensor(p_state[key]):
+                        p_state[key] = _step_tensor_for_state(float(p_state[key]), group, p)
 
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
