@@ -45,6 +45,7 @@ import math
 import multiprocessing
 import multiprocessing.util
 import os
+import pickle
 import queue
 import time
 import warnings
@@ -355,7 +356,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                                  "MultiProcessingDataLoaderIter")
         context = loader.multiprocessing_context or gt_multiprocessing
         self._worker_init_fn = loader.worker_init_fn
-        self._worker_result_queue = context.Queue()
+        self._data_queue = context.Queue()      # all workers' results
         self._worker_pids_set = False
         self._shutdown = False
         self._workers_done_event = context.Event()
@@ -366,15 +367,23 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             index_queue.cancel_join_thread()    # indices left unread must not block exit
             w = context.Process(
                 target=_utils.worker._worker_loop,
-                args=(self._dataset_kind, self._dataset, index_queue,
-                      self._worker_result_queue, self._workers_done_event,
+                args=(self._dataset_kind, self._dataset, index_queue, self._data_queue,
+                      self._workers_done_event,
                       self._auto_collation, self._collate_fn, self._drop_last, self._base_seed,
                       self._worker_init_fn, i, self._num_workers))
             w.daemon = True     # multiprocessing terminates daemons when Python exits
-            w.start()
+            try:
+                w.start()
+            except (TypeError, AttributeError, pickle.PicklingError):
+                warnings.warn(
+                    "Got pickle error when attempting to start a worker Process. This might be "
+                    "because the worker Process arguments are not picklable. Python 3.14+ changed "
+                    "the multiprocessing start method in non-Mac POSIX platforms to 'forkserver', "
+                    "which requires the worker Process arguments to be picklable. You can also "
+                    "try multiprocessing.set_start_method('fork').", stacklevel=2)
+                raise
             self._index_queues.append(index_queue)
             self._workers.append(w)
-        self._data_queue = self._worker_result_queue
         # a process forked later (another loader's worker) inherits this object, not
         # its workers: there it must never try to shut them down
         multiprocessing.util.register_after_fork(self, _MultiProcessingDataLoaderIter._disown)
@@ -388,7 +397,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._send_idx = 0
         self._rcvd_idx = 0
         self._task_info = {}
-        self._tasks_outstanding = 0
         # whether each worker still has data this epoch (an IterableDataset copy can end)
         self._workers_status = [True] * self._num_workers
         self._workers_num_tasks = [0] * self._num_workers
@@ -455,7 +463,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 return self._process_data(data, worker_id)
 
             idx, data = self._get_data()
-            self._tasks_outstanding -= 1
             if isinstance(data, _utils.worker._IterableDatasetStopIteration):
                 if self._persistent_workers:
                     self._workers_status[data.worker_id] = False
@@ -490,7 +497,6 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._index_queues[worker_id].put((self._send_idx, index))
         self._task_info[self._send_idx] = (worker_id,)
         self._workers_num_tasks[worker_id] += 1
-        self._tasks_outstanding += 1
         self._send_idx += 1
 
     def _process_data(self, data, worker_id):
