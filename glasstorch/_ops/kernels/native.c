@@ -104,28 +104,6 @@ void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int 
     }
 }
 
-/* Sum of a contiguous float32 array.  Each block keeps 64 float lanes (eight
- * independent vector accumulators, so the adds pipeline instead of waiting on
- * one chain, like ATen's cascade sum); blocks are added in double. */
-double gt_sum_f32(const float *x, int64_t n) {
-    const int64_t block = 4096;
-    double total = 0.0;
-    #pragma omp parallel for reduction(+:total) schedule(static) if (n > 65536)
-    for (int64_t start = 0; start < n; start += block) {
-        int64_t end = start + block < n ? start + block : n;
-        float acc[64] = {0};
-        int64_t i = start;
-        for (; i + 64 <= end; i += 64)
-            for (int k = 0; k < 64; k++) acc[k] += x[i + k];
-        float tail = 0.0f;
-        for (; i < end; i++) tail += x[i];
-        double block_sum = tail;
-        for (int k = 0; k < 64; k++) block_sum += acc[k];
-        total += block_sum;
-    }
-    return total;
-}
-
 /* out = a (op) b for contiguous float32 arrays of equal size, threaded: the
  * arithmetic ops numpy runs on one core.  op: 0 add, 1 sub, 2 mul, 3 div. */
 void gt_binary_f32(int op, const float *a, const float *b, float *out, int64_t n) {
@@ -196,21 +174,27 @@ void gt_gelu_backward_f32(const float *grad, const float *x, float *out, int64_t
     }
 }
 
-/* The optimizers' arithmetic, rounded as ATen's CPU loops round it (their
- * vectorized bodies are fused multiply-adds):
+/* The optimizers' arithmetic, rounded as ATen's CPU loops round it.  Under the
+ * AVX2 and AVX512 capabilities ATen's kernels are compiled with FMA contraction,
+ * so a multiply followed by an add is one fused multiply-add; under DEFAULT
+ * every operation rounds (`fused` says which, from the capability):
  *   axpy:    a + alpha * b            fma(b, alpha, a)          (add/sub with alpha)
  *   addcmul: s + v * t1 * t2          fma(v * t1, t2, s)
  *   addcdiv: s + v * t1 / t2          rounded at every step
  *   lerp:    |w| < 0.5 ? fma(w, e - s, s) : fma(w - 1, e - s, e)            */
-void gt_axpy_f32(const float *a, const float *b, float alpha, float *out, int64_t n) {
+static inline float madd_f32(float a, float b, float c, int fused) {
+    return fused ? fmaf(a, b, c) : a * b + c;   /* -std=c11: no implicit contraction */
+}
+
+void gt_axpy_f32(const float *a, const float *b, float alpha, float *out, int64_t n, int fused) {
     #pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) out[i] = fmaf(b[i], alpha, a[i]);
+    for (int64_t i = 0; i < n; i++) out[i] = madd_f32(b[i], alpha, a[i], fused);
 }
 
 void gt_addcmul_f32(const float *s, const float *t1, const float *t2, float v, float *out,
-                    int64_t n) {
+                    int64_t n, int fused) {
     #pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) out[i] = fmaf(v * t1[i], t2[i], s[i]);
+    for (int64_t i = 0; i < n; i++) out[i] = madd_f32(v * t1[i], t2[i], s[i], fused);
 }
 
 void gt_addcdiv_f32(const float *s, const float *t1, const float *t2, float v, float *out,
@@ -219,9 +203,192 @@ void gt_addcdiv_f32(const float *s, const float *t1, const float *t2, float v, f
     for (int64_t i = 0; i < n; i++) out[i] = s[i] + (v * t1[i]) / t2[i];
 }
 
-void gt_lerp_f32(const float *s, const float *e, float w, float *out, int64_t n) {
+void gt_lerp_f32(const float *s, const float *e, float w, float *out, int64_t n, int fused) {
     const int small = fabsf(w) < 0.5f;
     const float coeff = small ? w : w - 1.0f;
     #pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) out[i] = fmaf(coeff, e[i] - s[i], small ? s[i] : e[i]);
+    for (int64_t i = 0; i < n; i++)
+        out[i] = madd_f32(coeff, e[i] - s[i], small ? s[i] : e[i], fused);
 }
+
+/* linspace as ATen's RangeFactoriesKernel: start + step * i for the first half,
+ * end - step * (steps - 1 - i) for the second, fused under AVX2/AVX512. */
+void gt_linspace_f64(double start, double end, double step, int64_t steps, double *out, int fused) {
+    const int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; i++) {
+        if (i < half) out[i] = fused ? fma(step, (double)i, start) : start + step * (double)i;
+        else {
+            double k = (double)(steps - 1 - i);
+            out[i] = fused ? fma(-step, k, end) : end - step * k;
+        }
+    }
+}
+
+void gt_linspace_f32(float start, float end, float step, int64_t steps, float *out, int fused) {
+    const int64_t half = steps / 2;
+    for (int64_t i = 0; i < steps; i++) {
+        if (i < half) out[i] = fused ? fmaf(step, (float)i, start) : start + step * (float)i;
+        else {
+            float k = (float)(steps - 1 - i);
+            out[i] = fused ? fmaf(-step, k, end) : end - step * k;
+        }
+    }
+}
+
+/* -- sum and nansum as ATen's cascade_sum (SumKernel.cpp) ----------------------------
+ *
+ * One call is one 2-d step of TensorIterator's loop: `size0` x `size1` elements
+ * of `in` (byte strides in0, in1) added into `out` (byte strides out0, out1; 0
+ * along reduced dims).  The bits depend on the order of the additions, so the
+ * order is ATen's:
+ *   - a row is summed by `multi_row`: accumulate 2^p consecutive elements into
+ *     level 0, then carry level 0 into level 1, and level 1 into 2 (every 2^p
+ *     carries), 2 into 3; at the end the levels are added, 1 to 3 into 0;
+ *   - `row_sum` first splits a row into 4 interleaved partial sums (ILP), each
+ *     summed by multi_row, then adds the leftovers and the 4 partials in order;
+ *   - contiguous inner rows are read in 32-byte vectors (8 floats, 4 doubles:
+ *     ATen runs sum with AVX2's Vectorized even on AVX512 CPUs, and DEFAULT's
+ *     Vectorized is 32 bytes too) and the lanes are added last, in order;
+ *   - contiguous outer reductions sum 4 vectors of columns at once (multi_row,
+ *     no ILP split), then single vectors, then single columns (row_sum).
+ * Each lane is an independent accumulator, so a "vector" is an array here.
+ * `nan` makes NaN read as 0 (nansum).
+ */
+static inline int64_t ceil_log2(int64_t x) {
+    return x <= 2 ? 1 : 64 - __builtin_clzll((uint64_t)(x - 1));
+}
+
+#define GT_CASCADE(T, SUF)                                                                   \
+static inline T load_##SUF(const char *p, int nan) {                                        \
+    T v = *(const T *)p;                                                                    \
+    return nan && v != v ? (T)0 : v;                                                        \
+}                                                                                           \
+                                                                                            \
+/* `size` rows of nrows x width lanes: lane (r, v) of row i at i*row + r*col + v*sizeof(T) */ \
+static inline __attribute__((always_inline)) void multi_row_##SUF(const char *in, int64_t row, int64_t col, int64_t size,         \
+                            int nrows, int width, int nan, T *ret) {                        \
+    const int lanes = nrows * width;                                                        \
+    int64_t power = ceil_log2(size) / 4;                                                    \
+    if (power < 4) power = 4;                                                               \
+    const int64_t step = (int64_t)1 << power, mask = step - 1;                              \
+    T acc[4][64];                                                                           \
+    memset(acc, 0, sizeof acc);                                                             \
+    int64_t i = 0;                                                                          \
+    while (i + step <= size) {                                                              \
+        for (int64_t j = 0; j < step; ++j, ++i)                                             \
+            for (int r = 0; r < nrows; ++r) {                                               \
+                const char *base = in + i * row + r * col;                                  \
+                for (int v = 0; v < width; ++v)                                             \
+                    acc[0][r * width + v] += load_##SUF(base + v * (int64_t)sizeof(T), nan); \
+            }                                                                               \
+        for (int level = 1; level < 4; ++level) {                                           \
+            for (int k = 0; k < lanes; ++k) {                                               \
+                acc[level][k] += acc[level - 1][k];                                         \
+                acc[level - 1][k] = 0;                                                      \
+            }                                                                               \
+            if (i & (mask << (level * power))) break;                                       \
+        }                                                                                   \
+    }                                                                                       \
+    for (; i < size; ++i)                                                                   \
+        for (int r = 0; r < nrows; ++r) {                                                   \
+            const char *base = in + i * row + r * col;                                      \
+            for (int v = 0; v < width; ++v)                                                 \
+                acc[0][r * width + v] += load_##SUF(base + v * (int64_t)sizeof(T), nan);    \
+        }                                                                                   \
+    for (int level = 1; level < 4; ++level)                                                 \
+        for (int k = 0; k < lanes; ++k) acc[0][k] += acc[level][k];                         \
+    memcpy(ret, acc[0], lanes * sizeof(T));                                                 \
+}                                                                                           \
+                                                                                            \
+/* `width` lanes summed along `size` steps of `stride` bytes, 4-way interleaved */          \
+static inline __attribute__((always_inline)) void row_sum_##SUF(const char *in, int64_t stride, int64_t size, int width, int nan, \
+                          T *ret) {                                                         \
+    const int64_t size_ilp = size / 4;                                                      \
+    T partial[64];                                                                          \
+    multi_row_##SUF(in, stride * 4, stride, size_ilp, 4, width, nan, partial);              \
+    for (int64_t i = size_ilp * 4; i < size; ++i)                                           \
+        for (int v = 0; v < width; ++v)                                                     \
+            partial[v] += load_##SUF(in + i * stride + v * (int64_t)sizeof(T), nan);        \
+    for (int k = 1; k < 4; ++k)                                                             \
+        for (int v = 0; v < width; ++v) partial[v] += partial[k * width + v];               \
+    memcpy(ret, partial, width * sizeof(T));                                                \
+}                                                                                           \
+                                                                                            \
+static inline __attribute__((always_inline)) void cascade_##SUF(                             \
+        const char *in, char *out, int64_t in0, int64_t in1, int64_t out0, int64_t out1,    \
+        int64_t size0, int64_t size1, int nan) {                                            \
+    const int64_t es = sizeof(T);                                                           \
+    const int width = 32 / sizeof(T);                                                       \
+    if (out0 != 0 && out1 == 0) {          /* the reduced dim first */                      \
+        int64_t t;                                                                          \
+        t = in0; in0 = in1; in1 = t;                                                        \
+        t = out0; out0 = out1; out1 = t;                                                    \
+        t = size0; size0 = size1; size1 = t;                                                \
+    }                                                                                       \
+    T sums[64];                                                                             \
+    if (out0 != 0 && out1 != 0) {          /* nothing reduced here: out += in */            \
+        for (int64_t j = 0; j < size1; ++j)                                                 \
+            for (int64_t i = 0; i < size0; ++i) {                                           \
+                T *o = (T *)(out + j * out1 + i * out0);                                    \
+                T a = *o, b = load_##SUF(in + j * in1 + i * in0, nan);                      \
+                *o = (nan && a != a ? (T)0 : a) + b;                                        \
+            }                                                                               \
+    } else if (in0 == es && size0 >= width) {          /* contiguous inner rows */          \
+        const int64_t vecs = size0 / width;                                                 \
+        for (int64_t j = 0; j < size1; ++j) {                                               \
+            const char *row = in + j * in1;                                                 \
+            row_sum_##SUF(row, width * es, vecs, width, nan, sums);                         \
+            T total = 0;                                                                    \
+            for (int64_t k = vecs * width; k < size0; ++k)                                  \
+                total += load_##SUF(row + k * es, nan);                                     \
+            for (int v = 0; v < width; ++v) total += sums[v];                               \
+            *(T *)(out + j * out1) += total;                                                \
+        }                                                                                   \
+    } else if (in1 == es && size1 >= width) {          /* contiguous outer columns */       \
+        int64_t j = 0;                                                                      \
+        for (; j + 4 * width <= size1; j += 4 * width) {                                    \
+            multi_row_##SUF(in + j * es, in0, width * es, size0, 4, width, nan, sums);      \
+            for (int k = 0; k < 4 * width; ++k) *(T *)(out + (j + k) * out1) += sums[k];    \
+        }                                                                                   \
+        for (; j + width <= size1; j += width) {                                            \
+            row_sum_##SUF(in + j * es, in0, size0, width, nan, sums);                       \
+            for (int k = 0; k < width; ++k) *(T *)(out + (j + k) * out1) += sums[k];        \
+        }                                                                                   \
+        for (; j < size1; ++j) {                                                            \
+            row_sum_##SUF(in + j * es, in0, size0, 1, nan, sums);                           \
+            *(T *)(out + j * out1) += sums[0];                                              \
+        }                                                                                   \
+    } else if (in0 < in1) {                            /* strided inner rows */             \
+        for (int64_t j = 0; j < size1; ++j) {                                               \
+            row_sum_##SUF(in + j * in1, in0, size0, 1, nan, sums);                          \
+            *(T *)(out + j * out1) += sums[0];                                              \
+        }                                                                                   \
+    } else {                                           /* strided outer columns */          \
+        int64_t j = 0;                                                                      \
+        for (; j + 3 < size1; j += 4) {                                                     \
+            multi_row_##SUF(in + j * in1, in0, in1, size0, 4, 1, nan, sums);                \
+            for (int k = 0; k < 4; ++k) *(T *)(out + (j + k) * out1) += sums[k];            \
+        }                                                                                   \
+        for (; j < size1; ++j) {                                                            \
+            row_sum_##SUF(in + j * in1, in0, size0, 1, nan, sums);                          \
+            *(T *)(out + j * out1) += sums[0];                                              \
+        }                                                                                   \
+    }                                                                                       \
+}                                                                                           \
+                                                                                            \
+/* one body compiled for sum and one for nansum */                                          \
+void gt_cascade_sum_##SUF(const char *in, char *out, int64_t in0, int64_t in1, int64_t out0, \
+                          int64_t out1, int64_t size0, int64_t size1, int nan) {            \
+    if (nan) cascade_##SUF(in, out, in0, in1, out0, out1, size0, size1, 1);                 \
+    else cascade_##SUF(in, out, in0, in1, out0, out1, size0, size1, 0);                     \
+}                                                                                           \
+                                                                                            \
+/* the whole sum of `n` contiguous elements in one step (no thread split) */                \
+double gt_sum_contiguous_##SUF(const char *in, int64_t n, int nan) {                        \
+    T out = 0;                                                                              \
+    gt_cascade_sum_##SUF(in, (char *)&out, sizeof(T), 0, 0, 0, n, 1, nan);                  \
+    return out;                                                                             \
+}
+
+GT_CASCADE(float, f32)
+GT_CASCADE(double, f64)

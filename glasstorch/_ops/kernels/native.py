@@ -24,6 +24,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import warnings
 
 import numpy as np
 
@@ -94,18 +95,24 @@ def _build():
     i64 = ctypes.c_int64
     lib.gt_exp_f32.argtypes = [f32p, f32p, i64]
     lib.gt_softmax_f32.argtypes = [f32p, f32p, i64, i64, ctypes.c_int]
-    lib.gt_sum_f32.argtypes = [f32p, i64]
-    lib.gt_sum_f32.restype = ctypes.c_double
     lib.gt_binary_f32.argtypes = [ctypes.c_int, f32p, f32p, f32p, i64]
     f64p = ctypes.POINTER(ctypes.c_double)
     lib.gt_erf_f64.argtypes = [ctypes.c_int, f64p, f64p, i64]
     f32 = ctypes.c_float
     lib.gt_gelu_f32.argtypes = [f32p, f32p, i64]
     lib.gt_gelu_backward_f32.argtypes = [f32p, f32p, f32p, i64]
-    lib.gt_axpy_f32.argtypes = [f32p, f32p, f32, f32p, i64]
-    lib.gt_addcmul_f32.argtypes = [f32p, f32p, f32p, f32, f32p, i64]
+    cint = ctypes.c_int
+    lib.gt_axpy_f32.argtypes = [f32p, f32p, f32, f32p, i64, cint]
+    lib.gt_addcmul_f32.argtypes = [f32p, f32p, f32p, f32, f32p, i64, cint]
     lib.gt_addcdiv_f32.argtypes = [f32p, f32p, f32p, f32, f32p, i64]
-    lib.gt_lerp_f32.argtypes = [f32p, f32p, f32, f32p, i64]
+    lib.gt_lerp_f32.argtypes = [f32p, f32p, f32, f32p, i64, cint]
+    lib.gt_linspace_f32.argtypes = [f32, f32, f32, i64, f32p, cint]
+    lib.gt_linspace_f64.argtypes = [ctypes.c_double] * 3 + [i64, f64p, cint]
+    for fn in (lib.gt_cascade_sum_f32, lib.gt_cascade_sum_f64):
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p] + [i64] * 6 + [cint]
+    for fn in (lib.gt_sum_contiguous_f32, lib.gt_sum_contiguous_f64):
+        fn.argtypes = [ctypes.c_void_p, i64, cint]
+        fn.restype = ctypes.c_double
     lib.gt_set_num_threads.argtypes = [ctypes.c_int]
     lib.gt_get_num_threads.restype = ctypes.c_int
     if _threads is not None:
@@ -193,18 +200,22 @@ def gelu_backward(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
 
 
 def axpy(a: np.ndarray, b: np.ndarray, alpha: float, out: np.ndarray) -> None:
-    """``out = a + alpha * b`` as one fused multiply-add per element."""
-    library().gt_axpy_f32(_ptr(a), _ptr(b), alpha, _ptr(out), out.size)
+    """``out = a + alpha * b``: one fused multiply-add per element where ATen's
+    loop fuses it (``fused()``), else two roundings."""
+    library().gt_axpy_f32(_ptr(a), _ptr(b), alpha, _ptr(out), out.size, fused())
 
 
 def addcmul(s, t1, t2, value: float, out, divide: bool = False) -> None:
-    """``out = s + value * t1 * t2`` (fused), or ``s + value * t1 / t2``."""
-    fn = library().gt_addcdiv_f32 if divide else library().gt_addcmul_f32
-    fn(_ptr(s), _ptr(t1), _ptr(t2), value, _ptr(out), out.size)
+    """``out = s + value * t1 * t2`` (fused as ``axpy``), or ``s + value * t1 / t2``."""
+    lib = library()
+    if divide:
+        lib.gt_addcdiv_f32(_ptr(s), _ptr(t1), _ptr(t2), value, _ptr(out), out.size)
+    else:
+        lib.gt_addcmul_f32(_ptr(s), _ptr(t1), _ptr(t2), value, _ptr(out), out.size, fused())
 
 
 def lerp(s: np.ndarray, e: np.ndarray, weight: float, out: np.ndarray) -> None:
-    library().gt_lerp_f32(_ptr(s), _ptr(e), weight, _ptr(out), out.size)
+    library().gt_lerp_f32(_ptr(s), _ptr(e), weight, _ptr(out), out.size, fused())
 
 
 def erf(x, complement: bool = False) -> np.ndarray:
@@ -221,8 +232,73 @@ def erf(x, complement: bool = False) -> np.ndarray:
     return out
 
 
-def sum_all(x: np.ndarray) -> float:
-    return library().gt_sum_f32(_ptr(x), x.size)
+def linspace(start, end, step, steps: int, out: np.ndarray) -> None:
+    """``out`` (contiguous float32/float64, ``steps`` long) filled as ATen's
+    linspace kernel fills it (see native.c)."""
+    lib = library()
+    if out.dtype == np.float32:
+        lib.gt_linspace_f32(start, end, step, steps, _ptr(out), fused())
+    else:
+        f64p = ctypes.POINTER(ctypes.c_double)
+        lib.gt_linspace_f64(start, end, step, steps, out.ctypes.data_as(f64p), fused())
+
+
+def cascade_sum(address_in: int, address_out: int, strides, size0: int, size1: int,
+                itemsize: int, nan: bool) -> None:
+    """One 2-d step of ATen's cascade_sum loop (see native.c): ``strides`` are
+    the byte strides (in0, in1, out0, out1); float32 when ``itemsize`` is 4."""
+    lib = library()
+    fn = lib.gt_cascade_sum_f32 if itemsize == 4 else lib.gt_cascade_sum_f64
+    fn(address_in, address_out, *strides, size0, size1, int(nan))
+
+
+def sum_contiguous(address: int, n: int, itemsize: int, nan: bool) -> float:
+    """``cascade_sum`` of ``n`` contiguous elements in one step, returned."""
+    lib = library()
+    fn = lib.gt_sum_contiguous_f32 if itemsize == 4 else lib.gt_sum_contiguous_f64
+    return fn(address, n, int(nan))
+
+
+# -- CPU capability (ATen's DispatchStub: which vectorized kernels run) --------------------
+
+_capability = None
+
+
+def cpu_capability() -> str:
+    """"DEFAULT", "AVX2" or "AVX512", decided as ATen decides at start-up: the
+    ``ATEN_CPU_CAPABILITY`` variable (default/avx2/avx512) if set and valid, else
+    the CPU: AVX512 needs avx512vl+bw+dq and fma, AVX2 needs avx2 and fma.  It
+    decides whether loops fuse multiply-adds (``fused``), so results equal those
+    of PyTorch run under the same setting."""
+    global _capability
+    if _capability is None:
+        chosen = {"default": "DEFAULT", "avx2": "AVX2", "avx512": "AVX512"}.get(
+            os.environ.get("ATEN_CPU_CAPABILITY", ""))
+        if chosen is None:
+            if "ATEN_CPU_CAPABILITY" in os.environ:
+                warnings.warn("ignoring invalid value for ATEN_CPU_CAPABILITY: "
+                              f"{os.environ['ATEN_CPU_CAPABILITY']}")
+            flags = set(_cpu_id().split())
+            if {"avx512vl", "avx512bw", "avx512dq", "fma"} <= flags:
+                chosen = "AVX512"
+            elif {"avx2", "fma"} <= flags:
+                chosen = "AVX2"
+            else:
+                chosen = "DEFAULT"
+        _capability = chosen
+    return _capability
+
+
+def sum_vector_width(itemsize: int) -> int:
+    """Lanes of the ``Vectorized<T>`` ATen's sum loop uses: 32 bytes under every
+    capability (DEFAULT's Vectorized is a 32-byte array, and sum and nansum are
+    not dispatched to AVX512 kernels: an AVX512 CPU runs the AVX2 ones)."""
+    return 32 // itemsize
+
+
+def fused() -> int:
+    """1 where ATen's CPU kernels are compiled with FMA (AVX2, AVX512), else 0."""
+    return int(cpu_capability() != "DEFAULT")
 
 
 def _openblas_set_threads():

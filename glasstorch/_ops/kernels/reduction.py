@@ -32,6 +32,7 @@ from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, empty_tensor, wrap_dim
 from . import impl, kernel, meta, native
+from .cascade_sum import cascade_sum
 
 _INT64 = dt.int64
 _BOOL = dt.bool_
@@ -132,20 +133,35 @@ def sum_meta(self, dim=None, keepdim=False, *, dtype=None):
 def sum_impl(out, self, dim=None, keepdim=False, *, dtype=None):
     a = self._np()
     acc = out.dtype.opmath
+    if out.dtype in _CASCADE and isinstance(a, np.ndarray) and a.dtype.kind != "c":
+        # float32/float64: ATen's cascade sum, bit for bit (the input cast first,
+        # as make_reduction_from_out_ty casts it)
+        dims = tuple(range(a.ndim)) if dim is None else reduce_dims(self, dim)
+        _cascade(out, self, a, acc, dims)
+        return
     if a.dtype.kind != acc.kind:
         a = a.astype(acc)
-    if dim is None and not keepdim:          # lean path: one ufunc call into the output
-        if a.size >= _NATIVE_MIN and native.usable(a):
-            out._np()[...] = native.sum_all(a)   # vectorized + threaded, like ATen's
-            return
-        _add_reduce(a, None, acc, out._np())
-        return
     dims = reduce_dims(self, dim)
     _add_reduce(a, _axis(dims, a.ndim), acc, out._np(), keepdims=keepdim)
 
 
 _add_reduce = np.add.reduce
-_NATIVE_MIN = 1 << 14   # below this numpy's call overhead beats ctypes'
+_CASCADE = (dt.float32, dt.float64)
+_NATIVE_MIN = 1 << 14   # below this numpy's call overhead beats ctypes' (softmax)
+
+
+def _cascade(out, self, a, acc, dims, nan=False):
+    """cascade_sum of ``self`` (its array ``a``) into ``out`` (through a contiguous
+    buffer if ``out`` is not); ``self``'s address is known when no cast is needed."""
+    address = self.data_ptr() if a.dtype == acc else None
+    a = a.astype(acc, copy=False)
+    target = out._np()
+    if target.flags.c_contiguous:
+        cascade_sum(a, target, dims, nan, address)
+    else:
+        result = np.empty(target.shape, target.dtype)
+        cascade_sum(a, result, dims, nan, address)
+        target[...] = result
 
 
 def _mean_dtype(self, dtype):
@@ -165,11 +181,18 @@ def mean_meta(self, dim=None, keepdim=False, *, dtype=None):
 
 @impl("mean")
 def mean_impl(out, self, dim=None, keepdim=False, *, dtype=None):
+    """sum, then divided by the number of reduced elements, as ATen's CPU mean_out
+    (float16/bfloat16: summed in float32, divided, then rounded)."""
     dims = reduce_dims(self, dim)
     a = self._np()
     acc = out.dtype.opmath
     count = math.prod(self._shape[d] for d in dims)
-    total = np.sum(_as(a, acc), axis=_axis(dims, a.ndim), dtype=acc, keepdims=keepdim)
+    if acc in (np.float32, np.float64) and isinstance(a, np.ndarray) and a.dtype.kind != "c":
+        total = np.empty(out._np().shape, acc)
+        cascade_sum(a.astype(acc, copy=False), total, dims,
+                    address=self.data_ptr() if a.dtype == acc else None)
+    else:
+        total = np.sum(_as(a, acc), axis=_axis(dims, a.ndim), dtype=acc, keepdims=keepdim)
     with np.errstate(invalid="ignore", divide="ignore"):
         _write(out, total / acc.type(count) if count else total * acc.type(np.nan))
 

@@ -34,10 +34,11 @@ from ..._core import dtype as dt
 from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor
-from ..structured import TensorMeta, broadcast_shapes, elementwise_strides, empty_tensor, wrap_dim
+from ..structured import (TensorMeta, assert_no_overlap, broadcast_shapes, elementwise_strides,
+                          empty_tensor, overlap_rule, wrap_dim)
 from . import impl, kernel, meta
 from .indexing import _check_index_range, _scatter_meta, _shape1
-from .reduction import reduce_dims, sum_meta
+from .reduction import _cascade, reduce_dims, sum_meta
 from .pointwise import binary_meta, quiet, unary_float_meta, write
 from .view import _shape_str
 
@@ -616,6 +617,7 @@ def _index_fill_check(self, dim, index, value):
 
 
 @meta("index_fill")
+@overlap_rule(inputs=assert_no_overlap)
 def index_fill_meta(self, dim, index, value):
     _index_fill_check(self, dim, index, value)
     return TensorMeta(self._shape, self.dtype, elementwise_strides(self._shape, (self,)))
@@ -750,6 +752,9 @@ def nansum_impl(out, self, dim=None, keepdim=False, *, dtype=None):
     if self.dtype.category == dt.COMPLEX:
         raise RuntimeError("nansum on CPU does not support complex inputs")
     acc = out.dtype.opmath
+    if out.dtype in (dt.float32, dt.float64) and isinstance(self._np(), np.ndarray):
+        _cascade(out, self, self._np(), acc, reduce_dims(self, dim), nan=True)   # ATen's order
+        return
     a = self._np().astype(acc, copy=False)
     if acc.kind in "fc":
         a = np.where(np.isnan(a), acc.type(0), a)
@@ -982,6 +987,7 @@ def _index_copy_check(self, dim, index, source):
 
 
 @meta("index_copy")
+@overlap_rule(inputs=assert_no_overlap)
 def index_copy_meta(self, dim, index, source):
     _index_copy_check(self, dim, index, source)
     return TensorMeta(self._shape, self.dtype, elementwise_strides(self._shape, (self,)))
@@ -1018,6 +1024,7 @@ _SCATTER_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax
 
 
 @meta("scatter_reduce_two")
+@overlap_rule(inputs=assert_no_overlap)
 def scatter_reduce_two_meta(self, dim, index, src, reduce, *, include_self=True):
     spec = _scatter_meta(self, dim, index, src)
     if reduce not in _SCATTER_REDUCTIONS:
