@@ -417,15 +417,16 @@ def _save_inputs(node, info, values, edges, kind) -> None:
 
 def _call_below(op, ks, args, kwargs):
     """Run the op below autograd: a structured kernel directly (memoized per
-    key set, unless a trace or observer must see the call), anything else
-    under the AutoDispatchBelowADInplaceOrView guard."""
+    key set), unless a trace or observer must see the call (and the ops its
+    kernel then dispatches inside: kernels/_inner.py), or anything else, under
+    the AutoDispatchBelowADInplaceOrView guard."""
     below = ks & BELOW_AUTOGRAD
     if not op._calls_no_ops:
         return redispatch_below_autograd(op, below, args, kwargs)
     fn = op._entry.unboxed_below.get(below)
     if fn and not kwargs and not (_dispatch_traces or _dispatch_observers):
         return fn(*args)
-    return op.redispatch(below, *args, **kwargs)
+    return redispatch_below_autograd(op, below, args, kwargs)
 
 
 def _edge_of(t):
@@ -541,23 +542,24 @@ def _make_kernel(info, kind, op):
                   "        _mark(result, _MULTI_OUTPUT)",
                   "    return result"]
     elif leaf:
-        # a structured kernel below calls no op: nothing to guard.  The kernel
-        # below is memoized per key set (redispatch's key computation, skipped
-        # unless a trace or observer must see the call)
+        # a structured kernel below calls no op unless observed (its inner
+        # ops: kernels/_inner.py): nothing to guard.  The kernel below is
+        # memoized per key set (redispatch's key computation, skipped unless
+        # a trace or observer must see the call, then under the guard)
         lines += ["    below = ks & _BELOW",
                   "    fn = _UNBOXED.get(below)",
                   "    if fn is None:",
                   "        fn = _UNBOXED[below] = _ENTRY.unboxed_kernel_for(below) or False",
                   "    if fn and not (_traces or _observers):",
                   "        return fn(*args, **kwargs)",
-                  "    return _OP_redispatch(below, *args, **kwargs)"]
+                  "    return _redispatch(_OP, below, args, kwargs)"]
     else:
         lines.append("    return _redispatch(_OP, ks & _BELOW, args, kwargs)")
     simple = (kind == FUNCTIONAL and info.static_slots is not None and not info.checked_indices
               and not info.returns_tuple and not info.returns_list
               and info.output_differentiability is None
               and info.saved_results in ([], ["result"]))
-    namespace = {"_OP_redispatch": op.redispatch, "_UNBOXED": op._entry.unboxed_below,
+    namespace = {"_UNBOXED": op._entry.unboxed_below,
                  "_ENTRY": op._entry, "_traces": _dispatch_traces, "_observers": _dispatch_observers,
                  "_tls": _tls, "_rg": requires_grad,
                  "_record": _record_simple if simple else _record, "_INFO": info,

@@ -25,6 +25,7 @@ from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
 from ..structured import checked_convert, convert_array, elementwise_strides, empty_tensor
 from . import kernel
+from ._inner import inner, inner_op
 
 CPU = Device("cpu")
 _BACKEND_BITS = {"cpu": dk.key_bits(dk.DispatchKey.CPU), "meta": dk.key_bits(dk.DispatchKey.Meta)}
@@ -94,6 +95,7 @@ def _dtype(dtype):
 # -- empty ---------------------------------------------------------------------------
 
 @kernel("empty")
+@inner_op("aten::empty.memory_format")
 def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     size = tuple(size)
     check_size(size)
@@ -102,6 +104,7 @@ def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory
 
 
 @kernel("empty_strided")
+@inner_op("aten::empty_strided")
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     size, stride = tuple(size), tuple(stride)
     check_size(size)
@@ -134,15 +137,15 @@ def like_strides(self, memory_format):
 
 
 @kernel("empty_like")
+@inner_op("aten::empty_like")
 def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
                memory_format=None):
     stride = like_strides(self, memory_format)
     dtype = dtype if dtype is not None else self.dtype
     device = device if device is not None else self.device
     if stride is None:
-        return ops.aten.empty.memory_format(list(self._shape), dtype=dtype, device=device)
-    return ops.aten.empty_strided.default(list(self._shape), list(stride), dtype=dtype,
-                                          device=device)
+        return inner.empty(self._shape, dtype=dtype, device=device)
+    return inner.empty_strided(self._shape, stride, dtype=dtype, device=device)
 
 
 # -- fills ---------------------------------------------------------------------------
@@ -189,8 +192,17 @@ def fill_functional_tensor(self, value):
     return ops.aten.fill_.Tensor(ops.aten.empty_like.default(self), value)
 
 
+GRAIN_SIZE = 32768   # at::internal::GRAIN_SIZE
+
+
 @kernel("zero_")
 def zero_(self):
+    """ATen's zero_: a small dense CPU tensor is cleared in place (its
+    zero_cpu_ memset, no op dispatched); anything else is ``fill_(0)``."""
+    if self.device.type == "cpu" and self.numel() < GRAIN_SIZE and \
+            self.is_non_overlapping_and_dense():
+        self._np()[...] = 0
+        return self
     return ops.aten.fill_.Scalar(self, 0)
 
 
@@ -577,9 +589,7 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,
     else:
         out = ops.aten.empty_strided.default(list(self._shape), list(stride), dtype=dtype,
                                              device=device)
-    if device.type != "meta" and out.numel():
-        out._np()[...] = convert_array(self._np(), self.dtype, dtype)
-    return out
+    return inner.copy_(out, self)
 
 
 def _to_will_alias(self, dtype, device, copy, memory_format):

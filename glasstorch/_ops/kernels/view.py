@@ -41,6 +41,7 @@ from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
 from ..structured import (TensorMeta, broadcast_shapes, convert_array, iterator_strides,
                           wrap_dim)
 from . import KERNELS, impl, kernel, meta
+from ._inner import inner, inner_op
 from ..._tensor import version_counter
 
 INT64_MAX = sys.maxsize  # what PyTorch passes for an open slice end
@@ -257,6 +258,7 @@ def unflatten(self, dim, sizes):
 # -- dims: transpose, permute, squeeze, unsqueeze, movedim -----------------------------
 
 @kernel("transpose")
+@inner_op("aten::transpose.int")
 def transpose(self, dim0, dim1):
     ndim = len(self._shape)
     d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
@@ -264,7 +266,7 @@ def transpose(self, dim0, dim1):
     if ndim:
         shape[d0], shape[d1] = shape[d1], shape[d0]
         stride[d0], stride[d1] = stride[d1], stride[d0]
-    return make_view(self, shape, tuple(stride), self._offset)
+    return inner.as_strided(self, shape, stride, self._offset)
 
 
 def check_t(self, name="t") -> None:
@@ -277,7 +279,7 @@ def check_t(self, name="t") -> None:
 def t(self):
     check_t(self)
     ndim = len(self._shape)
-    return transpose(self, 0, 0 if ndim < 2 else 1)
+    return inner.transpose(self, 0, 0 if ndim < 2 else 1)
 
 
 @kernel("swapaxes")
@@ -302,7 +304,7 @@ def permute(self, dims):
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     shape, stride = self._shape, self._stride
-    return make_view(self, [shape[d] for d in wrapped], tuple(stride[d] for d in wrapped),
+    return inner.as_strided(self, [shape[d] for d in wrapped], [stride[d] for d in wrapped],
                      self._offset)
 
 
@@ -354,13 +356,13 @@ def unsqueeze(self, dim):
     new_stride = 1 if dim >= ndim else shape[dim] * stride[dim]
     shape.insert(dim, 1)
     stride.insert(dim, new_stride)
-    return make_view(self, shape, tuple(stride), self._offset)
+    return inner.as_strided(self, shape, stride, self._offset)
 
 
 def _squeeze_dims(self, dims):
     keep = [i for i, n in enumerate(self._shape) if not (n == 1 and i in dims)]
-    return make_view(self, [self._shape[i] for i in keep], tuple(self._stride[i] for i in keep),
-                     self._offset)
+    return inner.as_strided(self, [self._shape[i] for i in keep],
+                            [self._stride[i] for i in keep], self._offset)
 
 
 @kernel("squeeze")
@@ -382,6 +384,7 @@ def squeeze_dims(self, dim):
 # -- slicing: select, slice, narrow, split, unbind, diagonal, unfold, as_strided ----------
 
 @kernel("select")
+@inner_op("aten::select.int")
 def select(self, dim, index):
     ndim = len(self._shape)
     if ndim == 0:
@@ -394,8 +397,8 @@ def select(self, dim, index):
     if index < 0:
         index += size
     stride = self._stride
-    return make_view(self, self._shape[:dim] + self._shape[dim + 1:],
-                     stride[:dim] + stride[dim + 1:], self._offset + index * stride[dim])
+    return inner.as_strided(self, self._shape[:dim] + self._shape[dim + 1:],
+                            stride[:dim] + stride[dim + 1:], self._offset + index * stride[dim])
 
 
 @kernel("slice")
@@ -425,9 +428,9 @@ def slice_(self, dim=0, start=None, end=None, step=1):
         end = size
     length = (end - start + step - 1) // step
     stride = self._stride
-    return make_view(self, shape[:dim] + (length,) + shape[dim + 1:],
-                     stride[:dim] + (stride[dim] * step,) + stride[dim + 1:],
-                     self._offset + start * stride[dim])
+    return inner.as_strided(self, shape[:dim] + (length,) + shape[dim + 1:],
+                            stride[:dim] + (stride[dim] * step,) + stride[dim + 1:],
+                            self._offset + start * stride[dim])
 
 
 @kernel("narrow")
@@ -450,7 +453,9 @@ def narrow(self, dim, start, length):
     return ops.aten.slice.Tensor(self, dim, start, start + length, 1)
 
 
+@inner_op("aten::narrow")
 def _narrow_view(self, dim, start, length):
+    """narrow's view for a checked, non-negative ``start``."""
     shape, stride = self._shape, self._stride
     return make_view(self, shape[:dim] + (length,) + shape[dim + 1:], stride,
                      self._offset + start * stride[dim])
@@ -470,7 +475,7 @@ def split(self, split_size, dim=0):
                            f"size of {dim_size}")
     num_splits = max((dim_size + split_size - 1) // split_size, 1) if split_size else 1
     last = split_size - (split_size * num_splits - dim_size)
-    return [_narrow_view(self, dim, i * split_size, split_size if i < num_splits - 1 else last)
+    return [inner.narrow(self, dim, i * split_size, split_size if i < num_splits - 1 else last)
             for i in range(num_splits)]
 
 
@@ -489,7 +494,7 @@ def split_with_sizes(self, split_sizes, dim=0):
                            f"split_sizes={_shape_str(split_sizes)}")
     out, start = [], 0
     for s in split_sizes:
-        out.append(_narrow_view(self, dim, start, s))
+        out.append(inner.narrow(self, dim, start, s))
         start += s
     return out
 
@@ -552,12 +557,7 @@ def unbind(self, dim=0):
     if ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = wrap_dim(dim, ndim)
-    shape, stride = self._shape, self._stride
-    rest_shape = shape[:dim] + shape[dim + 1:]
-    rest_stride = stride[:dim] + stride[dim + 1:]
-    step = stride[dim]
-    return [make_view(self, rest_shape, rest_stride, self._offset + i * step)
-            for i in range(shape[dim])]
+    return [inner.select(self, dim, i) for i in range(self._shape[dim])]
 
 
 @kernel("diagonal")
@@ -578,7 +578,7 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
     for d in sorted((d1, d2), reverse=True):
         del shape[d]
         del stride[d]
-    return make_view(self, shape + [diag_size], tuple(stride + [diag_stride]), storage_offset)
+    return inner.as_strided(self, shape + [diag_size], stride + [diag_stride], storage_offset)
 
 
 @kernel("unfold")
@@ -598,7 +598,14 @@ def unfold(self, dimension, size, step):
         stride[d] = old_stride * step
     else:
         old_stride = 1
-    return make_view(self, shape + [size], tuple(stride + [old_stride]), self._offset)
+    return inner.as_strided(self, shape + [size], stride + [old_stride], self._offset)
+
+
+@inner_op("aten::as_strided")
+def _as_strided_unchecked(self, size, stride, storage_offset):
+    """as_strided's result for the geometry a view kernel computed (valid by
+    construction, so nothing to check)."""
+    return make_view(self, tuple(size), tuple(stride), storage_offset)
 
 
 @kernel("as_strided")
@@ -692,7 +699,7 @@ def expand_geometry(tensor_shape, tensor_stride, sizes, self=None):
 @kernel("expand")
 def expand(self, size, implicit=False):
     shape, stride = expand_geometry(self._shape, self._stride, size, self)
-    return make_view(self, shape, stride, self._offset)
+    return inner.as_strided(self, shape, stride, self._offset)
 
 
 @kernel("expand_as")
@@ -772,14 +779,19 @@ def contiguous(self, memory_format=0):
 
 # -- copies: clone, copy_, resize_ ----------------------------------------------------
 
-@meta("clone")
-def clone_meta(self, memory_format=None):
-    return TensorMeta(self._shape, self.dtype, strides_for_format(self, memory_format))
-
-
-@impl("clone")
-def clone_impl(out, self, memory_format=None):
-    np.copyto(out._np(), self._np())
+@kernel("clone")
+def clone(self, memory_format=None):
+    """ATen's clone: a new tensor, then ``copy_``.  Preserving the layout of
+    a dense tensor is ``empty_strided`` with its strides; anything else is
+    ``empty_like`` in the requested memory format."""
+    fmt = as_memory_format(memory_format)
+    if (fmt is None or fmt is preserve_format) and \
+            _non_overlapping_and_dense(self._shape, self._stride):
+        out = inner.empty_strided(self._shape, self._stride, dtype=self.dtype,
+                                  device=self.device)
+    else:
+        out = inner.empty_like(self, memory_format=memory_format)
+    return inner.copy_(out, self)
 
 
 def assign(dst: np.ndarray, src, dst_dtype, src_dtype) -> None:
@@ -788,6 +800,7 @@ def assign(dst: np.ndarray, src, dst_dtype, src_dtype) -> None:
 
 
 @kernel("copy_")
+@inner_op("aten::copy_")
 def copy_(self, src, non_blocking=False):
     """Write ``src`` (broadcast to self's shape, converted to self's dtype) into self."""
     if isinstance(src, Tensor):

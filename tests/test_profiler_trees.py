@@ -1,0 +1,148 @@
+"""The profiler's op event trees, op for op, against real PyTorch.
+
+The same program runs under ``profile()`` in both libraries; each side's
+events become a tree of names (nesting and order kept, timings dropped) and
+the two trees must be equal.  That includes the ops ATen's kernels dispatch
+internally (``clone`` -> ``empty_like`` -> ``empty``, ``copy_``), which
+glasstorch's kernels dispatch too while the profiler watches.  Dropped on both
+sides alike: the profiler's own ``ProfilerStep#`` ranges.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import glasstorch as gt
+from examples.dual import load_example
+
+from .nn_differential import copy_state
+
+
+def event_tree(prof):
+    """[(name, children), ...] of the top-level events, in start order."""
+    def node(event):
+        return (event.name, tuple(node(c) for c in event.cpu_children))
+    return [node(e) for e in prof.events()
+            if e.cpu_parent is None and not e.name.startswith("ProfilerStep#")]
+
+
+def render(tree, depth=0):
+    """The tree as indented lines (what a failing assertion shows)."""
+    lines = []
+    for name, children in tree:
+        lines.append("  " * depth + name)
+        lines.extend(render(children, depth + 1))
+    return lines
+
+
+def profiled_tree(lib, program):
+    with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU]) as prof:
+        program()
+    return event_tree(prof)
+
+
+def assert_same_tree(make_program):
+    """``make_program(lib)`` builds its inputs (unprofiled) and returns the
+    program to profile; the two libraries' trees must be equal."""
+    theirs = render(profiled_tree(torch, make_program(torch)))
+    ours = render(profiled_tree(gt, make_program(gt)))
+    assert ours == theirs
+
+
+# -- single ops ---------------------------------------------------------------------------
+
+def _fixed(lib, *shape):
+    return lib.from_numpy(np.random.default_rng(0).standard_normal(shape).astype(np.float32))
+
+
+SINGLE_OPS = {
+    "t_contiguous": lambda lib, x: x.t().contiguous(),
+    "clone": lambda lib, x: x.clone(),
+    "contiguous_noop": lambda lib, x: x.contiguous(),
+    "zeros": lambda lib, x: lib.zeros(3, 4),
+    "ones": lambda lib, x: lib.ones(3, 4),
+    "zeros_like": lambda lib, x: lib.zeros_like(x),
+    "ones_like": lambda lib, x: lib.ones_like(x),
+    "full": lambda lib, x: lib.full((2, 3), 1.5),
+    "to_double": lambda lib, x: x.to(lib.float64),
+    "double": lambda lib, x: x.double(),
+    "linear": lambda lib, x: lib.nn.functional.linear(x, x, x[:, 0]),
+    "matmul_3d": lambda lib, x: lib.matmul(x.expand(2, 3, 4), x.t()),
+    "reshape_copy": lambda lib, x: x.t().reshape(12),
+    "reshape_view": lambda lib, x: x.reshape(4, 3),
+    "expand_as": lambda lib, x: x[0].expand_as(x),
+    "softmax": lambda lib, x: lib.softmax(x, -1),
+    "log_softmax": lambda lib, x: lib.nn.functional.log_softmax(x, -1),
+    "layer_norm": lambda lib, x: lib.nn.functional.layer_norm(x, (4,)),
+    "dropout_eval": lambda lib, x: lib.nn.functional.dropout(x, 0.5, training=False),
+    "mse_loss": lambda lib, x: lib.nn.functional.mse_loss(x, x * 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SINGLE_OPS))
+def test_single_op_trees_match_torch(name):
+    def make(lib):
+        x = _fixed(lib, 3, 4)
+        return lambda: SINGLE_OPS[name](lib, x)
+    assert_same_tree(make)
+
+
+# -- training steps: forward, backward, optimizer step -----------------------------------
+
+def _step(lib, model, loss_fn, optimizer):
+    def program():
+        optimizer.zero_grad()
+        loss = loss_fn()
+        loss.backward()
+        optimizer.step()
+    return program
+
+
+OPTIMIZERS = {
+    "SGD": lambda lib, params: lib.optim.SGD(params, lr=0.1, momentum=0.9),
+    "Adam": lambda lib, params: lib.optim.Adam(params, lr=1e-3),
+    "AdamW": lambda lib, params: lib.optim.AdamW(params, lr=1e-3),
+}
+
+
+def mlp(lib, optimizer):
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+    x, y = _fixed(lib, 5, 8), lib.tensor([0, 1, 2, 3, 0])
+    loss_fn = lambda: nn.functional.cross_entropy(model(x), y)
+    return _step(lib, model, loss_fn, OPTIMIZERS[optimizer](lib, model.parameters()))
+
+
+def cnn(lib, optimizer):
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 3 * 3, 3))
+    x, y = _fixed(lib, 2, 2, 6, 6), lib.tensor([0, 2])
+    loss_fn = lambda: nn.functional.cross_entropy(model(x), y)
+    return _step(lib, model, loss_fn, OPTIMIZERS[optimizer](lib, model.parameters()))
+
+
+_GPT = {}
+
+
+def gpt(lib, optimizer):
+    name = "torch" if lib is torch else "glasstorch"
+    if name not in _GPT:
+        _GPT[name] = load_example("gpt.py", name)
+    module = _GPT[name]
+    lib.manual_seed(0)
+    model = module.GPT(module.GPTConfig(vocab_size=23, block_size=8, n_layer=1, n_head=2,
+                                        n_embd=16))
+    ids = np.random.default_rng(0).integers(0, 23, (2, 9))
+    idx, targets = lib.from_numpy(ids[:, :-1].copy()), lib.from_numpy(ids[:, 1:].copy())
+    loss_fn = lambda: model(idx, targets)[1]
+    return _step(lib, model, loss_fn, OPTIMIZERS[optimizer](lib, model.parameters()))
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("model", [mlp, cnn, gpt], ids=lambda f: f.__name__)
+def test_training_step_trees_match_torch(model, optimizer):
+    assert_same_tree(lambda lib: model(lib, optimizer))
