@@ -107,6 +107,8 @@ def _compute_sizes(data):
             sizes.extend(x.shape[1:])
             break
         x = x[0]
+    if sizes and isinstance(x, str):   # a str is a sequence to PyTorch, without end
+        raise ValueError("too many dimensions 'str'")
     return sizes
 
 
@@ -214,7 +216,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
-    dtype = dtype if dtype is not None else _infer_dtype(data)
+    dtype = _dtype_argument("tensor", dtype) if dtype is not None else _infer_dtype(data)
     values = _data_to_array(data, dtype)
     out = empty_tensor(values.shape, dtype, _CPU)
     if values.size:
@@ -410,6 +412,14 @@ def _as_dtype(x):
         return None
 
 
+def _dtype_argument(fn, dtype):
+    """The ``dtype=`` of a Python-level factory, converted as PyTorch's parser does."""
+    converted = _as_dtype(dtype)
+    if converted is None:
+        raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not {type(dtype).__name__}")
+    return converted
+
+
 _TO_ERROR = ("to() received an invalid combination of arguments - got ({got}), but expected "
              "one of:\n * (torch.device device = None, torch.dtype dtype = None, bool "
              "non_blocking = False, bool copy = False, *, torch.memory_format memory_format = "
@@ -517,16 +527,6 @@ def _cpu(self, memory_format=preserve_format):
                    else memory_format)
 
 
-def _cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
-    from . import cuda
-    cuda._lazy_init()
-    device = Device("cuda", device) if isinstance(device, int) else \
-        Device(device if device is not None else "cuda")
-    return self.to(device, non_blocking=non_blocking)
-
-
-# -- Python number conversions -----------------------------------------------------
-
 _dispatch_contiguous = Tensor.contiguous     # the binding generated from the declaration
 
 
@@ -541,6 +541,16 @@ def _contiguous(self, *args, **kwargs):
         return self
     return _dispatch_contiguous(self, *args, **kwargs)
 
+
+def _cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
+    from . import cuda
+    cuda._lazy_init()
+    device = Device("cuda", device) if isinstance(device, int) else \
+        Device(device if device is not None else "cuda")
+    return self.to(device, non_blocking=non_blocking)
+
+
+# -- Python number conversions -----------------------------------------------------
 
 def _one_element(self):
     if self.numel() != 1:
@@ -557,12 +567,23 @@ def _bool(self):
     return bool(self.item())
 
 
+def _real_element(self, c_type):
+    """The one element as a real number: complex values with an imaginary part
+    don't convert (c10's checked_convert of a complex Scalar)."""
+    value = _one_element(self)
+    if isinstance(value, complex):
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+        value = value.real
+    return value
+
+
 def _float(self):
-    return float(_one_element(self))
+    return float(_real_element(self, "double"))
 
 
 def _int(self):
-    return int(_one_element(self))
+    return int(_real_element(self, "int64_t"))
 
 
 def _complex(self):
@@ -625,6 +646,7 @@ def _legacy_new(cls, *args, **kwargs):
 
 Tensor._legacy_new = staticmethod(_legacy_new)
 Tensor.to = _to
+Tensor.contiguous = _contiguous
 Tensor.type = _type
 Tensor.cpu = _cpu
 Tensor.cuda = _cuda
@@ -644,4 +666,3 @@ del _name, _d
 _torch_function.install_module_overrides(
     sys.modules[__name__], names=("tensor", "as_tensor", "numel", "is_floating_point",
                                   "is_complex", "is_nonzero"), python_level=False)
-Tensor.contiguous = _contiguous

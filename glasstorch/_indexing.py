@@ -45,6 +45,7 @@ _index = ops.aten.index.Tensor
 _index_put_ = ops.aten.index_put_.default
 _copy_ = ops.aten.copy_.default
 _view = ops.aten.view.default
+_expand = ops.aten.expand.default
 _unbind = ops.aten.unbind.int
 
 
@@ -136,7 +137,9 @@ def _to_index_tensor(x):
     except (TypeError, ValueError):
         raise _bad_index(x) from None
     if t.dtype.category > dt.INTEGRAL:
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        if t.dtype.category != dt.FLOATING:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        t = t.long()        # a list of numbers indexes as long (indexing_tensor_from_data)
     if t.numel() == 0:  # x[[]]: an empty long index
         t = tensor(np.zeros(t._shape, np.int64))
     return t
@@ -199,6 +202,8 @@ def _apply_slicing(self, indices):
                                  "tensors")
             record(x)
             dim += len(x._shape) if x.dtype in (dt.bool_, dt.uint8) else 1
+        elif isinstance(x, str):        # a sequence to PyTorch, of an element type it lacks
+            raise TypeError("new(): invalid data type 'str'")
         elif isinstance(x, (list, tuple, np.ndarray)):
             t = _to_index_tensor(x)
             record(t)
@@ -252,23 +257,37 @@ def _strip_leading_ones(value):
     return _view(value, list(shape[k:])) if k else value
 
 
-def _assign(view, value):
+_ASSIGNABLE = (bool, int, float, complex, np.integer)   # valueToTensor's Python numbers
+
+
+def _value_tensor(self, value):
+    """The right-hand side of ``x[i] = v``: a tensor, or a number made one; anything
+    else is refused, as PyTorch's setitem does."""
     if isinstance(value, Tensor):
-        _copy_(view, _strip_leading_ones(value))
-        return
-    if not isinstance(value, (bool, int, float, complex, np.generic)):
-        from ._creation import tensor
-        _copy_(view, tensor(value, dtype=view.dtype))
-        return
-    scalar = _scalar_tensor(value, view.dtype)
-    fill = _fill_op()
-    if fill is not None:
-        fill(view, scalar)
-    else:
-        _copy_(view, scalar)
+        return value
+    if isinstance(value, _ASSIGNABLE):
+        return _scalar_tensor(value, self.dtype)
+    kind = type(value)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+    raise TypeError(f"can't assign a {name} to a {self.type()}")
+
+
+def _assign(view, value):
+    """copy_to: a 0-dim CPU value fills; else it is expanded to the view (PyTorch's
+    expand error for a misfit) and copied."""
+    if value.device.type == "cpu" and not value._shape:
+        fill = _fill_op()
+        if fill is not None:
+            fill(view, value)
+            return
+    src = _strip_leading_ones(value)
+    if src._shape != view._shape:
+        src = _expand(src, list(view._shape))
+    _copy_(view, src)
 
 
 def _setitem(self, index, value):
+    value = _value_tensor(self, value)
     if type(index) is slice:
         # x[:] = v writes x itself (copy_/fill_ on x, not on a slice of it)
         _assign(self if _is_full_slice(index, self, 0) else _apply_slice(self, 0, index), value)
@@ -280,12 +299,6 @@ def _setitem(self, index, value):
     if tensors is None:
         _assign(result, value)
         return
-    if not isinstance(value, Tensor):
-        if isinstance(value, (bool, int, float, complex, np.generic)):
-            value = _scalar_tensor(value, self.dtype)
-        else:
-            from ._creation import tensor
-            value = tensor(value, dtype=self.dtype)
     _index_put_(result, tensors, value)
 
 

@@ -485,6 +485,8 @@ class Tensor:
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if self.dtype is dt.bfloat16:        # numpy has no bfloat16 of its own
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return self._np()
 
     def __array__(self, dtype=None, copy=None):

@@ -14,8 +14,9 @@ __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_see
 
 
 def manual_seed(seed) -> Generator:
-    """Seed the default generator (and CUDA's, when there is one); returns it."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generator (and CUDA's, when there is one); returns it.
+    The seed goes through ``int()`` first, as torch.manual_seed's does."""
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:

@@ -102,15 +102,25 @@ def _conv_dtype(v):
     mapped = {float: dt.float64, int: dt.int64, bool: dt.bool_, complex: dt.complex128}.get(v)
     if mapped is not None:
         return mapped
+    if isinstance(v, str):             # "float32" is no dtype to PyTorch's parser
+        raise _NoMatch
     try:
         return dt.FROM_NUMPY[np.dtype(v)]
     except Exception:
         raise _NoMatch from None
 
 
+def _python_number(v):
+    """A Python number as a Scalar: ints must fit int64 or uint64, as PyTorch unpacks them."""
+    if type(v) is int and not -2 ** 63 <= v < 2 ** 64:
+        raise OverflowError("int too big to convert" if v > 0 else
+                            "can't convert negative int to unsigned")
+    return v
+
+
 def _conv_scalar(v):
     if isinstance(v, (bool, int, float, complex)):
-        return v
+        return _python_number(v)
     if isinstance(v, np.generic) and isinstance(v, NUMBER):
         return v.item()
     if isinstance(v, Tensor) and v.numel() == 1:
@@ -159,7 +169,7 @@ def _check_tensor(v, numbers_ok):
     if isinstance(v, Tensor):
         return v
     if numbers_ok and isinstance(v, NUMBER):
-        return v.item() if isinstance(v, np.generic) else v
+        return v.item() if isinstance(v, np.generic) else _python_number(v)
     raise _NoMatch
 
 
@@ -353,9 +363,34 @@ def invalid_arguments_message(name, signatures, args, kwargs) -> str:
             f"but expected one of:\n{expected}\n")
 
 
-def single_signature_message(name, sig, args, kwargs) -> str:
-    """PyTorch's wording when there is only one signature and one argument is wrong."""
-    params = [(p, a) for p, a, _ in sig.params() if not (sig.method and a.name == "self")]
+def plausible(sig, args, kwargs) -> bool:
+    """Could the call have meant this signature?  PyTorch's test: the number of
+    arguments given lies between the signature's required and total counts; an
+    error for the one plausible signature names the wrong argument.  PyTorch folds
+    out= overloads into the functional signature, so one that needs ``out`` is
+    plausible only when out= is given."""
+    params = _visible_params(sig)
+    if "out" not in kwargs and any(a.is_out for _, a in params):
+        return False
+    given = len(args) - sig.method + len(kwargs)
+    required = sum(not (a.has_default_value() or a.type.optional) for _, a in params)
+    return required <= given <= len(params) + (sig.out_op is not None)
+
+
+def _visible_params(sig):
+    return [(p, a) for p, a, _ in sig.params() if not (sig.method and a.name == "self")]
+
+
+def single_signature_message(name, sig, args, kwargs, signatures=None) -> str:
+    """PyTorch's wording when one signature is meant and one argument is wrong (the
+    position is named for positional arguments only); else the list of ``signatures``."""
+    params = _visible_params(sig)
+    if sig.method:
+        args = args[1:]
+    first = params[0][1].type if params else None
+    if first is not None and first.is_list and first.base in ("int", "SymInt") and args and \
+            all(isinstance(a, INT) and not isinstance(a, bool) for a in args):
+        args = (tuple(args),)                     # torch.zeros(2, 3): the sizes as varargs
     bound = dict(zip([p for p, _ in params], args))
     bound.update(kwargs)
     for position, (pyname, arg) in enumerate(params, start=1):
@@ -366,10 +401,10 @@ def single_signature_message(name, sig, args, kwargs) -> str:
             if value is not None or not arg.type.optional:
                 _converter_for(arg.type, name in NUMBERS_AS_TENSORS and position > 1)(value)
         except _NoMatch:
-            kind = "argument" if position <= len(args) else "argument"
-            return (f"{name}(): {kind} '{pyname}' (position {position}) must be "
+            where = f" (position {position})" if position <= len(args) else ""
+            return (f"{name}(): argument '{pyname}'{where} must be "
                     f"{python_type_name(arg.type)}, not {type(value).__name__}")
-    return invalid_arguments_message(name, [sig], args, kwargs)
+    return invalid_arguments_message(name, signatures or [sig], args, kwargs)
 
 
 def _describe_value(v) -> str:

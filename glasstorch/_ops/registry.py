@@ -33,7 +33,8 @@ from .. import return_types
 from . import kernels as kernel_modules
 from .fallbacks import register_builtin_fallbacks
 from .tags import declared_tags, derived_tags
-from .structured import TensorMeta, allocate_outputs, check_out_cast, convert_array, empty_tensor
+from .structured import (TENSOR_ITERATOR_OVERLAP, TensorMeta, allocate_outputs, check_out_cast,
+                         check_overlap, convert_array, empty_tensor)
 
 YAML_PATH = os.path.join(os.path.dirname(__file__), "native_functions.yaml")
 DERIVATIVES_PATH = os.path.join(os.path.dirname(__file__), "derivatives.yaml")
@@ -119,8 +120,13 @@ def make_structured_kernels(name, meta_rule, impl_fn):
     """Functional, in-place and out= kernels from one meta rule and one impl.
 
         functional(*a)      spec = meta(*a); out = allocate(spec); impl(out, *a); return out
-        inplace(self, *a)   spec = meta(self, *a); check shape/cast; impl(self, self, *a)
-        out(*a, out=o)      spec = meta(*a); check cast; resize o; impl(o, *a); return o
+        inplace(self, *a)   check overlap; spec = meta(self, *a); check shape/cast;
+                            impl(self, self, *a)
+        out(*a, out=o)      check overlap; spec = meta(*a); check cast; resize o;
+                            impl(o, *a); return o
+
+    The overlap checks are TensorIterator's (``structured.check_overlap``), or the
+    meta rule's own ``@overlap_rule``.
 
     With ``impl_fn=None`` (the Meta device) nothing is computed: the kernels
     only allocate and check, which is exactly what the meta device means.
@@ -133,6 +139,7 @@ def make_structured_kernels(name, meta_rule, impl_fn):
         return out
 
     def inplace(self, *args, **kwargs):
+        check_overlap(self, self, args, kwargs, rule)
         spec = meta_rule(self, *args, **kwargs)
         if spec.shape != self._shape:
             raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
@@ -144,6 +151,8 @@ def make_structured_kernels(name, meta_rule, impl_fn):
 
     def out_variant(*args, **kwargs):
         outs = tuple(kwargs.pop(n) for n in out_names)
+        for o in outs:
+            check_overlap(o, args[0] if args else None, args[1:], kwargs, rule)
         spec = meta_rule(*args, **kwargs)
         specs = (spec,) if isinstance(spec, TensorMeta) else spec
         for o, s in zip(outs, specs):
@@ -157,6 +166,7 @@ def make_structured_kernels(name, meta_rule, impl_fn):
                 impl_fn(outs, *args, **kwargs)
         return outs[0] if len(outs) == 1 else outs
 
+    rule = getattr(meta_rule, "overlap_rule", TENSOR_ITERATOR_OVERLAP)
     out_names: list = []
     for fn, suffix in ((functional, ""), (inplace, "_inplace"), (out_variant, "_out")):
         fn.__name__ = fn.__qualname__ = f"{name}{suffix}"
@@ -380,6 +390,10 @@ def _make_public(name, signatures):
             if has_torch_function(args, kwargs):       # a tensor-like that isn't a Tensor
                 return handle_torch_function(public, args + tuple(kwargs.values()),
                                              *args, **kwargs)
+            meant = [s for s in signatures if binding.plausible(s, args, kwargs)]
+            if len(meant) == 1:
+                raise TypeError(binding.single_signature_message(name, meant[0], args, kwargs,
+                                                                 signatures))
             raise TypeError(binding.invalid_arguments_message(name, signatures, args, kwargs))
     public.__name__ = public.__qualname__ = name
     # tracebacks and the profiler's Python events read "in add", not "in public"

@@ -132,33 +132,32 @@ def first_tensor_device(args, kwargs):
 # -- broadcasting and promotion ------------------------------------------------------
 
 def broadcast_shapes(*shapes) -> tuple:
-    """Align from the right; sizes must match or be 1.  PyTorch's error on mismatch."""
+    """Align from the right; sizes must match or be 1.  Several shapes fold left to
+    right, as TensorIterator's compute_shape does, so PyTorch's error names the
+    same sizes."""
     if len(shapes) == 2 and shapes[0] == shapes[1]:
         return tuple(shapes[0])
-    ndim = max(len(s) for s in shapes)
-    result = [1] * ndim
-    for shape in shapes:
-        offset = ndim - len(shape)
-        for i, n in enumerate(shape):
-            cur = result[offset + i]
-            if n != cur:
-                if cur == 1:
-                    result[offset + i] = n
-                elif n != 1:
-                    raise RuntimeError(_mismatch_message(shapes, offset + i - ndim))
+    result = tuple(shapes[0])
+    for shape in shapes[1:]:
+        result = _infer_size(result, tuple(shape))
+    return result
+
+
+def _infer_size(a, b) -> tuple:
+    """``infer_size``: the broadcast of two shapes, checked from the last dim."""
+    if a == b:
+        return a
+    ndim = max(len(a), len(b))
+    result = [0] * ndim
+    for i in range(ndim - 1, -1, -1):
+        offset = ndim - 1 - i
+        size_a = a[len(a) - 1 - offset] if offset < len(a) else 1
+        size_b = b[len(b) - 1 - offset] if offset < len(b) else 1
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            raise RuntimeError(f"The size of tensor a ({size_a}) must match the size of tensor b "
+                               f"({size_b}) at non-singleton dimension {i}")
+        result[i] = size_b if size_a == 1 else size_a
     return tuple(result)
-
-
-def _mismatch_message(shapes, dim_from_right) -> str:
-    a, b = shapes[0], shapes[1]
-    da = a[dim_from_right] if len(a) >= -dim_from_right else 1
-    db = b[dim_from_right] if len(b) >= -dim_from_right else 1
-    if len(shapes) > 2:
-        da, db = [s[dim_from_right] for s in shapes if len(s) >= -dim_from_right and
-                  s[dim_from_right] != 1][:2]
-    ndim = max(len(s) for s in shapes)
-    return (f"The size of tensor a ({da}) must match the size of tensor b ({db}) at "
-            f"non-singleton dimension {ndim + dim_from_right}")
 
 
 def result_type(*operands) -> dt.dtype:
@@ -293,6 +292,103 @@ def check_out_cast(result_dtype, out_dtype):
     if not dt.can_cast(result_dtype, out_dtype):
         raise RuntimeError(f"result type {result_dtype._short} can't be cast to the desired "
                            f"output type {out_dtype._short}")
+
+
+# -- memory overlap (ATen's MemoryOverlap.cpp) ------------------------------------------
+
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "
+                     "refers to a single memory location. Please clone() the tensor before "
+                     "performing the operation.")
+_INPUT_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to "
+                  "tensor refer to a single memory location. Please clone() the tensor before "
+                  "performing the operation.")
+
+
+def has_internal_overlap(t) -> bool:
+    """Do two elements of ``t`` share memory for sure (a stride 0 over a size above 1)?
+    Like ``has_internal_overlap``, cases it cannot decide cheaply count as no."""
+    if t._is_contiguous():
+        return False
+    return any(s == 0 and n > 1 for n, s in zip(t._shape, t._stride))
+
+
+def assert_no_internal_overlap(t):
+    """Refuse to write a tensor some of whose elements alias each other (expanded)."""
+    if has_internal_overlap(t):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+
+
+def overlap_status(a, b) -> str:
+    """``"full"``, ``"partial"`` or ``"no"``: how the memory of ``a`` and ``b`` meets
+    (``get_overlap_status``; layouts with holes or repeats are not judged: ``"no"``)."""
+    if a is b:
+        return "full"
+    if a._storage is not b._storage or 0 in a._shape or 0 in b._shape:
+        return "no"
+    if not (a.is_non_overlapping_and_dense() and b.is_non_overlapping_and_dense()):
+        return "no"
+    a_begin, b_begin = a._offset * a.dtype.itemsize, b._offset * b.dtype.itemsize
+    a_end = a_begin + a.numel() * a.dtype.itemsize
+    b_end = b_begin + b.numel() * b.dtype.itemsize
+    if a_begin == b_begin and a_end == b_end:
+        return "full" if a._stride == b._stride else "partial"
+    return "partial" if a_begin < b_end and b_begin < a_end else "no"
+
+
+def assert_no_partial_overlap(out, inp):
+    """Elementwise ops may read and write the same memory, but not shifted memory."""
+    if overlap_status(out, inp) == "partial":
+        raise RuntimeError(_INPUT_OVERLAP)
+
+
+def assert_no_overlap(out, inp):
+    """Ops that read inputs while writing elsewhere (scatter, index_add) refuse any overlap."""
+    if overlap_status(out, inp) != "no":
+        raise RuntimeError(_INPUT_OVERLAP)
+
+
+def overlap_rule(*, inputs=assert_no_partial_overlap, expanded=None):
+    """Decorate a meta rule whose in-place/``out=`` kernels check overlap differently
+    from TensorIterator's default: ``inputs`` checks each input against the written
+    tensor; ``expanded`` is a deprecation message to warn with instead of refusing
+    to write an expanded tensor (PyTorch's index_put_ and masked_fill_)."""
+    def decorate(meta_rule):
+        meta_rule.overlap_rule = (inputs, expanded)
+        return meta_rule
+    return decorate
+
+
+TENSOR_ITERATOR_OVERLAP = (assert_no_partial_overlap, None)
+
+
+def check_overlap(written, first, args, kwargs, rule=TENSOR_ITERATOR_OVERLAP):
+    """TensorIterator's ``compute_mem_overlaps`` for a tensor about to be written:
+    no internal overlap, no partial overlap with ``first`` (the op's self, which
+    in-place is ``written`` itself), and the other tensor arguments checked by the
+    rule's ``inputs``.  Only arguments on ``written``'s storage can overlap it."""
+    inputs, expanded = rule
+    if not written._is_contiguous() and has_internal_overlap(written):
+        if expanded is None:
+            raise RuntimeError(_INTERNAL_OVERLAP)
+        warnings.warn(expanded, UserWarning, stacklevel=4)
+    storage = written._storage
+    if isinstance(first, Tensor):
+        if first is not written and first._storage is storage:
+            assert_no_partial_overlap(written, first)
+    elif type(first) in (list, tuple):
+        _check_inputs(written, storage, first, inputs)
+    _check_inputs(written, storage, args, inputs)
+    if kwargs:
+        _check_inputs(written, storage, kwargs.values(), inputs)
+
+
+def _check_inputs(written, storage, args, inputs):
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._storage is storage:
+                inputs(written, a)
+        elif type(a) in (list, tuple):
+            _check_inputs(written, storage, a, inputs)
 
 
 def numel(shape) -> int:

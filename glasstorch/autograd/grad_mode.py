@@ -120,8 +120,14 @@ class set_grad_enabled(_DecoratorContextManager):
     on exit when used as a context manager."""
 
     def __init__(self, mode: bool) -> None:
+        if type(mode) is not bool:          # torch._C._set_grad_enabled parses a strict bool
+            kind = type(mode)   # C types print dotted (numpy.bool), Python classes bare
+            name = f"{kind.__module__}.{kind.__name__}" if kind.__module__ == "numpy" else \
+                kind.__name__
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {name}")
         self.prev = _tls.grad_enabled
-        self.mode = bool(mode)
+        self.mode = mode
         _tls.grad_enabled = self.mode
 
     def __call__(self, func):

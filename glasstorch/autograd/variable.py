@@ -400,7 +400,7 @@ def _data_get(self):
 def _data_set(self, value) -> None:
     """``x.data = y``: x takes y's storage and geometry (its autograd state stays)."""
     if not isinstance(value, Tensor):
-        raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
     self._storage = value._storage
     self.dtype = value.dtype
     self.device = value.device

@@ -17,8 +17,8 @@ from ..._tensor import contiguous_strides
 from ..structured import (TensorMeta, broadcast_shapes, check_same_device, elementwise_strides,
                           iterator_strides, wrap_dim)
 from . import impl, kernel, meta, native
-from .pointwise import (SameDtypeMeta, checked_scalar, operand, quiet, require_float,
-                        unary_meta, write)
+from .pointwise import (SameDtypeMeta, checked_scalar, operand, quiet, refuse_complex,
+                        require_float, unary_meta, write)
 
 __all__ = []
 
@@ -34,7 +34,8 @@ def relu_meta(self):
 
 @impl("relu")
 def relu_impl(out, self):
-    """max(x, 0); nan stays nan."""
+    """max(x, 0); nan stays nan.  (PyTorch's relu is clamp_min, hence the message.)"""
+    refuse_complex(self.dtype, NotImplementedError("clamp is not supported for complex types"))
     compute = self.dtype.opmath
     np.maximum(self._np(), compute.type(0), out=out._np(), dtype=compute, casting="unsafe")
 

@@ -20,7 +20,8 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import preserve_format
 from ..._tensor import Tensor
-from ..structured import TensorMeta, broadcast_shapes, empty_tensor, iterator_strides, wrap_dim
+from ..structured import (TensorMeta, assert_no_overlap, broadcast_shapes, empty_tensor,
+                          iterator_strides, overlap_rule, wrap_dim)
 from . import impl, kernel, meta
 from .view import _shape_str, assign, compute_stride, expand_geometry, strides_for_format
 
@@ -169,6 +170,10 @@ def _values_array(values, dtype):
 
 
 @meta("index_put")
+@overlap_rule(inputs=assert_no_overlap, expanded=(
+    "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+    "performing this operation. This also applies to advanced indexing e.g. "
+    "tensor[indices] = tensor"))
 def index_put_meta(self, indices, values, accumulate=False):
     if isinstance(values, Tensor) and values.dtype is not self.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
@@ -341,6 +346,7 @@ def _scatter_impl(out, self, dim, index, src, reduce=None):
 
 
 @meta("scatter_src")
+@overlap_rule(inputs=assert_no_overlap)
 def scatter_src_meta(self, dim, index, src):
     return _scatter_meta(self, dim, index, src)
 
@@ -351,6 +357,7 @@ def scatter_src_impl(out, self, dim, index, src):
 
 
 @meta("scatter_value")
+@overlap_rule(inputs=assert_no_overlap)
 def scatter_value_meta(self, dim, index, value):
     return _scatter_meta(self, dim, index, value)
 
@@ -361,6 +368,7 @@ def scatter_value_impl(out, self, dim, index, value):
 
 
 @meta("scatter_reduce")
+@overlap_rule(inputs=assert_no_overlap)
 def scatter_reduce_meta(self, dim, index, src, reduce):
     return _scatter_meta(self, dim, index, src, reduce)
 
@@ -371,6 +379,7 @@ def scatter_reduce_impl(out, self, dim, index, src, reduce):
 
 
 @meta("scatter_value_reduce")
+@overlap_rule(inputs=assert_no_overlap)
 def scatter_value_reduce_meta(self, dim, index, value, reduce):
     return _scatter_meta(self, dim, index, value, reduce)
 
@@ -381,6 +390,7 @@ def scatter_value_reduce_impl(out, self, dim, index, value, reduce):
 
 
 @meta("scatter_add")
+@overlap_rule(inputs=assert_no_overlap)
 def scatter_add_meta(self, dim, index, src):
     return _scatter_meta(self, dim, index, src)
 
@@ -437,7 +447,7 @@ def masked_select(self, mask):
         raise NotImplementedError(
             "aten::masked_select: attempted to run this operator with Meta tensors, but there "
             "was no fake impl or Meta kernel registered.")
-    shape = broadcast_shapes(self._shape, mask._shape)
+    shape = broadcast_shapes(mask._shape, self._shape)     # (mask, self): PyTorch's order
     a, m = np.broadcast_to(self._np(), shape), np.broadcast_to(mask._np(), shape)
     values = a[m]
     out = empty_tensor(values.shape, self.dtype, self.device)

@@ -28,7 +28,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._tensor import Tensor
 from ..structured import (TensorMeta, broadcast_shapes, check_same_device, checked_convert,
-                          elementwise_strides, result_type)
+                          elementwise_strides, overlap_rule, result_type)
 from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta, native
 
@@ -123,6 +123,13 @@ def not_implemented(name, d: dt.dtype) -> NotImplementedError:
 def require_float(name, d):
     if d.category < FLOATING:
         raise not_implemented(name, d)
+
+
+def refuse_complex(d: dt.dtype, error):
+    """Ops that order values (comparisons, min/max, rounding, clamp) have no complex
+    loop in PyTorch's CPU kernels; ``error`` is the exception each one raises."""
+    if d.is_complex:
+        raise error
 
 
 # Scalar::to<T>()'s names of the C++ types, for its overflow error.
@@ -412,7 +419,7 @@ def _remainder_like(name, ufunc):
     @quiet
     def body(out, self, other):
         rt = result_type(self, other)
-        if rt is dt.bool_:
+        if rt is dt.bool_ or rt.is_complex:
             raise not_implemented(f"{name}_cpu", rt)
         compute = rt.opmath
         if not out._np().size:
@@ -535,10 +542,21 @@ _binary_float_op("hypot", np.hypot, float_only="hypot_cpu")
 _binary_float_op("logaddexp", np.logaddexp, float_only="logaddexp_cpu")
 _binary_float_op("logaddexp2", np.logaddexp2, float_only="logaddexp2_cpu")
 
+def _min_max(name, ufunc):
+    meta(name)(binary_meta)
+    compute_into = quiet(binary_impl(ufunc))
+
+    @impl(name)
+    def body(out, self, other):
+        refuse_complex(result_type(self, other),
+                       RuntimeError(f"{name} not implemented for complex tensors."))
+        compute_into(out, self, other)
+    body.__name__ = f"{name}_impl"
+
+
 for _name, _ufunc in (("maximum", np.maximum), ("minimum", np.minimum),
                       ("fmax", np.fmax), ("fmin", np.fmin)):
-    meta(_name)(binary_meta)
-    impl(_name)(quiet(binary_impl(_ufunc)))
+    _min_max(_name, _ufunc)
 
 
 @meta("lerp")
@@ -572,13 +590,15 @@ def lerp_impl(out, self, end, weight):
 
 # -- comparisons ---------------------------------------------------------------------------
 
-def _comparison(name, ufunc):
+def _comparison(name, ufunc, ordered):
     meta(name)(comparison_meta)
 
     @impl(name)
     @quiet
     def body(out, self, other):
         rt = result_type(self, other)
+        if ordered:
+            refuse_complex(rt, not_implemented(f"{name}_cpu", rt))
         compute = rt.opmath
         ufunc(cast_operand(self, rt, compute), cast_operand(other, rt, compute), out=out._np(),
               signature=(compute, compute, _BOOL), casting="unsafe")
@@ -590,15 +610,17 @@ _BOOL = np.dtype(np.bool_)
 
 for _name, _ufunc in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                       ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)):
-    _comparison(_name, _ufunc)
+    _comparison(_name, _ufunc, ordered=_name not in ("eq", "ne"))
 
 
-def _unary_test(name, float_fn, int_fn):
+def _unary_test(name, float_fn, int_fn, complex_error=None):
     if name != "signbit":
         meta(name)(unary_bool_meta)
 
     @impl(name)
     def body(out, self):
+        if complex_error is not None:
+            refuse_complex(self.dtype, NotImplementedError(complex_error))
         a = self._np()
         if self.dtype.category >= FLOATING:
             float_fn(a if self.dtype.opmath == a.dtype else a.astype(self.dtype.opmath),
@@ -611,7 +633,8 @@ def _unary_test(name, float_fn, int_fn):
 _unary_test("isnan", np.isnan, lambda a: False)
 _unary_test("isinf", np.isinf, lambda a: False)
 _unary_test("isfinite", np.isfinite, lambda a: True)
-_unary_test("signbit", np.signbit, lambda a: a < 0 if a.dtype.kind == "i" else False)
+_unary_test("signbit", np.signbit, lambda a: a < 0 if a.dtype.kind == "i" else False,
+            "signbit is not implemented for complex tensors.")
 
 
 class _SignbitMeta(TensorMeta):
@@ -795,26 +818,49 @@ def positive(self):
     return self
 
 
-meta("abs")(unary_meta)
+@meta("abs")
+def abs_meta(self):
+    """The magnitude: complex inputs give their real dtype."""
+    if self.dtype.is_complex:
+        return TensorMeta(self._shape, self.dtype.to_real(),
+                          elementwise_strides(self._shape, (self,)))
+    return unary_meta(self)
 
 
 @impl("abs")
 def abs_impl(out, self):
     if self.dtype is dt.bool_:
         raise not_implemented("abs_cpu", self.dtype)
+    if self.dtype.is_complex:
+        np.abs(self._np(), out=out._np())
+        return
     np.abs(self._np(), out=out._np(), dtype=self.dtype.opmath, casting="unsafe")
 
 
 meta("sign")(unary_meta)
+meta("sgn")(unary_meta)
 
 
 @impl("sign")
 @quiet
 def sign_impl(out, self):
     """(0 < x) - (x < 0): nan gives 0, as in PyTorch (numpy's sign gives nan)."""
+    refuse_complex(self.dtype, NotImplementedError(
+        "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+        "torch.sgn instead."))
+    sgn_impl(out, self)
+
+
+@impl("sgn")
+@quiet
+def sgn_impl(out, self):
+    """sign for real inputs; x / |x| (0 at 0) for complex ones."""
     a = self._np()
     if self.dtype is dt.bool_:
         write(out, a)
+    elif self.dtype.is_complex:
+        magnitude = np.abs(a)
+        write(out, np.divide(a, magnitude, out=np.zeros_like(a), where=magnitude != 0))
     else:
         zero = a.dtype.type(0)
         write(out, (a > zero).astype(self.dtype.opmath) - (a < zero).astype(self.dtype.opmath))
@@ -826,6 +872,8 @@ def _rounding(name, ufunc):
 
     @impl(name)
     def body(out, self):
+        refuse_complex(self.dtype, NotImplementedError(
+            f"{name} is not supported for complex inputs"))
         if self.dtype is dt.bool_:
             raise not_implemented(f"{name}_vml_cpu", self.dtype)
         if self.dtype.category == dt.INTEGRAL:
@@ -850,9 +898,11 @@ def round_meta(self, *, decimals=None):
 def round_impl(out, self, *, decimals=None):
     """Half to even (nearbyint); with decimals: nearbyint(x * 10^d) / 10^d.
     (``decimals=None``: the round.default overload, which copies integers.)"""
-    if self.dtype.category < FLOATING:
+    if self.dtype.category != FLOATING:
         if decimals:
             raise not_implemented("round_cpu", self.dtype)
+        if self.dtype.is_complex:
+            raise not_implemented("round_vml_cpu", self.dtype)
         if self.dtype is dt.bool_ or decimals == 0:
             raise not_implemented("round_vml_cpu", self.dtype)
         write(out, self._np())
@@ -875,7 +925,8 @@ meta("frac")(unary_meta)
 @impl("frac")
 @quiet
 def frac_impl(out, self):
-    require_float("frac_cpu", self.dtype)
+    if self.dtype.category != FLOATING:
+        raise not_implemented("frac_cpu", self.dtype)
     a = self._np().astype(self.dtype.opmath, copy=False)
     write(out, a - np.trunc(a))
 
@@ -1037,6 +1088,9 @@ def where_impl(out, condition, self, other):
 
 
 @meta("masked_fill")
+@overlap_rule(expanded=(
+    "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+    "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = scalar"))
 def masked_fill_meta(self, mask, value):
     if mask.dtype is not dt.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -1064,8 +1118,6 @@ def masked_fill_impl(out, self, mask, value):
 def _clamp_meta(self, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if self.dtype.is_complex:
-        raise RuntimeError("clamp is not supported for complex types")
     shape, strides = layout(self, min, max)
     scalars = not isinstance(min, Tensor) and not isinstance(max, Tensor)
     return (SameDtypeMeta if scalars else TensorMeta)(shape, result_type(self, min, max), strides)
@@ -1075,6 +1127,7 @@ def _clamp_meta(self, min=None, max=None):
 def _clamp_impl(out, self, min=None, max=None):
     """min(max(x, min), max): nan propagates; min > max gives max."""
     rt = result_type(self, min, max)
+    refuse_complex(self.dtype, NotImplementedError("clamp is not supported for complex types"))
     compute = rt.opmath
     if rt is dt.bool_ and not isinstance(min, Tensor) and not isinstance(max, Tensor):
         which = "clamp" if min is not None and max is not None else \

@@ -29,6 +29,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.generator import get_generator
 from ..._dispatcher.dispatcher import ops
+from ..structured import check_overlap
 from . import kernel
 
 _FLOAT_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
@@ -410,6 +411,7 @@ def _check_p(p):
 @kernel("bernoulli_float")
 def bernoulli_float(self, p=0.5, *, generator=None):
     _check_p(p)
+    check_overlap(self, self, (), {})
     gen = get_generator(generator)
     with gen._lock:
         values = _uniform_double(gen, self.numel()) < p
@@ -441,8 +443,13 @@ def bernoulli_tensor(self, p, *, generator=None):
     _check_p_tensor(self, p)
     if p.device.type == "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    check_overlap(self, self, (p,), {})
     gen = get_generator(generator)
     probs = read_in_memory_order(self, p._cpu_array())
+    if not np.all((probs >= 0) & (probs <= 1)):      # nan fails both
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
     with gen._lock:
         if p.dtype is dt.float64:
             u = _uniform_double(gen, self.numel())
@@ -496,8 +503,14 @@ def _check_multinomial(self, n_sample, replacement):
 def multinomial(self, num_samples, replacement=False, *, generator=None):
     shape = _check_multinomial(self, num_samples, replacement)
     probs = self._np().astype(self.dtype.opmath).reshape(-1, self._shape[-1])
-    if not np.isfinite(probs).all() or (probs < 0).any():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if not replacement or num_samples == 1:
+        if not np.isfinite(probs).all() or (probs < 0).any():
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    elif not (probs >= 0).all():            # the with-replacement kernel's own checks
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+    elif not np.isfinite(probs).all():
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry = "
+                           "infinity or NaN)")
     sums = probs.sum(axis=1)
     if (sums <= 0).any():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")

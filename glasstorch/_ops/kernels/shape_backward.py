@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..._core import dtype as dt
-from ..structured import TensorMeta, broadcast_shapes, wrap_dim
+from ..structured import TensorMeta, assert_no_overlap, broadcast_shapes, overlap_rule, wrap_dim
 from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta
 from .indexing import _INDEX_TYPES, _check_index_range, check_flat_index
@@ -156,6 +156,7 @@ def _index_add_check(self, dim, index, source):
 
 
 @meta("index_add")
+@overlap_rule(inputs=assert_no_overlap)
 def index_add_meta(self, dim, index, source, alpha=1):
     _index_add_check(self, dim, index, source)
     return TensorMeta(self._shape, self.dtype)
@@ -170,7 +171,12 @@ def index_add_impl(out, self, dim, index, source, alpha=1):
         np.copyto(dst, self._np())
     dst = dst.reshape(self._shape or (1,))
     idx = index._np().reshape(-1)
-    _check_index_range(idx, dim, dst.shape[dim])
+    if len(self._shape) <= 1:
+        # ATen's 1-D loop checks each index itself; more dims go through select()
+        if idx.size and (idx.min() < 0 or idx.max() >= dst.shape[dim]):
+            raise IndexError("index out of range in self")
+    else:
+        _check_index_range(idx, dim, dst.shape[dim])
     compute = self.dtype.opmath
     values = source._np().astype(compute).reshape(
         tuple(s if i != dim else idx.size for i, s in enumerate(dst.shape)))
@@ -201,6 +207,7 @@ def _put_check(self, index, source):
 
 
 @meta("put")
+@overlap_rule(inputs=assert_no_overlap)
 def put_meta(self, index, source, accumulate=False):
     _put_check(self, index, source)
     return TensorMeta(self._shape, self.dtype, strides_for_format(self, None))

@@ -38,8 +38,8 @@ from ..._core.layout import (as_memory_format, channels_last, channels_last_3d,
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
                         channels_last_strides, contiguous_strides)
-from ..structured import (TensorMeta, broadcast_shapes, convert_array, iterator_strides,
-                          wrap_dim)
+from ..structured import (TensorMeta, broadcast_shapes, check_overlap, convert_array,
+                          iterator_strides, wrap_dim)
 from . import KERNELS, impl, kernel, meta
 from ._inner import inner, inner_op
 from ..._tensor import version_counter
@@ -814,6 +814,7 @@ def copy_(self, src, non_blocking=False):
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         if src is self:
             return self
+        check_overlap(self, self, (src,), {})
         assign(self._np(), src._cpu_array(), self.dtype, src.dtype)
         return self
     if self.device.type != "meta":
