@@ -310,3 +310,41 @@ def _double_in_place(queue, answers):
     received = queue.get()
     received.mul_(2)
     answers.put(received.is_shared())
+
+
+# -- spawn / start_processes ---------------------------------------------------------------
+
+
+def _fill_or_fail(i, out, how):
+    """Process ``i`` of a group: write into the shared ``out``, or fail as ``how`` says."""
+    if how == "raise" and i == 1:
+        raise ValueError(f"bad {i}")
+    if how == "exit":
+        os._exit(3)
+    if how == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    out[i] = i + 10
+
+
+def test_start_processes_reports_failures_as_torch_does():
+    def scenario(lib):
+        mp = lib.multiprocessing
+
+        def outcome(how):
+            out = lib.zeros(2).share_memory_()
+            try:
+                result = mp.start_processes(_fill_or_fail, args=(out, how), nprocs=2,
+                                            start_method="fork")
+            except (mp.ProcessRaisedException, mp.ProcessExitedException) as error:
+                lines = str(error).splitlines()
+                return (type(error).__name__, error.error_index, lines[:4], lines[-1],
+                        getattr(error, "exit_code", None), getattr(error, "signal_name", None))
+            return result, out
+        context = mp.start_processes(_fill_or_fail, args=(lib.zeros(2), "fine"), nprocs=2,
+                                     join=False, start_method="fork")
+        while not context.join():
+            pass
+        return ([outcome(how) for how in ("fine", "raise", "exit", "kill")],
+                len(context.pids()), context.join())
+    out = same(scenario)
+    assert "ValueError: bad 1" in str(out)

@@ -2,7 +2,8 @@
 that cross process boundaries through shared memory instead of being copied.
 
 Everything ``multiprocessing`` exports is here (``Process``, ``Queue``,
-``get_context``, ``set_start_method`` ...).  Importing this module registers
+``get_context``, ``set_start_method`` ...), and ``spawn``/``start_processes``
+(spawn.py) start a group of processes and report the first failure.  Importing this module registers
 the reducers of ``reductions.py`` with ``multiprocessing``'s ForkingPickler, so
 a tensor put on a queue or passed to a started process is moved to shared
 memory (``Tensor.share_memory_()``) and the receiver maps the same bytes.
@@ -17,6 +18,8 @@ import sys
 from multiprocessing import *  # noqa: F401,F403
 
 from .reductions import init_reductions
+from .spawn import (ProcessContext, ProcessExitedException, ProcessRaisedException,  # noqa: F401
+                    spawn, start_processes)
 
 __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies"]
 __all__ += multiprocessing.__all__
