@@ -24,7 +24,7 @@ from ..._core.layout import channels_last, channels_last_3d, contiguous_format, 
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
 from ..structured import checked_convert, convert_array, elementwise_strides, empty_tensor
-from . import kernel
+from . import kernel, native
 from ._inner import inner, inner_op
 
 CPU = Device("cpu")
@@ -417,7 +417,9 @@ def _check_steps(steps):
 def _linspace_values(start, end, steps, dtype):
     """Both halves as RangeFactoriesKernel computes them: start + step*i for the
     first half, end - step*(steps-1-i) for the second (in scalar_t; double step
-    for integral outputs)."""
+    for integral outputs).  For float32/float64 each value is one fused
+    multiply-add where PyTorch's kernel is compiled with FMA contraction (the AVX2
+    and AVX512 capabilities), else a rounded product and a rounded sum."""
     if dtype.category <= dt.INTEGRAL:
         s, e = float(int(_acc(start, dtype))), float(int(_acc(end, dtype)))
         compute = np.float64
@@ -433,12 +435,55 @@ def _linspace_values(start, end, steps, dtype):
     if steps == 1:
         return np.full((1,), s, dtype=compute)
     step = (e - s) / compute(steps - 1)
-    idx = np.arange(steps)
     half = steps // 2
+    first = np.arange(half).astype(compute)                  # i
+    second = np.arange(steps - half - 1, -1, -1).astype(compute)   # steps - 1 - i
     values = np.empty(steps, dtype=compute)
-    values[:half] = s + step * idx[:half].astype(compute)
-    values[half:] = e - step * (steps - idx[half:] - 1).astype(compute)
+    if dtype in (dt.float32, dt.float64) and native.fused():
+        values[:half] = _fma(step, first, s)
+        values[half:] = _fma(-step, second, e)
+    else:
+        values[:half] = s + step * first
+        values[half:] = e - step * second
     return values
+
+
+def _split(x):
+    """Veltkamp's split of float64 ``x`` into hi + lo, each of at most 26 bits."""
+    t = 134217729.0 * x
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _fma(a, b, c):
+    """a * b + c rounded once (float32 or float64 arrays/scalars; finite values).
+    float32: the product is exact in float64, the sum is rounded to odd, then to
+    float32.  float64: Boldo and Melquiond's emulation, exact product (Dekker)
+    + TwoSum, the two error terms added rounded to odd, then one rounding."""
+    out_type = np.result_type(a, b, c)
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    if out_type == np.float32:
+        s, err = _two_sum(a * b, c)
+        return _round_to_odd(s, err).astype(np.float32)
+    p = a * b
+    (ah, al), (bh, bl) = _split(a), _split(b)
+    p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl    # a * b == p + p_err exactly
+    s, s_err = _two_sum(p, c)
+    v, v_err = _two_sum(s_err, p_err)
+    return s + _round_to_odd(v, v_err)
+
+
+def _round_to_odd(v, err):
+    """v (= RN(v + err)) moved to the odd neighbour toward ``err`` when inexact and even."""
+    even = (np.asarray(v).view(np.int64) & 1) == 0
+    toward = np.where(err > 0, np.inf, -np.inf)
+    return np.where((err != 0) & even, np.nextafter(v, toward), v)
 
 
 @kernel("linspace_out")
@@ -495,20 +540,38 @@ def logspace_out(start, end, steps, base=10.0, *, out):
         if out.dtype.category == dt.COMPLEX:
             values = np.power(complex(base), _linspace_values(start, end, steps, out.dtype))
         else:
+            # RangeFactories.cpp: start/end in scalar_t, their difference too, the
+            # step and exponents in double, each value libm's pow (math.pow; numpy's
+            # vectorized pow rounds differently on some CPUs)
             scalar = out.dtype.numpy.type
-            s = float(scalar(start)) if out.dtype.category == dt.FLOATING else float(int(start))
-            e = float(scalar(end)) if out.dtype.category == dt.FLOATING else float(int(end))
+            floating = out.dtype.category == dt.FLOATING
+            s = scalar(start) if floating else np.int64(int(start))
+            e = scalar(end) if floating else np.int64(int(end))
             if steps == 1:
-                values = np.array([float(base) ** s])
+                values = np.array([_pow(float(base), float(s))])
             else:
-                step = (e - s) / (steps - 1)
-                i = np.arange(steps, dtype=np.float64)
-                half = steps // 2
-                expo = np.where(i < half, s + step * i, e - step * (steps - i - 1))
                 with np.errstate(over="ignore"):
-                    values = np.power(float(base), expo)
+                    step = float(e - s) / (steps - 1)
+                s, e = float(s), float(e)
+                half = steps // 2
+                # float32 base for integral outputs ("to avoid promotion to double")
+                b = float(np.float32(base)) if not floating else float(base)
+                values = np.array([_pow(b, s + step * i) if i < half else
+                                   _pow(b, e - step * (steps - i - 1)) for i in range(steps)])
         out._np()[...] = convert_array(values, dt.FROM_NUMPY[values.dtype], out.dtype)
     return out
+
+
+def _pow(base: float, exponent: float) -> float:
+    """libm's pow: inf for an overflow, NaN for a negative base to a fractional
+    power (where math.pow raises)."""
+    try:
+        return math.pow(base, exponent)
+    except ValueError:
+        return math.nan
+    except OverflowError:
+        return math.inf if base > 0 or exponent == int(exponent) and exponent % 2 == 0 \
+            else -math.inf
 
 
 @kernel("logspace_out_meta")

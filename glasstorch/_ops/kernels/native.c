@@ -211,30 +211,6 @@ void gt_lerp_f32(const float *s, const float *e, float w, float *out, int64_t n,
         out[i] = madd_f32(coeff, e[i] - s[i], small ? s[i] : e[i], fused);
 }
 
-/* linspace as ATen's RangeFactoriesKernel: start + step * i for the first half,
- * end - step * (steps - 1 - i) for the second, fused under AVX2/AVX512. */
-void gt_linspace_f64(double start, double end, double step, int64_t steps, double *out, int fused) {
-    const int64_t half = steps / 2;
-    for (int64_t i = 0; i < steps; i++) {
-        if (i < half) out[i] = fused ? fma(step, (double)i, start) : start + step * (double)i;
-        else {
-            double k = (double)(steps - 1 - i);
-            out[i] = fused ? fma(-step, k, end) : end - step * k;
-        }
-    }
-}
-
-void gt_linspace_f32(float start, float end, float step, int64_t steps, float *out, int fused) {
-    const int64_t half = steps / 2;
-    for (int64_t i = 0; i < steps; i++) {
-        if (i < half) out[i] = fused ? fmaf(step, (float)i, start) : start + step * (float)i;
-        else {
-            float k = (float)(steps - 1 - i);
-            out[i] = fused ? fmaf(-step, k, end) : end - step * k;
-        }
-    }
-}
-
 /* -- sum and nansum as ATen's cascade_sum (SumKernel.cpp) ----------------------------
  *
  * One call is one 2-d step of TensorIterator's loop: `size0` x `size1` elements

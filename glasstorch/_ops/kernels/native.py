@@ -106,8 +106,6 @@ def _build():
     lib.gt_addcmul_f32.argtypes = [f32p, f32p, f32p, f32, f32p, i64, cint]
     lib.gt_addcdiv_f32.argtypes = [f32p, f32p, f32p, f32, f32p, i64]
     lib.gt_lerp_f32.argtypes = [f32p, f32p, f32, f32p, i64, cint]
-    lib.gt_linspace_f32.argtypes = [f32, f32, f32, i64, f32p, cint]
-    lib.gt_linspace_f64.argtypes = [ctypes.c_double] * 3 + [i64, f64p, cint]
     for fn in (lib.gt_cascade_sum_f32, lib.gt_cascade_sum_f64):
         fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p] + [i64] * 6 + [cint]
     for fn in (lib.gt_sum_contiguous_f32, lib.gt_sum_contiguous_f64):
@@ -230,17 +228,6 @@ def erf(x, complement: bool = False) -> np.ndarray:
     f64p = ctypes.POINTER(ctypes.c_double)
     lib.gt_erf_f64(int(complement), x.ctypes.data_as(f64p), out.ctypes.data_as(f64p), x.size)
     return out
-
-
-def linspace(start, end, step, steps: int, out: np.ndarray) -> None:
-    """``out`` (contiguous float32/float64, ``steps`` long) filled as ATen's
-    linspace kernel fills it (see native.c)."""
-    lib = library()
-    if out.dtype == np.float32:
-        lib.gt_linspace_f32(start, end, step, steps, _ptr(out), fused())
-    else:
-        f64p = ctypes.POINTER(ctypes.c_double)
-        lib.gt_linspace_f64(start, end, step, steps, out.ctypes.data_as(f64p), fused())
 
 
 def cascade_sum(address_in: int, address_out: int, strides, size0: int, size1: int,
