@@ -33,13 +33,15 @@ def no_pids(message):
 
 def pid_dataset(lib, n, *, slow_index=None, kill_index=None):
     """Item i: (i, the pid of the process that loaded it).  ``kill_index``: that item
-    kills its worker with SIGKILL; ``slow_index``: that item takes a second."""
+    kills its worker with SIGKILL (after a moment, so that the main process is
+    waiting for data when it learns of it); ``slow_index``: that item takes a second."""
     class Pids(lib.utils.data.Dataset):
         def __len__(self):
             return n
 
         def __getitem__(self, i):
             if i == kill_index:
+                time.sleep(0.2)
                 os.kill(os.getpid(), signal.SIGKILL)
             if i == slow_index:
                 time.sleep(1)
@@ -171,7 +173,7 @@ def test_worker_exception_is_reraised_as_torch_does(quick_torch_shutdown):
 def test_killed_worker_gives_torchs_error(quick_torch_shutdown):
     def scenario(lib):
         try:
-            list(lib.utils.data.DataLoader(pid_dataset(lib, 8, kill_index=5), batch_size=2,
+            list(lib.utils.data.DataLoader(pid_dataset(lib, 8, kill_index=0), batch_size=2,
                                            num_workers=2))
         except RuntimeError as error:
             return no_pids(str(error)), no_pids(str(error.__cause__))
