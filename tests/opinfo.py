@@ -18,6 +18,9 @@ Options on ``@sample``: ``random=True`` (compare shape/dtype/strides only),
 """
 from __future__ import annotations
 
+import os
+import random
+
 import numpy as np
 
 SAMPLES: dict[str, list] = {}
@@ -37,6 +40,15 @@ def sample(op_name, *, random=False, atol=1e-5, rtol=1.3e-6, inplace=False):
             Sample(fn, random, atol, rtol, inplace, f"{op_name}:{fn.__name__}"))
         return fn
     return register
+
+
+def data_seeds(fixed: int, ci: int) -> tuple:
+    """Data seeds for the registry-wide tests: ``fixed``, plus one drawn per local
+    run (``ci`` under CI, so a green CI is reproducible).  A failure names its
+    seed; ``GLASSTORCH_DATA_SEED=<seed>`` replays it."""
+    drawn = os.environ.get("GLASSTORCH_DATA_SEED") or (
+        ci if os.environ.get("CI") else random.randrange(2**31))
+    return fixed, int(drawn)
 
 
 class Maker:

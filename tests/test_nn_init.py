@@ -196,8 +196,6 @@ def test_deprecated_aliases(old_name):
 
 def test_linear_default_init_when_available():
     """nn.Linear's reset_parameters (kaiming_uniform_ a=sqrt(5), then the bias)."""
-    if not hasattr(gt.nn, "Linear"):
-        pytest.skip("nn.Linear not written yet")
 
     def scenario(lib):
         lib.manual_seed(0)

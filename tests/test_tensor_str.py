@@ -330,10 +330,7 @@ def test_installed_on_tensor():
 def test_subclass_prefix():
     from glasstorch._tensor import Tensor
     from glasstorch._core.device import device
-    try:
-        base = Tensor._from_array(np.array([1.0, 2.0], np.float32), dt.float32, device("cpu"))
-    except Exception as exc:  # the allocator is not ours to depend on
-        pytest.skip(f"cannot build a glasstorch Tensor here: {exc}")
+    base = Tensor._from_array(np.array([1.0, 2.0], np.float32), dt.float32, device("cpu"))
 
     class MyTensor(Tensor):
         pass
