@@ -10,6 +10,7 @@ from __future__ import annotations
 import types
 
 from .. import cuda as _cuda
+from . import cpu
 
 # torch.backends.cuda: TF32 for matmuls is off by default, as in PyTorch.
 cuda = types.SimpleNamespace(
@@ -40,4 +41,4 @@ class _MultiheadAttentionSwitch:
 
 mha = _MultiheadAttentionSwitch()
 
-__all__ = ["cuda", "cudnn", "mha", "mps"]
+__all__ = ["cpu", "cuda", "cudnn", "mha", "mps"]
