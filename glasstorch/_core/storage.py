@@ -135,8 +135,9 @@ class UntypedStorage:
             meta_allocator.stats.current += nbytes - self._nbytes
             self._nbytes = nbytes
             return
-        if self._allocator is None or self.is_shared():   # memory we don't own (from_numpy)
-            raise RuntimeError("Trying to resize storage that is not resizable")  # or mapped
+        # memory we don't own (from_numpy) or a mapped shared file: a fixed size
+        if self._allocator is None or self.is_shared():
+            raise RuntimeError("Trying to resize storage that is not resizable")
         fresh = cpu_allocator.allocate(nbytes, np.uint8)
         fresh[: self._nbytes] = self._bytes()
         self._allocator.free(self._nbytes)
@@ -171,7 +172,7 @@ class UntypedStorage:
         return self._shared.fd, self._nbytes
 
     @classmethod
-    def _new_shared(cls, nbytes: int, *, device=None) -> "UntypedStorage":
+    def _new_shared(cls, nbytes: int) -> "UntypedStorage":
         """A fresh storage of ``nbytes`` (zeroed) directly in shared memory."""
         return cls._new_shared_fd_cpu(_SharedFile.create(nbytes), nbytes)
 
@@ -214,9 +215,10 @@ class _SharedFile:
 
 
 def _map(shared: _SharedFile, nbytes: int) -> np.ndarray:
-    """The first ``nbytes`` of ``shared`` as a writable uint8 array, counted by the CPU
-    allocator.  (A view of the frombuffer array, so that tensors' views of it have
-    the same numpy base as the array itself, as for allocator-owned arrays.)"""
+    """The first ``nbytes`` of ``shared`` mapped as a writable uint8 array, counted by
+    the CPU allocator.  It is a view (``[:]``) of the frombuffer array, so numpy
+    gives the tensors' views built on it the same base as it has: that is how
+    ``Tensor._np()`` recognises its cached view as current."""
     if not nbytes:              # nothing to map: an empty array stands for the bytes
         return cpu_allocator.adopt(np.empty(0, np.uint8))
     return cpu_allocator.adopt(np.frombuffer(mmap.mmap(shared.fd, nbytes), np.uint8)[:])
