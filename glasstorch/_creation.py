@@ -85,6 +85,8 @@ def _infer_dtype(data):
     if isinstance(data, (list, tuple)):
         if not data:
             return dt.get_default_dtype()
+        if isinstance(data[0], str):
+            _compute_sizes(data)        # PyTorch measures first: "too many dimensions 'str'"
         best = None
         for x in data:
             d = _infer_dtype(x)

@@ -243,6 +243,8 @@ CASES = [
     ("cuda unavailable to", lambda L: L.ones(2).to("cuda")),
     ("cuda method", lambda L: L.ones(2).cuda()),
     ("device type unknown", lambda L: L.device("tpu")),
+    ("device string without colon", lambda L: L.device("cuda1")),
+    ("empty device string", lambda L: L.ones(2, device="")),
     ("meta item", lambda L: L.ones(2, device="meta").sum().item()),
     ("meta numpy", lambda L: L.ones(2, device="meta").numpy()),
     ("meta tolist", lambda L: L.ones(2, device="meta").tolist()),
@@ -339,6 +341,12 @@ CASES = [
     ("bernoulli_ into expanded", lambda L: E(L).bernoulli_(0.5)),
     ("bernoulli_ p overlaps", lambda L: (lambda x: x[1:].bernoulli_(x[:-1]))(L.full((4,), 0.5))),
     ("lerp_ into expanded", lambda L: E(L).lerp_(L.ones(3, 3), 0.5)),
+    ("uniform_ into expanded", lambda L: E(L).uniform_()),
+    ("normal_ into expanded", lambda L: E(L).normal_()),
+    ("exponential_ into expanded", lambda L: E(L).exponential_()),
+    # reductions check no overlap; what they then write into aliased memory is undefined
+    ("sum out= expanded allowed", lambda L: L.sum(L.ones(3, 3, 3), 0, out=E(L)).shape),
+    ("mean out= overlapping allowed", lambda L: (lambda x: L.mean(x.view(5, 1), 1, out=x))(ar(L)).shape),
     ("addcmul_ into expanded", lambda L: E(L).addcmul_(L.ones(3, 3), L.ones(3, 3))),
     ("sigmoid_ into expanded", lambda L: E(L).sigmoid_()),
     ("int view out= overlap", lambda L: (lambda x: L.gt(x[:-1], 0, out=x.view(L.int32)[1:]))(ar(L))),
@@ -566,12 +574,14 @@ CASES = [
 # -- comparison -------------------------------------------------------------------------
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_CPP_TRACE = re.compile(r"\nException raised from .*", re.S)
 _QUOTED_PATH = re.compile(re.escape(_TMP) + r"[^'\"\s]*")
 
 
 def normalise(message: str) -> str:
-    """A message with what legitimately differs removed: object addresses, the
-    library's name, temporary paths, whitespace runs."""
+    """A message with what legitimately differs removed: PyTorch's C++ stack trace,
+    object addresses, the library's name, temporary paths, whitespace runs."""
+    message = _CPP_TRACE.sub("", message)
     message = _ADDRESS.sub("0x?", message)
     message = _QUOTED_PATH.sub("<tmp>", message)
     message = message.replace("glasstorch", "torch")

@@ -6,6 +6,8 @@ without a GPU can still describe CUDA tensors in error messages.
 """
 from __future__ import annotations
 
+import re
+
 __all__ = ["device", "KNOWN_DEVICE_TYPES"]
 
 # PyTorch's list, in the order its error message prints it.
@@ -68,9 +70,16 @@ class device:
         tls.pop_default_device()
 
 
+_DEVICE_STRING = re.compile(r"[a-zA-Z_]+(:([1-9][0-9]*|0))?")
+
+
 def _parse(text, index):
     if not isinstance(text, str):
         raise TypeError(f"device() received an invalid combination of arguments - got ({type(text).__name__})")
+    if not text:
+        raise RuntimeError("Device string must not be empty")
+    if _DEVICE_STRING.fullmatch(text) is None:     # c10::Device's pattern: type[:index]
+        raise RuntimeError(f"Invalid device string: '{text}'")
     dev_type, sep, idx = text.partition(":")
     if dev_type not in KNOWN_DEVICE_TYPES:
         raise RuntimeError(f"Expected one of {', '.join(KNOWN_DEVICE_TYPES)} device type at start "

@@ -32,7 +32,7 @@ from .._tensor import Tensor, _non_overlapping_and_dense
 from .. import return_types
 from . import kernels as kernel_modules
 from .fallbacks import register_builtin_fallbacks
-from .tags import declared_tags, derived_tags
+from .tags import Tag, declared_tags, derived_tags
 from .structured import (TENSOR_ITERATOR_OVERLAP, TensorMeta, allocate_outputs, check_out_cast,
                          check_overlap, convert_array, empty_tensor)
 
@@ -116,7 +116,7 @@ def _join_args(schema, args, has_star_already=False) -> str:
 
 # -- 3. structured kernels ------------------------------------------------------------
 
-def make_structured_kernels(name, meta_rule, impl_fn):
+def make_structured_kernels(name, meta_rule, impl_fn, overlap=TENSOR_ITERATOR_OVERLAP):
     """Functional, in-place and out= kernels from one meta rule and one impl.
 
         functional(*a)      spec = meta(*a); out = allocate(spec); impl(out, *a); return out
@@ -125,8 +125,9 @@ def make_structured_kernels(name, meta_rule, impl_fn):
         out(*a, out=o)      check overlap; spec = meta(*a); check cast; resize o;
                             impl(o, *a); return o
 
-    The overlap checks are TensorIterator's (``structured.check_overlap``), or the
-    meta rule's own ``@overlap_rule``.
+    ``overlap`` is the rule of the overlap checks (``structured.check_overlap``):
+    TensorIterator's, a meta rule's own ``@overlap_rule``, or None (reductions,
+    whose TensorIterator checks nothing).
 
     With ``impl_fn=None`` (the Meta device) nothing is computed: the kernels
     only allocate and check, which is exactly what the meta device means.
@@ -139,7 +140,8 @@ def make_structured_kernels(name, meta_rule, impl_fn):
         return out
 
     def inplace(self, *args, **kwargs):
-        check_overlap(self, self, args, kwargs, rule)
+        if overlap is not None:
+            check_overlap(self, self, args, kwargs, overlap)
         spec = meta_rule(self, *args, **kwargs)
         if spec.shape != self._shape:
             raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
@@ -151,8 +153,9 @@ def make_structured_kernels(name, meta_rule, impl_fn):
 
     def out_variant(*args, **kwargs):
         outs = tuple(kwargs.pop(n) for n in out_names)
-        for o in outs:
-            check_overlap(o, args[0] if args else None, args[1:], kwargs, rule)
+        if overlap is not None:
+            for o in outs:
+                check_overlap(o, args[0] if args else None, args[1:], kwargs, overlap)
         spec = meta_rule(*args, **kwargs)
         specs = (spec,) if isinstance(spec, TensorMeta) else spec
         for o, s in zip(outs, specs):
@@ -166,7 +169,6 @@ def make_structured_kernels(name, meta_rule, impl_fn):
                 impl_fn(outs, *args, **kwargs)
         return outs[0] if len(outs) == 1 else outs
 
-    rule = getattr(meta_rule, "overlap_rule", TENSOR_ITERATOR_OVERLAP)
     out_names: list = []
     for fn, suffix in ((functional, ""), (inplace, "_inplace"), (out_variant, "_out")):
         fn.__name__ = fn.__qualname__ = f"{name}{suffix}"
@@ -329,8 +331,11 @@ def _register_structured(name, op, derived, debug):
     impl_fn = kernel_modules.IMPLS.get(name)
     if impl_fn is None:
         raise RuntimeError(f"{op._name}: structured op '{name}' has no CPU impl (@impl)")
+    overlap = None if Tag.reduction in op.tags else \
+        getattr(meta_rule, "overlap_rule", TENSOR_ITERATOR_OVERLAP)
     for key, body in ((DispatchKey.CPU, impl_fn), (DispatchKey.Meta, None)):
-        functional, inplace, out_variant, out_names = make_structured_kernels(name, meta_rule, body)
+        functional, inplace, out_variant, out_names = make_structured_kernels(name, meta_rule, body,
+                                                                              overlap)
         op._entry.register(key, KernelFunction(functional, UNBOXED, debug), update=False)
         if "inplace" in derived:
             derived["inplace"]._entry.register(key, KernelFunction(inplace, UNBOXED, debug))

@@ -112,6 +112,7 @@ def _check_uniform(self, lo, hi):
 @kernel("uniform_")
 def uniform_(self, lo=0.0, hi=1.0, *, generator=None):
     _check_uniform(self, lo, hi)
+    check_overlap(self, self, (), {})      # an expanded self is refused
     gen = get_generator(generator)
     with gen._lock:
         values = uniform_values(gen, self.numel(), self.dtype, lo, hi)
@@ -189,6 +190,7 @@ def _normal_fill(gen, n, mean, std, dtype):
 @kernel("normal_")
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _check_normal(self, std)
+    check_overlap(self, self, (), {})      # an expanded self is refused
     gen = get_generator(generator)
     n = self.numel()
     with gen._lock:
@@ -325,6 +327,7 @@ def _store_random(self, values):
 @kernel("random_from")
 def random_from(self, lo, hi=None, *, generator=None):
     rng, base = _check_from_to(self, lo, hi)
+    check_overlap(self, self, (), {})      # an expanded self is refused
     gen = get_generator(generator)
     with gen._lock:
         # observed: with ``to=None`` int32 outputs draw 64-bit words too
@@ -354,6 +357,7 @@ def random_to_meta(self, hi, *, generator=None):
 @kernel("random_")
 def random_(self, *, generator=None):
     _check_random_dtype(self)
+    check_overlap(self, self, (), {})      # an expanded self is refused
     gen = get_generator(generator)
     n = self.numel()
     dtype = self.dtype
@@ -388,6 +392,7 @@ def _check_exponential(self, lambd):
 @kernel("exponential_")
 def exponential_(self, lambd=1.0, *, generator=None):
     _check_exponential(self, lambd)
+    check_overlap(self, self, (), {})      # an expanded self is refused
     gen = get_generator(generator)
     with gen._lock:
         u = _uniform_double(gen, self.numel())
