@@ -26,7 +26,7 @@ import glasstorch as gt
 from glasstorch._subclasses import fake_tensor as gt_fake
 
 from . import samples as sample_pkg
-from .differential import differential, node_name, raised, run
+from .differential import differential, node_name, raised
 from .opinfo import EXEMPT, SAMPLES, Maker
 
 for _info in pkgutil.iter_modules(sample_pkg.__path__):
