@@ -80,3 +80,53 @@ class Maker:
         if noncontiguous and shape:  # after .to(): a device copy would be dense again
             t = t[..., ::2]
         return t
+
+
+def derive_out_samples():
+    """Samples for out= overloads that have none, made from their functional
+    overload's samples: the same arguments plus out= tensors of the result's
+    shapes and dtypes (resizing zero-size outs is tests/test_out_variants.py's)."""
+    from glasstorch._dispatcher.schema import parse_schema
+    from glasstorch._ops.registry import DECLARATIONS, _autogen_list, _derive
+    for qualified, entry in DECLARATIONS.items():
+        schema = parse_schema("aten::" + entry["func"])
+        for spec in _autogen_list(entry):
+            kind, text = _derive(schema, spec)
+            out_schema = parse_schema("aten::" + text)
+            name = out_schema.name + (f".{out_schema.overload_name}" if out_schema.overload_name else "")
+            if kind != "out" or name in SAMPLES:
+                continue
+            if qualified in EXEMPT:     # an out= overload of an exempt op, for its reason
+                EXEMPT.setdefault(name, EXEMPT[qualified])
+            if qualified not in SAMPLES:
+                continue
+            out_names = [a.name for a in out_schema.arguments if a.is_out]
+            accepted = {a.name for a in out_schema.arguments}
+            for functional in SAMPLES[qualified]:
+                if not functional.inplace and _defines_every_output(qualified, functional):
+                    SAMPLES.setdefault(name, []).append(Sample(
+                        _with_out(qualified, functional.fn, out_names, accepted), functional.random,
+                        functional.atol, functional.rtol, False, f"{name}:{functional.name}"))
+
+
+def _defines_every_output(functional_name, smp):
+    """Whether the sample's call returns every output (an output mask can leave
+    some undefined, and PyTorch refuses out= tensors for those)."""
+    import glasstorch
+    args, kwargs = smp.fn(Maker(glasstorch), glasstorch)
+    base, _, overload = functional_name.split("::")[1].partition(".")
+    result = getattr(getattr(glasstorch.ops.aten, base), overload or "default")(*args, **kwargs)
+    return all(r is not None for r in (result if isinstance(result, (tuple, list)) else (result,)))
+
+
+def _with_out(functional_name, sample_fn, out_names, accepted):
+    def out_sample(make, lib):
+        args, kwargs = sample_fn(make, lib)
+        base, _, overload = functional_name.split("::")[1].partition(".")
+        result = getattr(getattr(lib.ops.aten, base), overload or "default")(*args, **kwargs)
+        results = result if isinstance(result, (tuple, list)) else (result,)
+        outs = {n: lib.empty(r.shape, dtype=r.dtype, device=r.device) if r is not None else
+                lib.empty(0, device=args[0].device) for n, r in zip(out_names, results)}
+        # a factory's dtype=/device= are out's own (the out= overload has none)
+        return args, {**{k: v for k, v in kwargs.items() if k in accepted}, **outs}
+    return out_sample

@@ -15,10 +15,11 @@ from glasstorch._dispatcher.dispatcher import dispatcher
 
 from . import samples as sample_pkg
 from .helpers import assert_same
-from .opinfo import EXEMPT, SAMPLES, Maker, data_seeds
+from .opinfo import EXEMPT, SAMPLES, Maker, derive_out_samples, data_seeds
 
 for _info in pkgutil.iter_modules(sample_pkg.__path__):
     importlib.import_module(f"{sample_pkg.__name__}.{_info.name}")
+derive_out_samples()
 
 ALL_OPS = sorted(n for n in dispatcher.operators if n.startswith("aten::"))
 CASES = [(name, s) for name in sorted(SAMPLES) for s in SAMPLES[name]]

@@ -264,11 +264,9 @@ def make_parser(sig: PythonSignature):
         if arg.has_default_value():
             env[f"_d_{pyname}"] = arg.default_value
             default = f"=_d_{pyname}"
-        elif arg.type.optional and (is_kwonly or not any(
-                not (a.has_default_value() or a.type.optional or k)
-                for _, a, k in params[index + 1:])):
-            # ``Tensor? x`` defaults to None, unless a required positional follows
-            # (``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim)``).
+        elif arg.type.optional and is_kwonly:
+            # a keyword-only ``Tensor? x`` defaults to None; a positional one must be
+            # given (``torch.sum(x, keepdim=True)`` matches no signature in PyTorch)
             env[f"_d_{pyname}"] = None
             default = f"=_d_{pyname}"
         if is_kwonly and not star:
@@ -308,7 +306,7 @@ def make_parser(sig: PythonSignature):
     lines.append(f"    args = [{', '.join(pos_names)}]")
     for i in range(len(positional) - 1, -1, -1):  # trailing defaults are left out
         pyname, arg = positional[i]
-        if not (arg.has_default_value() or arg.type.optional):
+        if f"_d_{pyname}" not in env:
             break
         lines.append(f"    if len(args) == {i + 1} and args[-1] is _d_{pyname}: args.pop()")
     lines.append("    kwargs = {}")
@@ -320,6 +318,12 @@ def make_parser(sig: PythonSignature):
     if sig.out_op is not None:
         out_names = [a.name for a in sig.out_op._schema.arguments if a.is_out]
         lines.append("    if out is not None:")
+        kept = {a.name for a in sig.out_op._schema.arguments}
+        options = [a.name for _, a in kwonly if a.name not in kept]
+        if options:     # a factory's dtype=/device=/layout= must agree with out's
+            env["_check_out_options"] = _check_out_options
+            lines.append(f"        _check_out_options(out, *(kwargs.pop(k, None) for k in {options!r}), "
+                         f"names={options!r})")
         if len(out_names) == 1:
             lines.append(f"        kwargs[{out_names[0]!r}] = out")
         else:
@@ -334,6 +338,21 @@ def make_parser(sig: PythonSignature):
         # first_list[0] already counts ``self`` for methods (it is in ``positional``)
         parser = _with_varargs_list(parser, first_list[0], source)
     return parser
+
+
+def _check_out_options(out, *values, names):
+    """PyTorch's check_out_type_matches: TensorOptions given with out= must be out's."""
+    given = dict(zip(names, values))
+    dtype, device, layout = given.get("dtype"), given.get("device"), given.get("layout")
+    if dtype is not None and dtype is not out.dtype:
+        raise RuntimeError(f"dtype {dtype._short} does not match dtype of out parameter "
+                           f"({out.dtype._short})")
+    if layout is not None and layout != out.layout:
+        raise RuntimeError(f"layout {layout} does not match layout of out parameter "
+                           f"({out.layout})")
+    if device is not None and Device(device).type != out.device.type:
+        raise RuntimeError(f"device type {Device(device).type} does not match device type of "
+                           f"out parameter ({out.device.type})")
 
 
 def _with_varargs_list(parser, position, source):

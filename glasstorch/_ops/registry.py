@@ -23,6 +23,7 @@ import warnings
 import yaml
 
 from .._core.dispatch_key import DispatchKey
+from .._core.dtype import type_meta_name
 from .._core.tls import overrides as _overrides
 from .._dispatcher import binding
 from .._dispatcher.torch_function import handle_torch_function, has_torch_function
@@ -30,7 +31,7 @@ from .._dispatcher.dispatcher import KEYSET, UNBOXED, KernelFunction, dispatcher
 from .._dispatcher.schema import parse_schema
 from .._tensor import Tensor, _non_overlapping_and_dense
 from .. import return_types
-from . import kernels as kernel_modules
+from . import barebones_unsigned, kernels as kernel_modules
 from .fallbacks import register_builtin_fallbacks
 from .tags import Tag, declared_tags, derived_tags
 from .structured import (TENSOR_ITERATOR_OVERLAP, TensorMeta, allocate_outputs, check_out_cast,
@@ -230,6 +231,7 @@ def load(path=YAML_PATH) -> None:
     for entry, line in zip(entries, _line_numbers(text)):
         _load_entry(entry, _DEBUG.format(line))
     _install_bindings()
+    barebones_unsigned.install(dispatcher.operators)
     _check_meta_coverage()
 
 
@@ -253,6 +255,8 @@ def _load_entry(entry, debug):
 
     if structured:
         _register_structured(structured, op, derived, debug)
+    elif "out" in derived:
+        _register_out_wrapper(op, derived["out"], debug)
     for keys, kernel_name in (entry.get("dispatch") or {}).items():
         fn = _kernel(kernel_name, qualified)
         convention = KEYSET if getattr(fn, "_takes_keyset", False) else UNBOXED
@@ -261,6 +265,8 @@ def _load_entry(entry, debug):
     op_entry.update_table()
 
     out_op = derived.get("out")
+    if out_op is not None and Tag.generated in out_op.tags and Tag.view_copy not in op.tags:
+        out_op = None       # PyTorch binds no out= for the out variants its codegen makes
     python_name = schema.name.split("::")[1]
     if "function" in variants:
         _SIGNATURES.setdefault((module, python_name), []).append(
@@ -339,9 +345,46 @@ def _register_structured(name, op, derived, debug):
         op._entry.register(key, KernelFunction(functional, UNBOXED, debug), update=False)
         if "inplace" in derived:
             derived["inplace"]._entry.register(key, KernelFunction(inplace, UNBOXED, debug))
-        if "out" in derived:
+        if "out" in derived and Tag.generated not in derived["out"].tags:
             out_names.extend(a.name for a in derived["out"]._schema.arguments if a.is_out)
             derived["out"]._entry.register(key, KernelFunction(out_variant, UNBOXED, debug))
+    if "out" in derived and Tag.generated in derived["out"].tags:
+        _register_out_wrapper(op, derived["out"], debug)
+
+
+def _register_out_wrapper(op, out_op, debug):
+    """The out= overload of an op that is not structured, as PyTorch's codegen
+    writes it: run the functional op, resize each ``out`` (with resize_output's
+    warning) and copy into it.  PyTorch's hand-written ones (those not tagged
+    ``generated``) also require each ``out`` to have the result's dtype.  Also
+    the out= overload of a structured op whose out variant PyTorch generates."""
+    out_names = [a.name for a in out_op._schema.arguments if a.is_out]
+    exact_dtype = Tag.generated not in out_op.tags
+    # a hand-written factory's out= (rand(..., out=o)) makes values in out's dtype
+    fills_out_dtype = exact_dtype and any(a.name == "dtype" and a.kwarg_only
+                                          for a in op._schema.arguments)
+
+    def out_wrapper(*args, **kwargs):
+        outs = [kwargs.pop(name) for name in out_names]
+        if fills_out_dtype:
+            kwargs["dtype"] = outs[0].dtype
+        result = op(*args, **kwargs)
+        results = (result,) if isinstance(result, Tensor) else result
+        for out, value in zip(outs, results):
+            if value is None:       # an output its mask left undefined
+                continue
+            if exact_dtype and out.dtype is not value.dtype:
+                raise RuntimeError(f"Expected out tensor to have dtype "
+                                   f"{type_meta_name(value.dtype)}, but got "
+                                   f"{type_meta_name(out.dtype)} instead")
+            if out._shape != value._shape:
+                _resize_out(out, value._shape)
+            out.copy_(value)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    out_wrapper.__name__ = out_wrapper.__qualname__ = f"{out_op.__name__.replace('.', '_')}_wrapper"
+    out_op._entry.register(DispatchKey.CompositeExplicitAutograd,
+                           KernelFunction(out_wrapper, UNBOXED, debug))
 
 
 def _check_meta_coverage():
@@ -533,8 +576,33 @@ _PYTHON_MODULES = {"torch": "torch", "nn": "torch._C._nn", "linalg": "torch._C._
                    "special": "torch._C._special", "fft": "torch._C._fft"}
 
 
+_TENSOR_OPTIONS = {"dtype", "layout", "device", "pin_memory"}
+
+
+def _fold_out_signatures(signatures):
+    """PyTorch binds a functional overload and its out= overload as one Python
+    signature (torchgen's NativeFunctionsGroup): an out= overload declared on
+    its own joins the functional one whose other arguments it repeats
+    (a factory's dtype/layout/device/pin_memory aside)."""
+    def key(sig, drop_options):
+        return [(a.name, str(a.type)) for a in sig.schema.arguments
+                if not a.is_out and not (drop_options and a.name in _TENSOR_OPTIONS)]
+    standalone_outs = [s for s in signatures if any(a.is_out for a in s.schema.arguments)]
+    folded = []
+    for out_sig in standalone_outs:
+        for sig in signatures:
+            if sig.out_op is None and sig not in standalone_outs and not sig.method and \
+                    key(sig, True) == key(out_sig, False):
+                sig.out_op = out_sig.op
+                folded.append(out_sig)
+                break
+    return [s for s in signatures if s not in folded]
+
+
 def _install_bindings():
     for (module, name), signatures in _SIGNATURES.items():
+        if module != "method":
+            signatures = _fold_out_signatures(signatures)
         fn = _make_public(name, signatures)
         if module == "method":
             setattr(Tensor, name, fn)

@@ -702,6 +702,11 @@ def register_autograd_kernels() -> None:
     for name, entry in dispatcher.operators.items():
         if not name.startswith("aten::"):
             continue
+        if any(a.is_out for a in entry.schema.arguments) and not (
+                entry.has_kernel(DispatchKey.Autograd) or
+                entry.has_kernel(DispatchKey.CompositeImplicitAutograd)):
+            entry.register(DispatchKey.Autograd, KernelFunction(
+                _make_out_kernel(_op_of(entry), entry.schema.name.split("::")[1]), BOXED, debug))
         if any(a.is_write for a in entry.schema.arguments):
             entry.register(DispatchKey.ADInplaceOrView,
                            KernelFunction(_make_inplace_or_view_kernel(_op_of(entry)), BOXED,

@@ -608,3 +608,36 @@ def var_mean_two_dims_correction(make, lib):
 @sample("aten::std_mean.correction")
 def std_mean_all(make, lib):
     return (make(3, 4),), {}
+
+
+@sample("aten::kthvalue")
+def kthvalue_ties(make, lib):
+    return (make(4, 7, dtype="int64", low=0, high=3), 3, 1, True), {}
+
+
+@sample("aten::kthvalue.values")
+def kthvalue_values(make, lib):
+    return (make(5, 3), 2, 0), {"values": make(0), "indices": make(0, dtype="int64")}
+
+
+@sample("aten::msort")
+def msort_columns(make, lib):
+    return (make(6, 3, dtype="int64", low=0, high=3),), {}
+
+
+@sample("aten::nanmedian")
+def nanmedian_all(make, lib):
+    x = make(4, 5)
+    return (lib.where(x > 1, lib.tensor(float("nan")), x),), {}
+
+
+@sample("aten::nanmedian.dim")
+def nanmedian_dim(make, lib):
+    x = make(4, 5)
+    return (lib.where(x > 1, lib.tensor(float("nan")), x), 1, True), {}
+
+
+@sample("aten::nanmedian.dim_values")
+def nanmedian_dim_values(make, lib):
+    return (make(6, dtype="int64", low=0, high=2), 0), {
+        "values": make(0, dtype="int64"), "indices": make(0, dtype="int64")}

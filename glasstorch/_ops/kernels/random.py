@@ -35,7 +35,8 @@ from . import kernel
 _FLOAT_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 _CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
               "int16": "short", "int32": "int", "int64": "long", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+              "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
+              "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
 
 
 # -- helpers ----------------------------------------------------------------------------
