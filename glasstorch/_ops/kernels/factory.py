@@ -439,51 +439,13 @@ def _linspace_values(start, end, steps, dtype):
     first = np.arange(half).astype(compute)                  # i
     second = np.arange(steps - half - 1, -1, -1).astype(compute)   # steps - 1 - i
     values = np.empty(steps, dtype=compute)
-    if dtype in (dt.float32, dt.float64) and native.fused():
-        values[:half] = _fma(step, first, s)
-        values[half:] = _fma(-step, second, e)
+    if dtype in (dt.float32, dt.float64):
+        values[:half] = native.multiply_add(step, first, s)
+        values[half:] = native.multiply_add(-step, second, e)
     else:
         values[:half] = s + step * first
         values[half:] = e - step * second
     return values
-
-
-def _split(x):
-    """Veltkamp's split of float64 ``x`` into hi + lo, each of at most 26 bits."""
-    t = 134217729.0 * x
-    hi = t - (t - x)
-    return hi, x - hi
-
-
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _fma(a, b, c):
-    """a * b + c rounded once (float32 or float64 arrays/scalars; finite values).
-    float32: the product is exact in float64, the sum is rounded to odd, then to
-    float32.  float64: Boldo and Melquiond's emulation, exact product (Dekker)
-    + TwoSum, the two error terms added rounded to odd, then one rounding."""
-    out_type = np.result_type(a, b, c)
-    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
-    if out_type == np.float32:
-        s, err = _two_sum(a * b, c)
-        return _round_to_odd(s, err).astype(np.float32)
-    p = a * b
-    (ah, al), (bh, bl) = _split(a), _split(b)
-    p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl    # a * b == p + p_err exactly
-    s, s_err = _two_sum(p, c)
-    v, v_err = _two_sum(s_err, p_err)
-    return s + _round_to_odd(v, v_err)
-
-
-def _round_to_odd(v, err):
-    """v (= RN(v + err)) moved to the odd neighbour toward ``err`` when inexact and even."""
-    even = (np.asarray(v).view(np.int64) & 1) == 0
-    toward = np.where(err > 0, np.inf, -np.inf)
-    return np.where((err != 0) & even, np.nextafter(v, toward), v)
 
 
 @kernel("linspace_out")

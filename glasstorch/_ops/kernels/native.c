@@ -127,17 +127,17 @@ void gt_binary_f32(int op, const float *a, const float *b, float *out, int64_t n
     }
 }
 
-/* erf / erfc of float64 values (libm's, correctly rounded to ~1 ulp).  numpy has
- * no erf ufunc; this is the loop behind erf, erfc and exact gelu.
- * which: 0 erf, 1 erfc. */
-void gt_erf_f64(int which, const double *x, double *out, int64_t n) {
-    if (which == 0) {
-        #pragma omp parallel for schedule(static) if (n > 32768)
-        for (int64_t i = 0; i < n; i++) out[i] = erf(x[i]);
-    } else {
-        #pragma omp parallel for schedule(static) if (n > 32768)
-        for (int64_t i = 0; i < n; i++) out[i] = erfc(x[i]);
-    }
+/* libm's functions of float64 values, one call per element: the loop behind erf,
+ * erfc and exact gelu (numpy has no erf), and behind the Box-Muller steps of
+ * float64 normal sampling, where PyTorch calls libm too (numpy's own vectorized
+ * log/cos/sin differ from libm's in the last bit on some CPUs).  No -ffast-math,
+ * so the compiler keeps libm's scalar functions.
+ * which: 0 erf, 1 erfc, 2 log, 3 log1p, 4 cos, 5 sin. */
+void gt_libm_f64(int which, const double *x, double *out, int64_t n) {
+    double (*const fns[])(double) = {erf, erfc, log, log1p, cos, sin};
+    double (*const fn)(double) = fns[which];
+    #pragma omp parallel for schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; i++) out[i] = fn(x[i]);
 }
 
 /* erf for float32 as ATen's vectorized CPU kernel computes it (Vectorized<float>::erf,

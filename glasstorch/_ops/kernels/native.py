@@ -97,7 +97,7 @@ def _build():
     lib.gt_softmax_f32.argtypes = [f32p, f32p, i64, i64, ctypes.c_int]
     lib.gt_binary_f32.argtypes = [ctypes.c_int, f32p, f32p, f32p, i64]
     f64p = ctypes.POINTER(ctypes.c_double)
-    lib.gt_erf_f64.argtypes = [ctypes.c_int, f64p, f64p, i64]
+    lib.gt_libm_f64.argtypes = [ctypes.c_int, f64p, f64p, i64]
     f32 = ctypes.c_float
     lib.gt_gelu_f32.argtypes = [f32p, f32p, i64]
     lib.gt_gelu_backward_f32.argtypes = [f32p, f32p, f32p, i64]
@@ -217,17 +217,70 @@ def lerp(s: np.ndarray, e: np.ndarray, weight: float, out: np.ndarray) -> None:
 
 
 def erf(x, complement: bool = False) -> np.ndarray:
-    """erf (or erfc) of any real array, in float64: libm's loop when the native
-    library is there, else Python's math.erf element by element."""
+    """erf (or erfc) of any real array, in float64 (libm's)."""
+    return libm("erfc" if complement else "erf", x)
+
+
+_LIBM = ("erf", "erfc", "log", "log1p", "cos", "sin")
+
+
+def libm(name: str, x) -> np.ndarray:
+    """libm's ``name`` (one of _LIBM) of any real array, in float64: the native
+    loop when the library is there, else Python's math module element by element
+    (the same libm)."""
     x = np.ascontiguousarray(x, dtype=np.float64)
     lib = library()
     if lib is None:
-        fn = math.erfc if complement else math.erf
-        return np.asarray(np.frompyfunc(fn, 1, 1)(x), dtype=np.float64)
+        return np.asarray(np.frompyfunc(getattr(math, name), 1, 1)(x), dtype=np.float64)
     out = np.empty_like(x)
     f64p = ctypes.POINTER(ctypes.c_double)
-    lib.gt_erf_f64(int(complement), x.ctypes.data_as(f64p), out.ctypes.data_as(f64p), x.size)
+    lib.gt_libm_f64(_LIBM.index(name), x.ctypes.data_as(f64p), out.ctypes.data_as(f64p), x.size)
     return out
+
+
+def fma(a, b, c):
+    """a * b + c rounded once (float32 or float64 arrays/scalars, finite values),
+    in numpy.  float32: the product is exact in float64, the sum is rounded to
+    odd, then to float32.  float64: Boldo and Melquiond's emulation: the exact
+    product (Dekker) and TwoSum, their error terms added rounded to odd, then
+    one rounding."""
+    out_type = np.result_type(a, b, c)
+    a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
+    if out_type == np.float32:
+        s, err = _two_sum(a * b, c)
+        return _round_to_odd(s, err).astype(np.float32)
+    p = a * b
+    (ah, al), (bh, bl) = _split(a), _split(b)
+    p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl    # a * b == p + p_err exactly
+    s, s_err = _two_sum(p, c)
+    v, v_err = _two_sum(s_err, p_err)
+    return s + _round_to_odd(v, v_err)
+
+
+def _split(x):
+    """Veltkamp's split of float64 ``x`` into hi + lo, each of at most 26 bits."""
+    t = 134217729.0 * x
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _two_sum(a, b):
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _round_to_odd(v, err):
+    """v (= RN(v + err)) moved to the odd neighbour toward ``err`` when inexact and even."""
+    even = (np.asarray(v).view(np.int64) & 1) == 0
+    toward = np.where(err > 0, np.inf, -np.inf)
+    return np.where((err != 0) & even, np.nextafter(v, toward), v)
+
+
+def multiply_add(a, b, c):
+    """a * b + c as ATen's CPU kernels round it under the capability: fused
+    (``fma``) under AVX2/AVX512, else a rounded product and a rounded sum."""
+    return fma(a, b, c) if fused() else a * b + c
 
 
 def cascade_sum(address_in: int, address_out: int, strides, size0: int, size1: int,
