@@ -290,6 +290,27 @@ def dispatch_trace(echo=False) -> DispatchTrace:
 _observers: list = []
 
 
+class function_range:
+    """``RECORD_FUNCTION(name, inputs)`` inside a C++ kernel (VariableTypeManual's
+    "detach"): a range that is not an op call, for the observers that keep
+    ranges (the profiler: ``function_enter(name, inputs)``, ``function_exit(name)``)."""
+
+    __slots__ = ("name", "inputs", "observers")
+
+    def __init__(self, name, inputs=()):
+        self.name = name
+        self.inputs = inputs
+        self.observers = [o for o in _observers if hasattr(o, "function_enter")]
+
+    def __enter__(self):
+        for observer in self.observers:
+            observer.function_enter(self.name, self.inputs)
+
+    def __exit__(self, *exc):
+        for observer in reversed(self.observers):
+            observer.function_exit(self.name)
+
+
 def _traced_call(op, kind, ks, key, kernel, args, kwargs):
     for trace in _traces:
         trace.record(kind, op._name, key)

@@ -354,6 +354,22 @@ class Recorder:
         if stack and isinstance(stack[-1][0], NamedRange):
             stack.pop()[2] = end
 
+    # -- RECORD_FUNCTION inside a kernel (dispatcher.function_range) --
+
+    def function_enter(self, name, inputs) -> None:
+        ident = get_ident()
+        described = tuple(TensorMetadata(t) for t in inputs) if self.record_shapes else None
+        record = [NamedRange(name, RecordScope.FUNCTION), perf_counter_ns(), 0, ident, -1,
+                  described, self._python_stack(), True]
+        (self._open.get(ident) or self._open_ranges(ident)).append(record)
+        self.ranges.append(record)
+
+    def function_exit(self, name) -> None:
+        end = perf_counter_ns()
+        stack = self._open.get(get_ident())
+        if stack and isinstance(stack[-1][0], NamedRange) and stack[-1][0].name == name:
+            stack.pop()[2] = end
+
     # -- record_function: user ranges may close in any order --
 
     def begin_user_range(self, name, args) -> list:

@@ -228,6 +228,11 @@ def lift_fresh(make, lib):
     return (make(2, 3),), {}
 
 
+@sample("aten::resolve_conj")
+def resolve_conj(make, lib):
+    return (make(2, 3, noncontiguous=True),), {}
+
+
 @sample("aten::detach")
 def detach(make, lib):
     return (make(2, 3),), {}

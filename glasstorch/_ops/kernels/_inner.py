@@ -26,10 +26,18 @@ from types import SimpleNamespace
 
 from ..._dispatcher.dispatcher import _lookup_overload, _observers, _traces
 
-__all__ = ["inner", "inner_op"]
+__all__ = ["inner", "inner_op", "observed"]
 
 # inner.<op name>: one callable per registered op (filled by the kernel modules)
 inner = SimpleNamespace()
+
+
+def observed() -> bool:
+    """Is a dispatcher observer or trace active?  For the few kernels whose
+    inner ops only matter to an observer: a copy the numpy code fuses, a
+    layout choice numpy doesn't need.  They dispatch them only then; the
+    values are the same either way."""
+    return bool(_observers or _traces)
 
 
 def inner_op(qualified_name: str):

@@ -17,6 +17,7 @@ from ..._tensor import contiguous_strides
 from ..structured import (TensorMeta, broadcast_shapes, check_same_device, elementwise_strides,
                           iterator_strides, wrap_dim)
 from . import impl, kernel, meta, native
+from ._inner import observed
 from .pointwise import (SameDtypeMeta, checked_scalar, operand, quiet, refuse_complex,
                         require_float, unary_meta, write)
 
@@ -34,7 +35,15 @@ def relu_meta(self):
 
 @impl("relu")
 def relu_impl(out, self):
-    """max(x, 0); nan stays nan.  (PyTorch's relu is clamp_min, hence the message.)"""
+    """max(x, 0); nan stays nan.  ATen's relu is ``clamp_min(self, 0)`` (relu_ is
+    clamp_min_), hence the message: dispatched so while observed, the same
+    numpy maximum run directly otherwise."""
+    if observed():
+        if out is self:
+            ops.aten.clamp_min_.default(self, 0)
+        else:
+            ops.aten.clamp_min.out(self, 0, out=out)
+        return
     refuse_complex(self.dtype, NotImplementedError("clamp is not supported for complex types"))
     compute = self.dtype.opmath
     np.maximum(self._np(), compute.type(0), out=out._np(), dtype=compute, casting="unsafe")

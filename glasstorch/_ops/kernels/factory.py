@@ -151,6 +151,7 @@ def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
 # -- fills ---------------------------------------------------------------------------
 
 @kernel("fill_scalar")
+@inner_op("aten::fill_.Scalar")
 def fill_scalar(self, value):
     self._np()[...] = checked_convert(value, self.dtype)
     return self
@@ -196,6 +197,7 @@ GRAIN_SIZE = 32768   # at::internal::GRAIN_SIZE
 
 
 @kernel("zero_")
+@inner_op("aten::zero_")
 def zero_(self):
     """ATen's zero_: a small dense CPU tensor is cleared in place (its
     zero_cpu_ memset, no op dispatched); anything else is ``fill_(0)``."""

@@ -29,9 +29,11 @@ import math
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, broadcast_shapes
 from . import impl, kernel, meta, native
+from ._inner import inner, observed
 
 aten = ops.aten
 
@@ -139,6 +141,35 @@ def _gemm_like(out, self, a, b, beta, alpha, kernel_name):
 
 # -- mm / bmm / addmm / baddbmm ----------------------------------------------------------
 
+def _blas_operands(result, m1, m2):
+    """ATen's addmm_impl_cpu_ choosing a BLAS layout: the result is written as
+    it is (or transposed, swapping the operands); an operand BLAS can read as
+    it is gets ``resolve_conj``, a transposed one is passed untouched, any
+    other is copied contiguous (``clone``).  Returns the operands to multiply
+    (the same values; numpy reads any layout, so only an observer needs this)."""
+    if result.numel() == 0:
+        return m1, m2
+    (rows, cols), (rs0, rs1) = result._shape, result._stride
+    transpose_c = not (rs0 == 1 and (cols == 1 or rs1 >= max(1, rows))) and \
+        rs1 == 1 and (rows == 1 or rs0 >= max(1, cols))
+    inner.resolve_conj(result)
+    first, second = (m2, m1) if transpose_c else (m1, m2)
+    m, n = (cols, rows) if transpose_c else (rows, cols)
+    k = first._shape[0 if transpose_c else 1]
+    lead, other = (1, 0) if transpose_c else (0, 1)
+
+    def blas_operand(t, as_is_ld, transposed_ld):
+        stride = t._stride
+        if stride[lead] == 1 and stride[other] >= max(1, as_is_ld):
+            return inner.resolve_conj(t)
+        if stride[other] == 1 and stride[lead] >= max(1, transposed_ld):
+            return t
+        return inner.clone(t, memory_format=contiguous_format)
+
+    first, second = blas_operand(first, m, k), blas_operand(second, k, n)
+    return (second, first) if transpose_c else (first, second)
+
+
 @meta("mm")
 def mm_meta(self, mat2):
     if len(self._shape) != 2:
@@ -156,6 +187,8 @@ def mm_meta(self, mat2):
 
 @impl("mm")
 def mm_impl(out, self, mat2):
+    if observed():
+        self, mat2 = _blas_operands(out, self, mat2)
     d = out.dtype
     compute = d.opmath
     if compute == d.numpy:
@@ -193,6 +226,15 @@ def addmm_meta(self, mat1, mat2, beta=1, alpha=1):
 
 @impl("addmm")
 def addmm_impl(out, self, mat1, mat2, beta=1, alpha=1):
+    if observed():
+        # ATen's addmm_out_cpu: result = self expanded (copy_), then the product
+        # added in place; the numpy gemm reads ``beta * self`` directly instead
+        if self is not out:
+            if self._shape != out._shape:
+                self = inner.expand(self, list(out._shape))
+            if beta != 0:
+                inner.copy_(out, self)
+        mat1, mat2 = _blas_operands(out, mat1, mat2)
     _gemm_like(out, self, mat1, mat2, beta, alpha, "addmm_impl_cpu_")
 
 
@@ -224,6 +266,8 @@ def bmm_meta(self, mat2):
 
 @impl("bmm")
 def bmm_impl(out, self, mat2):
+    if observed():   # ATen's bmm_out_or_baddbmm_ resolves both operands' conjugation
+        self, mat2 = inner.resolve_conj(self), inner.resolve_conj(mat2)
     d = out.dtype
     if d is dt.bool_:
         raise not_implemented("bmm", d)

@@ -36,6 +36,7 @@ from ..._tensor import channels_last_strides
 from ..structured import TensorMeta, broadcast_shapes, elementwise_strides, empty_tensor, \
     result_type, wrap_dim
 from . import impl, kernel, meta
+from ._inner import inner
 from .conv import (_adaptive_ranges, _conv_forward, _conv_transposed, _expand_param,
                    _is_channels_last, _pool_params, scatter_to_argmax)
 
@@ -563,7 +564,9 @@ def _nll_backward_meta(name, grad_output, self, target, weight, reduction, total
 
 def _nll_backward(out, grad_output, self, target, weight, reduction, ignore_index, total_weight):
     """Only the target class of each position gets a gradient:
-    -weight[t] * grad_output (/ total_weight for a mean); ignored positions get 0."""
+    -weight[t] * grad_output (/ total_weight for a mean); ignored positions get 0.
+    ATen's kernel clears the gradient first (``zero_``), then scatters into it."""
+    inner.zero_(out)
     compute = out.dtype.opmath
     x_shape = self._shape if len(self._shape) > 1 else (1,) + tuple(self._shape)
     t = target._np().astype(np.int64).reshape((x_shape[0],) + tuple(x_shape[2:]))

@@ -27,10 +27,12 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._tensor import Tensor
-from ..structured import (TensorMeta, broadcast_shapes, check_same_device, checked_convert,
-                          elementwise_strides, overlap_rule, result_type)
+from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device,
+                          checked_convert, elementwise_strides, empty_tensor, overlap_rule,
+                          result_type)
 from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta, native
+from ._inner import observed
 
 FLOATING = dt.FLOATING
 _PARALLEL = native.MIN_PARALLEL   # large float32 arithmetic runs threaded (kernels/native.c)
@@ -155,6 +157,24 @@ def layout(*operands):
     return shape, elementwise_strides(shape, tensors)
 
 
+# the 0-dim tensor a Python number becomes in a Tensor argument (wrapped_scalar_tensor)
+_WRAPPED_DTYPE = {bool: dt.bool_, int: dt.int64, float: dt.float64, complex: dt.complex128}
+
+
+def promote_inputs(common, *operands) -> None:
+    """TensorIterator's input promotion on CPU: an input whose dtype is not the
+    common one is converted with ``to`` (a Python number as the 0-dim tensor
+    the binding wraps it in).  The numpy code casts while it computes, so
+    only an observer needs the conversions: they are dispatched only then."""
+    for x in operands:
+        if not isinstance(x, Tensor):
+            value = x.item() if isinstance(x, np.generic) else x
+            x = empty_tensor((), _WRAPPED_DTYPE[type(value)], CPU)
+            x._np()[...] = value
+        if x.dtype is not common:
+            ops.aten.to.dtype(x, common)
+
+
 def binary_meta(self, other):
     """Broadcast shape, promoted dtype, strides that follow the inputs' layout."""
     if (type(other) is Tensor and type(self) is Tensor and other._shape == self._shape
@@ -262,6 +282,8 @@ def _scaled(b, alpha, compute, rt):
 @impl("add")
 def add_impl(out, self, other, alpha=1):
     rt = result_type(self, other)
+    if observed():
+        promote_inputs(rt, self, other)
     compute = rt.opmath
     if compute.kind in "fc" or out.dtype.numpy != compute:   # inf - inf, overflow: silent
         _add_float(out, self, other, alpha, rt, compute)
@@ -295,6 +317,8 @@ def sub_meta(self, other, alpha=1):
 @quiet
 def sub_impl(out, self, other, alpha=1):
     rt = result_type(self, other)
+    if observed():
+        promote_inputs(rt, self, other)
     compute = rt.opmath
     if not (alpha == 1 and type(alpha) is int):
         a, b, o = cast_operand(self, rt, compute), cast_operand(other, rt, compute), out._np()
@@ -333,6 +357,8 @@ def mul_meta(self, other):
 @impl("mul")
 def mul_impl(out, self, other):
     rt = result_type(self, other)
+    if observed():
+        promote_inputs(rt, self, other)
     compute = rt.opmath
     a, b = cast_operand(self, rt, compute), scalar_operand(other, rt, compute)
     if compute.kind in "fc" or out.dtype.numpy != compute:
@@ -387,6 +413,8 @@ def _trunc_divide(a, b, compute):
 @quiet
 def div_impl(out, self, other, rounding_mode=None):
     rt = result_type(self, other)
+    if observed():
+        promote_inputs(float_type(rt) if rounding_mode is None else rt, self, other)
     if rounding_mode is None:
         ft = float_type(rt)
         compute = ft.opmath

@@ -30,8 +30,9 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
-from ..structured import TensorMeta, empty_tensor, wrap_dim
+from ..structured import TensorMeta, wrap_dim
 from . import impl, kernel, meta, native
+from ._inner import inner, observed
 from .cascade_sum import cascade_sum
 
 _INT64 = dt.int64
@@ -129,8 +130,28 @@ def sum_meta(self, dim=None, keepdim=False, *, dtype=None):
     return TensorMeta(reduced_shape(self._shape, dims, keepdim), _sum_dtype(self, dtype))
 
 
+def _reduction_start(out, self, dim, keepdim):
+    """What ATen's CPU sum dispatches before reducing: the result seen with
+    the reduced dims kept (``as_strided``, unless keepdim), then set to the
+    identity (``fill_``; ``zero_`` for an empty input).  The numpy reduction
+    overwrites the result anyway, so only an observer needs them."""
+    if not keepdim:
+        dims = reduce_dims(self, dim)
+        shape = reduced_shape(self._shape, dims, True)
+        stride = list(out._stride)
+        for d in dims:
+            stride.insert(d, 0)
+        inner.as_strided(out, shape, stride, out._offset)
+    if self.numel() == 0:
+        inner.zero_(out)
+    else:
+        inner.fill_(out, 0)
+
+
 @impl("sum")
 def sum_impl(out, self, dim=None, keepdim=False, *, dtype=None):
+    if observed():
+        _reduction_start(out, self, dim, keepdim)
     a = self._np()
     acc = out.dtype.opmath
     if out.dtype in _CASCADE and isinstance(a, np.ndarray) and a.dtype.kind != "c":
@@ -705,16 +726,9 @@ def log_softmax_impl(out, self, dim, half_to_float):
 
 
 def _convert(self, dtype):
-    """``self.to(dtype)`` through the dispatcher when the conversion ops exist."""
-    if dtype is None or dtype == self.dtype:
-        return self
-    to_copy = getattr(ops.aten, "_to_copy", None)
-    if to_copy is not None:
-        return to_copy.default(self, dtype=dtype)
-    out = empty_tensor(self._shape, dtype, self.device)
-    if self.device.type != "meta":
-        _write(out, self._np().astype(dtype.numpy))
-    return out
+    """ATen's ``input.toType(dtype)`` when a dtype is given: ``to`` (which
+    returns ``self`` when it already has that dtype)."""
+    return self if dtype is None else ops.aten.to.dtype(self, dtype)
 
 
 @kernel("softmax_int")

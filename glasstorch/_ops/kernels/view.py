@@ -35,7 +35,7 @@ from ..._core import dtype as dt
 from ..._core.tls import state as _tls
 from ..._core.layout import (as_memory_format, channels_last, channels_last_3d,
                              contiguous_format, preserve_format)
-from ..._dispatcher.dispatcher import ops
+from ..._dispatcher.dispatcher import function_range, ops
 from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
                         channels_last_strides, contiguous_strides)
 from ..structured import (TensorMeta, broadcast_shapes, check_overlap, convert_array,
@@ -647,10 +647,26 @@ def lift_fresh(self):
     return self
 
 
+@kernel("resolve_conj")
+@inner_op("aten::resolve_conj")
+def resolve_conj(self):
+    """``self`` with no conjugate bit left to materialize: glasstorch conjugates
+    eagerly (there is no conj bit), so ``self`` itself.  ATen's matmul kernels
+    call it on their operands, and the profiler shows those calls."""
+    return self
+
+
 @kernel("detach")
 def detach(self):
     """Same memory, no autograd history.  PyTorch doesn't report it as a view
-    (``_base`` stays None), but it shares storage and version counter."""
+    (``_base`` stays None), but it shares storage and version counter.  Its
+    kernel is a range named "detach" to the profiler (RECORD_FUNCTION in
+    PyTorch's VariableTypeManual.cpp)."""
+    with function_range("detach", (self,)):
+        return _detached(self)
+
+
+def _detached(self):
     out = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype,
                        self.device, self._keys)
     out._version_counter = version_counter(self)
@@ -697,6 +713,7 @@ def expand_geometry(tensor_shape, tensor_stride, sizes, self=None):
 
 
 @kernel("expand")
+@inner_op("aten::expand")
 def expand(self, size, implicit=False):
     shape, stride = expand_geometry(self._shape, self._stride, size, self)
     return inner.as_strided(self, shape, stride, self._offset)
@@ -780,6 +797,7 @@ def contiguous(self, memory_format=0):
 # -- copies: clone, copy_, resize_ ----------------------------------------------------
 
 @kernel("clone")
+@inner_op("aten::clone")
 def clone(self, memory_format=None):
     """ATen's clone: a new tensor, then ``copy_``.  Preserving the layout of
     a dense tensor is ``empty_strided`` with its strides; anything else is
