@@ -851,10 +851,8 @@ def copy(self, src, non_blocking=False):
 def resize_(self, size, memory_format=None):
     """Change sizes in place; the storage grows (keeping its bytes) when needed."""
     size = tuple(size)
-    for s in size:
-        if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{_shape_str(size)}")
+    if any(s < 0 for s in size):     # c10 multiplies the sizes as unsigned: overflow
+        raise RuntimeError("numel: integer multiplication overflow")
     fmt = as_memory_format(memory_format)
     if size == self._shape and fmt in (None, preserve_format):
         return self
