@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, strategies as st
 
 import glasstorch as gt
 
@@ -629,6 +630,33 @@ def test_bad_input(case):
     assert close(ours[2], theirs[2]), f"\nglasstorch: {ours[2]!r}\ntorch:      {theirs[2]!r}"
     assert not numpy_frames(ours[3]), numpy_frames(ours[3])
     assert "numpy" not in ours[2].lower() or "numpy" in theirs[2].lower(), ours[2]
+
+
+@given(n=st.integers(1, 6), a=st.integers(0, 6), b=st.integers(0, 6), step=st.integers(1, 2),
+       op=st.sampled_from(["add_", "copy_", "out="]))
+def test_shifted_views_overlap_as_in_torch(n, a, b, step, op):
+    """Writing one window of a tensor from another: refused exactly when PyTorch
+    refuses (partial overlap), else the same values, whatever the shift."""
+    def case(L):
+        x = L.arange(16.0)
+        dst, src = x[a:a + n * step:step], x[b:b + n * step:step]
+        if op == "out=":
+            L.mul(src, 2, out=dst)
+        else:
+            getattr(dst, op)(src)
+        return x
+    theirs, ours = outcome(case, torch), outcome(case, gt)
+    assert ours[:3] == theirs[:3]
+
+
+@given(rows=st.integers(1, 3), cols=st.integers(0, 3), op=st.sampled_from(["add_", "mul_", "exp_"]))
+def test_expanded_writes_as_in_torch(rows, cols, op):
+    """In-place ops on an expanded tensor: refused when an element repeats."""
+    def case(L):
+        x = L.ones(1, cols).expand(rows, cols)
+        return getattr(x, op)(*([2] if op != "exp_" else []))
+    theirs, ours = outcome(case, torch), outcome(case, gt)
+    assert ours[:3] == theirs[:3]
 
 
 def test_catalogue_size():
