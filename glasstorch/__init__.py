@@ -13,7 +13,8 @@ top to bottom (see docs/architecture.md):
 from __future__ import annotations
 
 from ._core.dtype import (bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16,
-                          float32, float64, complex64, complex128, dtype, promote_types,
+                          float32, float64, complex64, complex128, uint16, uint32, uint64,
+                          dtype, promote_types,
                           can_cast, get_default_dtype, set_default_dtype)
 from ._core.dtype import ALIASES as _DTYPE_ALIASES
 from ._core.device import device

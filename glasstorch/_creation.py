@@ -70,7 +70,7 @@ def _leaf_dtype(x):
         if d is None:
             raise TypeError(f"can't convert np.ndarray of type {x.dtype}. The only supported "
                             "types are: float64, float32, float16, complex64, complex128, int64, "
-                            "int32, int16, int8, uint8, and bool.")
+                            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
         return d
     if isinstance(x, (bool, int, float, complex)):
         return dt.scalar_dtype(x)
@@ -139,28 +139,47 @@ def _fill(data, sizes, dim, out: list):
         _fill(x, sizes, dim + 1, out)
 
 
+def _checked_integer(v, dtype) -> int:
+    """A Python number stored into an integer ``dtype`` other than uint64, checked as
+    PyTorch checks it: ints must fit int64 (they are unpacked as C long long), then
+    the value must fit the type (c10's checked_convert; unsigned types also take
+    negatives down to -max, which wrap)."""
+    if isinstance(v, complex):
+        v = v.real
+    if isinstance(v, int) and not -(1 << 63) <= v < (1 << 63):
+        raise ValueError("Overflow when unpacking long long")
+    info = np.iinfo(dtype.numpy)
+    if not (-info.max if info.min == 0 else info.min) <= v <= info.max:   # (NaN fails too)
+        raise RuntimeError(f"value cannot be converted to type {dtype.name} without overflow")
+    return int(v)
+
+
+def _unsigned_long_long(v) -> int:
+    """A Python number stored into uint64: an int in [0, 2**64) (C unsigned long long)."""
+    if not isinstance(v, int):
+        raise TypeError("an integer is required")
+    if v < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if v >= 1 << 64:
+        raise OverflowError("int too big to convert")
+    return v
+
+
 def _python_leaf_array(values, dtype):
     """A flat list of Python scalars -> numpy, converted as PyTorch stores them."""
     if dtype.category == dt.COMPLEX:
         return np.array([complex(v) for v in values], dtype=dtype.numpy)
     if dtype is dt.bool_:
         return np.array([bool(v) for v in values], dtype=np.bool_)
+    if dtype is dt.uint64:
+        return np.array([_unsigned_long_long(v) for v in values], dtype=np.uint64)
     if dtype.category == dt.INTEGRAL:
-        ints = []
-        for v in values:
-            if isinstance(v, complex):
-                v = v.real
-            v = int(v)
-            if not -(1 << 63) <= v < (1 << 64):
-                raise RuntimeError("Overflow when unpacking long long")
-            ints.append(v if v < (1 << 63) else v - (1 << 64))
-        return convert_array(np.array(ints, dtype=np.int64), dt.int64, dtype)
+        return convert_array(np.array([_checked_integer(v, dtype) for v in values],
+                                      dtype=np.int64), dt.int64, dtype)
     floats = []
     for v in values:
         if isinstance(v, complex):
             raise TypeError("must be real number, not complex")
-        if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= (1 << 64):
-            raise RuntimeError("Overflow when unpacking long long")
         floats.append(float(v))
     return convert_array(np.array(floats, dtype=np.float64), dt.float64, dtype)
 
@@ -240,7 +259,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if dtype is None:
         raise TypeError(f"can't convert np.ndarray of type {array.dtype}. The only supported "
                         "types are: float64, float32, float16, complex64, complex128, int64, "
-                        "int32, int16, int8, uint8, and bool.")
+                        "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
     if any(s < 0 for s in array.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "

@@ -53,6 +53,14 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
     return tensor
 
 
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    """What a pickled tensor of a dtype without a legacy storage class (uint16/32/64)
+    calls: its storage is saved untyped, the dtype passed on its own."""
+    typed = TypedStorage(wrap_storage=storage._untyped_storage, dtype=dtype, _internal=True)
+    return _rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad, backward_hooks)
+
+
 def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
     """Meta tensors pickle their geometry only: they have no bytes to save."""
     from . import empty_strided

@@ -162,8 +162,11 @@ class _TorchNamesPickler(pickle._Pickler):
         reducer = _TORCH_REDUCERS.get(type(obj))
         if reducer is not None:
             return reducer(obj)
-        if isinstance(obj, (type, types.FunctionType)) and _torch_location(obj) is not None:
-            return obj.__qualname__     # a global: save_global writes its torch name
+        if isinstance(obj, (type, types.FunctionType)):
+            if _torch_location(obj) is not None:
+                return obj.__qualname__     # a global: save_global writes its torch name
+            if "<locals>" in obj.__qualname__:    # the C pickler's words (torch.save uses it)
+                raise AttributeError(f"Can't pickle local object {obj.__qualname__!r}")
         return NotImplemented
 
     def save_global(self, obj, name=None):
@@ -193,6 +196,10 @@ def _rebuild_tensor_args(tensor):
     if tensor.device.type == "meta":
         func, args = _utils._rebuild_meta_tensor_no_storage, (
             tensor.dtype, size, stride, tensor.requires_grad)
+    elif tensor.dtype in dt.BAREBONES_UNSIGNED:    # no legacy storage class: saved untyped
+        func, args = _utils._rebuild_tensor_v3, (
+            tensor._storage, tensor._offset, size, stride, tensor.requires_grad,
+            collections.OrderedDict(), tensor.dtype)
     else:
         storage = TypedStorage(wrap_storage=tensor._storage, dtype=tensor.dtype, _internal=True)
         func, args = _utils._rebuild_tensor_v2, (
@@ -645,9 +652,11 @@ def location_tag(storage) -> str:
     return f"{device.type}:{device.index}"
 
 
-def _pickle_with_storages(obj, pickle_module, protocol):
-    """``(data.pkl bytes, {key: storage})``: the pickle with storages replaced by
-    persistent ids, and the storages those ids name, in first-seen order."""
+def _pickle_with_storages(obj, pickle_module, protocol, legacy=False):
+    """``(data.pkl bytes, {key: (storage, dtype)})``: the pickle with storages replaced
+    by persistent ids, and the storages those ids name (with the dtype they were
+    first saved as), in first-seen order.  The zip format numbers the keys; the
+    legacy format keys storages by address and adds a (never used) view field."""
     storages: dict = {}
     keys: dict = {}
     dtypes: dict = {}
@@ -665,9 +674,10 @@ def _pickle_with_storages(obj, pickle_module, protocol):
             if dtypes.setdefault(storage.data_ptr(), dtype) is not dtype:
                 raise RuntimeError("Cannot save multiple tensors or storages that view the same "
                                    "data as different types")
-        key = keys.setdefault(id(storage), str(len(keys)))
-        storages[key] = storage
-        return "storage", storage_type, key, location_tag(storage), numel
+        key = keys.setdefault(id(storage), str(id(storage) if legacy else len(keys)))
+        storages.setdefault(key, (storage, dtype))
+        saved_id = ("storage", storage_type, key, location_tag(storage), numel)
+        return saved_id + (None,) if legacy else saved_id
 
     if pickle_module is pickle:
         pickler_class = _TorchNamesPickler
@@ -705,7 +715,11 @@ class _WriterTarget:
             parent = os.path.dirname(name)
             if parent and not os.path.isdir(parent):
                 raise RuntimeError(f"Parent directory {parent} does not exist.")
-            self._file = stream = open(name, "wb")
+            try:
+                self._file = stream = open(name, "wb")
+            except OSError as e:     # (a directory, no permission ...): PyTorch's writer's words
+                raise RuntimeError("[enforce fail at inline_container.cc:747] . open file failed "
+                                   f"with strerror: {e.strerror}") from None
         else:
             if not callable(getattr(f, "write", None)):
                 msg = f"Buffer of {str(type(f)).strip('<>')} has no callable attribute 'write'"
@@ -738,8 +752,7 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
         raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
                              "'write' attribute")
     if not _use_new_zipfile_serialization:
-        raise RuntimeError("glasstorch.save writes only the zip format (PyTorch's default since "
-                           "1.6); _use_new_zipfile_serialization=False is not supported")
+        return _legacy_save(obj, f, pickle_module, pickle_protocol)
     data_pkl, storages = _pickle_with_storages(obj, pickle_module, pickle_protocol)
     with _WriterTarget(f) as writer:
         writer.write_record("data.pkl", data_pkl)
@@ -747,8 +760,101 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
         writer.write_record(".storage_alignment", str(_STORAGE_ALIGNMENT).encode())
         if not _disable_byteorder_record:
             writer.write_record("byteorder", sys.byteorder.encode())
-        for key, storage in storages.items():
+        for key, (storage, _) in storages.items():
             writer.write_record(f"data/{key}", _storage_bytes(storage))
+
+
+# ===================================================================================
+# the legacy format (torch.save(..., _use_new_zipfile_serialization=False))
+# ===================================================================================
+#
+#   pickle(MAGIC_NUMBER) pickle(PROTOCOL_VERSION) pickle(sys_info)
+#   pickle(obj, storages as persistent ids) pickle(sorted storage keys)
+#   then per key: int64 element count, the storage's bytes
+
+MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
+PROTOCOL_VERSION = 1001
+_LEGACY_SYS_INFO = {"protocol_version": PROTOCOL_VERSION,
+                    "little_endian": sys.byteorder == "little",
+                    "type_sizes": {"short": 2, "int": 4, "long": 4}}   # PyTorch's constants
+
+
+def _legacy_save(obj, f, pickle_module, protocol) -> None:
+    """PyTorch's ``_legacy_save``: one stream of pickles followed by raw storages."""
+    data_pkl, storages = _pickle_with_storages(obj, pickle_module, protocol, legacy=True)
+    out = io.BytesIO()
+    for header in (MAGIC_NUMBER, PROTOCOL_VERSION, _LEGACY_SYS_INFO):
+        pickle_module.dump(header, out, protocol=protocol)
+    out.write(data_pkl)
+    keys = sorted(storages)
+    pickle_module.dump(keys, out, protocol=protocol)
+    for key in keys:
+        storage, dtype = storages[key]
+        data = _storage_bytes(storage)
+        out.write(struct.pack("<q", len(data) // dtype.itemsize))
+        out.write(data)
+    if _is_path(f):
+        with open(f, "wb") as stream:
+            stream.write(out.getvalue())
+    else:
+        f.write(out.getvalue())
+        if hasattr(f, "flush"):
+            f.flush()
+
+
+def _read_exactly(f, n: int) -> bytes:
+    data = f.read(n)
+    if len(data) < n:
+        raise RuntimeError(f"unexpected EOF, expected {n - len(data)} more bytes. The file might "
+                           "be corrupted.")
+    return data
+
+
+def _legacy_load(f, map_location, unpickler_class, **pickle_load_args):
+    """PyTorch's ``_legacy_load`` (its pre-1.0 tar variant aside): check the header
+    pickles, unpickle the object over empty storages, then fill them in key order."""
+    def load_one():
+        return unpickler_class(f, **pickle_load_args).load()
+
+    if load_one() != MAGIC_NUMBER:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    version = load_one()
+    if version != PROTOCOL_VERSION:
+        raise RuntimeError(f"Invalid protocol version: {version}")
+    load_one()                                   # sys_info: nothing in it is checked
+    restore_location = _get_restore_location(map_location)
+    storages: dict = {}
+
+    def persistent_load(saved_id):
+        if not isinstance(saved_id, tuple):
+            raise AssertionError(f"saved_id must be a tuple, got {type(saved_id).__name__}")
+        typename = _decode_ascii(saved_id[0])
+        if typename == "module":                 # a pickled nn.Module class and its source
+            return saved_id[1]
+        if typename != "storage":
+            raise RuntimeError(f"Unknown saved id type: {saved_id[0]}")
+        storage_type, key, location, numel, view = saved_id[1:]
+        if view is not None:
+            raise RuntimeError("glasstorch.load does not read storage views of the legacy "
+                               "format (PyTorch has not written them since 0.4)")
+        dtype = dt.uint8 if storage_type is UntypedStorage else storage_type.dtype
+        if key not in storages:
+            storage = restore_location(UntypedStorage(numel * dtype.itemsize),
+                                       _decode_ascii(location))
+            storages[key] = TypedStorage(wrap_storage=storage, dtype=dtype, _internal=True)
+        return storages[key]
+
+    unpickler = unpickler_class(f, **pickle_load_args)
+    unpickler.persistent_load = persistent_load
+    result = unpickler.load()
+    for key in load_one():
+        typed = storages[key]
+        expected = typed._untyped_storage.nbytes()
+        nbytes = struct.unpack("<q", _read_exactly(f, 8))[0] * typed.dtype.itemsize
+        if nbytes != expected:
+            raise RuntimeError(f"storage has wrong byte size: expected {expected} got {nbytes}")
+        typed._untyped_storage._bytes()[:] = np.frombuffer(_read_exactly(f, nbytes), np.uint8)
+    return result
 
 
 # ===================================================================================
@@ -880,7 +986,8 @@ def _default_allowed_globals() -> dict:
     allowed.update({repr(d): d for d in dt.ALL_DTYPES})
     for cls in LEGACY_STORAGE_CLASSES.values():
         allowed[f"torch.{cls.__name__}"] = allowed[f"torch.cuda.{cls.__name__}"] = cls
-    for fn in (_utils._rebuild_tensor, _utils._rebuild_tensor_v2, _utils._rebuild_parameter,
+    for fn in (_utils._rebuild_tensor, _utils._rebuild_tensor_v2, _utils._rebuild_tensor_v3,
+               _utils._rebuild_parameter,
                _utils._rebuild_parameter_with_state, _utils._rebuild_meta_tensor_no_storage):
         allowed[f"torch._utils.{fn.__name__}"] = fn
     return allowed
@@ -1337,10 +1444,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                     "mmap can only be used with files saved with "
                     f"`torch.save({name}_use_new_zipfile_serialization=True), please torch.save "
                     "your checkpoint with this option in order to use mmap.")
-            raise RuntimeError(
-                "glasstorch.load reads the zip format torch.save writes (PyTorch's default since "
-                "1.6); this file is not a zip archive. Files written with "
-                "_use_new_zipfile_serialization=False must be re-saved with PyTorch first.")
+            if not weights_only:
+                return _legacy_load(opened, map_location, _unpickler_class(pickle_module),
+                                    **pickle_load_args)
+            try:
+                return _legacy_load(opened, map_location, _WeightsOnlyUnpickler,
+                                    encoding=pickle_load_args["encoding"])
+            except pickle.UnpicklingError as e:
+                raise pickle.UnpicklingError(_weights_only_message(str(e))) from None
         reader = _ZipReader(opened)
         if reader.has_record("constants.pkl"):
             if weights_only:

@@ -16,12 +16,20 @@ def _pair(torch, name):
     return getattr(glasstorch, name), getattr(torch, name)
 
 
+def _promoted(lib, a, b):
+    """promote_types' answer, or its error (uint16/32/64 promote with few types)."""
+    try:
+        return str(lib.promote_types(a, b))
+    except RuntimeError as e:
+        return str(e)
+
+
 @pytest.mark.parametrize("a", DTYPES)
 def test_promote_types_and_can_cast_match(torch, a):
     for b in DTYPES:
         ga, ta = _pair(torch, a)
         gb, tb = _pair(torch, b)
-        assert str(glasstorch.promote_types(ga, gb)) == str(torch.promote_types(ta, tb)), (a, b)
+        assert _promoted(glasstorch, ga, gb) == _promoted(torch, ta, tb), (a, b)
         assert glasstorch.can_cast(ga, gb) == torch.can_cast(ta, tb), (a, b)
 
 

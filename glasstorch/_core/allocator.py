@@ -11,6 +11,44 @@ from __future__ import annotations
 
 import numpy as np
 
+_INT64_MAX = 2**63 - 1    # c10's storage_max(): byte counts and strides are int64
+_UINT64_MAX = 2**64 - 1   # products of sizes are taken in uint64 first
+
+
+def storage_nbytes(shape, itemsize: int, stride=None) -> int:
+    """Bytes a tensor of ``shape`` (and ``stride``, else contiguous) needs from offset 0.
+
+    ATen's computeStorageNbytes / computeStorageNbytesContiguous, with their
+    overflow checks (PyTorch computes in 64-bit integers, Python's ints would not
+    overflow); a contiguous layout's strides must fit int64 as well."""
+    if stride is None:
+        count, overflowed = 1, False
+        for n in shape:
+            count *= n
+            overflowed |= count > _UINT64_MAX
+        if overflowed or count * itemsize > _INT64_MAX:
+            raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+        step = 1
+        for n in reversed(shape[1:]):
+            step *= max(n, 1)
+            if step > _INT64_MAX:
+                raise RuntimeError("Stride calculation overflowed")
+        return count * itemsize
+    if 0 in shape:
+        return 0
+    nbytes = (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * itemsize
+    if nbytes > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} "
+                           f"and strides={list(stride)}")
+    return nbytes
+
+
+def out_of_memory(nbytes: int) -> RuntimeError:
+    """The error of PyTorch's DefaultCPUAllocator when the system refuses ``nbytes``."""
+    return RuntimeError(
+        "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
+        f"memory: you tried to allocate {nbytes} bytes. Error code 12 (Cannot allocate memory)")
+
 
 class AllocatorStats:
     """Counters named as ``torch.cuda.memory_stats()`` names them."""
@@ -39,8 +77,15 @@ class CPUAllocator:
         self.stats = AllocatorStats()
 
     def allocate(self, shape, np_dtype) -> np.ndarray:
-        """Fresh, uninitialized, C-contiguous memory for ``shape`` elements of ``np_dtype``."""
-        array = np.empty(shape, np_dtype)
+        """Fresh, uninitialized, C-contiguous memory for ``shape`` elements of ``np_dtype``.
+
+        A size numpy refuses gets PyTorch's errors instead (the checks only run
+        then: the hot path stays one ``np.empty``)."""
+        try:
+            array = np.empty(shape, np_dtype)
+        except (MemoryError, ValueError):
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            raise out_of_memory(storage_nbytes(shape, np.dtype(np_dtype).itemsize)) from None
         self._count(array.nbytes)
         return array
 

@@ -40,7 +40,7 @@ class dtype:
         self.numpy = np.dtype(np_type)
         self.itemsize = self.numpy.itemsize
         self.category = category
-        self.is_signed = category != BOOL and name != "uint8"
+        self.is_signed = category != BOOL and not name.startswith("uint")
         self.scalar_type = scalar_type  # c10::ScalarType's number (printed in schemas)
         self._short = short              # the C++ name used in error messages ("Float")
         self.opmath = np.dtype(opmath) if opmath is not None else self.numpy
@@ -84,9 +84,15 @@ float64 = dtype("float64", np.float64, FLOATING, 7, "Double")
 complex64 = dtype("complex64", np.complex64, COMPLEX, 9, "ComplexFloat")
 complex128 = dtype("complex128", np.complex128, COMPLEX, 10, "ComplexDouble")
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, FLOATING, 15, "BFloat16", opmath=np.float32)
+# The "barebones" unsigned types: storage, casts and few ops; they promote only with
+# themselves and floating types.
+uint16 = dtype("uint16", np.uint16, INTEGRAL, 27, "UInt16")
+uint32 = dtype("uint32", np.uint32, INTEGRAL, 28, "UInt32")
+uint64 = dtype("uint64", np.uint64, INTEGRAL, 29, "UInt64")
+BAREBONES_UNSIGNED = (uint16, uint32, uint64)
 
 ALL_DTYPES = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16,
-              float32, float64, complex64, complex128)
+              float32, float64, complex64, complex128) + BAREBONES_UNSIGNED
 BY_NAME = {d.name: d for d in ALL_DTYPES}
 BY_SCALAR_TYPE = {d.scalar_type: d for d in ALL_DTYPES}
 FROM_NUMPY = {d.numpy: d for d in ALL_DTYPES}
@@ -100,10 +106,14 @@ _REAL_TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64,
                     float64: complex128}
 
 
-def _promote_pair(a: dtype, b: dtype) -> dtype:
-    """PyTorch's promotion lattice, derived from categories and widths."""
+def _promote_pair(a: dtype, b: dtype) -> dtype | None:
+    """PyTorch's promotion lattice, derived from categories and widths (None: a pair
+    PyTorch refuses to promote)."""
     if a is b:
         return a
+    if a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED:
+        other = b if a in BAREBONES_UNSIGNED else a
+        return other if other.category == FLOATING else None
     if a.category != b.category:
         lo, hi = (a, b) if a.category < b.category else (b, a)
         if hi.category == COMPLEX and lo.category == FLOATING:
@@ -120,12 +130,17 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     return a if a.itemsize > b.itemsize else b
 
 
-_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+_PROMOTE = {(a, b): p for a in ALL_DTYPES for b in ALL_DTYPES
+            if (p := _promote_pair(a, b)) is not None}
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """``torch.promote_types``: the smallest type both operands convert to."""
-    return _PROMOTE[type1, type2]
+    result = _PROMOTE.get((type1, type2))
+    if result is None:
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {type1._short} and {type2._short}")
+    return result
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:
@@ -186,7 +201,7 @@ def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | No
     if higher.category == FLOATING:
         return higher
     if higher is bool_ or lower.category == FLOATING:
-        return _PROMOTE[higher, lower]
+        return promote_types(higher, lower)
     return higher
 
 
@@ -199,12 +214,12 @@ def result_type_of(dimensioned, zero_dim, scalars) -> dtype:
     for group in (dimensioned, zero_dim):
         acc = None
         for d in group:
-            acc = d if acc is None else _PROMOTE[acc, d]
+            acc = d if acc is None else promote_types(acc, d)
         tiers.append(acc)
     acc = None
     for s in scalars:
         d = scalar_dtype(s)
-        acc = d if acc is None else _PROMOTE[acc, d]
+        acc = d if acc is None else promote_types(acc, d)
     return _combine_categories(tiers[0], _combine_categories(tiers[1], acc))
 
 

@@ -312,7 +312,7 @@ def _typed_storage_from(untyped, dtype) -> TypedStorage:
 # ``dtype`` checkpoints look up when they name a storage type.
 LEGACY_STORAGE_CLASSES = {
     d: type(d._short + "Storage", (TypedStorage,), {"dtype": d, "__module__": __name__})
-    for d in dt.ALL_DTYPES
+    for d in dt.ALL_DTYPES if d not in dt.BAREBONES_UNSIGNED    # (these have none)
 }
 
 _TYPED_STORAGE_WARNING = (
