@@ -105,15 +105,8 @@ class MetadataMismatchError(RuntimeError):
 
 # Tagged ``data_dependent_output`` in native_functions.yaml: the result is a value
 # read from the data.
-_DATA_DEPENDENT = frozenset({"aten::_local_scalar_dense", "aten::item", "aten::equal",
-                             "aten::allclose"})
-# Tagged ``dynamic_output_shape``: the output's size depends on the data.  For
-# repeat_interleave only without ``output_size``, for index only with boolean
-# masks (PyTorch turns them into ``nonzero``).
-_DYNAMIC_OUTPUT_SHAPE = frozenset({
-    "aten::nonzero", "aten::masked_select", "aten::_unique2", "aten::unique_dim",
-    "aten::bincount", "aten::one_hot", "aten::repeat_interleave.Tensor", "aten::index.Tensor"})
-# PyTorch's fake impls also refuse these (their output size is the data's sum).
+# Ops tagged ``data_dependent_output`` or ``dynamic_output_shape`` are refused
+# (see _check_data_dependence); PyTorch's fake impls also refuse these (their output size is the data's sum).
 _DYNAMIC_OUTPUT_SHAPE_UNTAGGED = frozenset({"aten::_pack_padded_sequence"})
 # Operators whose inputs may sit on several devices; the result is on ``self``'s.
 _MULTI_DEVICE = frozenset({"aten::copy_", "aten::copy", "aten::index_put", "aten::index_put_",
@@ -523,12 +516,14 @@ def _no_python_dispatch():
 
 def _check_data_dependence(func, name, args, kwargs) -> None:
     """PyTorch's refusal of operators whose output depends on the values."""
-    if name in _DATA_DEPENDENT:
+    if Tag.data_dependent_output in func.tags:
         raise DataDependentOutputException(func)
     if name in _DYNAMIC_OUTPUT_SHAPE_UNTAGGED:
         raise DynamicOutputShapeException(func)
-    if name not in _DYNAMIC_OUTPUT_SHAPE:
+    if Tag.dynamic_output_shape not in func.tags:
         return
+    # repeat_interleave only without ``output_size``, index only with boolean
+    # masks (PyTorch turns them into ``nonzero``)
     if name == "aten::repeat_interleave.Tensor":
         if _argument(func, args, kwargs, "output_size") is not None:
             return
