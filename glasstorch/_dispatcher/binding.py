@@ -375,8 +375,12 @@ def parser_source(sig_or_op) -> str:
 
 
 def invalid_arguments_message(name, signatures, args, kwargs) -> str:
-    got = ", ".join([_describe_value(a) for a in args] +
-                    [f"{k}={_describe_value(v)}" for k, v in kwargs.items()])
+    """PyTorch's message when no signature fits: the arguments' type names (a
+    method's self left out, a sequence by its type alone) and the signatures."""
+    if signatures and signatures[0].method:
+        args = args[1:]
+    got = ", ".join([_type_name(a) for a in args] +
+                    [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
     expected = "\n".join(f" * {sig.describe()}" for sig in signatures)
     return (f"{name}() received an invalid combination of arguments - got ({got}), "
             f"but expected one of:\n{expected}\n")
@@ -404,13 +408,12 @@ def single_signature_message(name, sig, args, kwargs, signatures=None) -> str:
     """PyTorch's wording when one signature is meant and one argument is wrong (the
     position is named for positional arguments only); else the list of ``signatures``."""
     params = _visible_params(sig)
-    if sig.method:
-        args = args[1:]
+    given = args[1:] if sig.method else args
     first = params[0][1].type if params else None
-    if first is not None and first.is_list and first.base in ("int", "SymInt") and args and \
-            all(isinstance(a, INT) and not isinstance(a, bool) for a in args):
-        args = (tuple(args),)                     # torch.zeros(2, 3): the sizes as varargs
-    bound = dict(zip([p for p, _ in params], args))
+    if first is not None and first.is_list and first.base in ("int", "SymInt") and given and \
+            all(isinstance(a, INT) and not isinstance(a, bool) for a in given):
+        given = (tuple(given),)                   # torch.zeros(2, 3): the sizes as varargs
+    bound = dict(zip([p for p, _ in params], given))
     bound.update(kwargs)
     for position, (pyname, arg) in enumerate(params, start=1):
         if pyname not in bound:
@@ -420,10 +423,14 @@ def single_signature_message(name, sig, args, kwargs, signatures=None) -> str:
             if value is not None or not arg.type.optional:
                 _converter_for(arg.type, name in NUMBERS_AS_TENSORS and position > 1)(value)
         except _NoMatch:
-            where = f" (position {position})" if position <= len(args) else ""
+            where = f" (position {position})" if position <= len(given) else ""
             return (f"{name}(): argument '{pyname}'{where} must be "
                     f"{python_type_name(arg.type)}, not {type(value).__name__}")
     return invalid_arguments_message(name, signatures or [sig], args, kwargs)
+
+
+def _type_name(v) -> str:
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
 
 
 def _describe_value(v) -> str:
