@@ -56,3 +56,29 @@ TENSOR_VALUES = [
 def test_tensor_value_overflow(values, dtype):
     differential(lambda t: t.tensor(values, dtype=getattr(t, dtype) if dtype else None),
                  may_raise=True)
+
+
+def _first_line(outcome):
+    """torch's unpack errors carry a C++ stack after the first line (and close their
+    quote after it): compare the first line, quote dropped."""
+    if outcome[0] != "raised":
+        return outcome
+    return outcome[:2] + (outcome[2].split("\n")[0].rstrip('"'),) + outcome[3:]
+
+
+INT_ARGUMENTS = {
+    "empty 2**63": lambda t: t.empty(2 ** 63),
+    "zeros tuple": lambda t: t.zeros((2 ** 63,)),
+    "randn second size": lambda t: t.randn(3, 2 ** 63),
+    "view": lambda t: t.ones(2).view(2 ** 63),
+    "view below int64": lambda t: t.ones(2).view(-2 ** 63 - 1),
+    "reshape": lambda t: t.ones(2).reshape(1, 2 ** 63),
+    "sum dim": lambda t: t.ones(2).sum(dim=2 ** 63),
+    "narrow start": lambda t: t.ones(2).narrow(0, 2 ** 64, 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INT_ARGUMENTS))
+def test_int_arguments_beyond_int64(case):
+    outcome = differential(INT_ARGUMENTS[case], may_raise=True, normalize=_first_line)
+    assert "Overflow when unpacking long long" in raised(outcome)

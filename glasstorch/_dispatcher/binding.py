@@ -15,6 +15,7 @@ parser's source with ``glasstorch._dispatcher.binding.parser_source(op)``.
 """
 from __future__ import annotations
 
+import functools
 import keyword
 
 import numpy as np
@@ -73,11 +74,19 @@ def python_type_name(t) -> str:
     return name
 
 
+class UnpackError(Exception):
+    """An int[] element outside int64: PyTorch's parser fails the call at once (a
+    TypeError naming the argument) instead of trying the next signature."""
+
+
 def _to_int(v):
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, INT):
-        return int(v)
+        v = int(v)
+        if not -2 ** 63 <= v < 2 ** 63:     # unpacked as a C long long
+            raise ValueError("Overflow when unpacking long long")
+        return v
     if isinstance(v, Tensor) and not v._shape and v.dtype.category <= dt.INTEGRAL:
         return int(v.item())
     if hasattr(v, "__index__"):
@@ -85,12 +94,19 @@ def _to_int(v):
     raise _NoMatch
 
 
-def _conv_int_list(v, fixed_size):
-    """int[] / SymInt[]: a list of ints; int[N] also takes one int."""
+def _conv_int_list(v, fixed_size, where=("", "")):
+    """int[] / SymInt[]: a list of ints; int[N] also takes one int.  ``where``: the
+    function and argument names an overflowing element's error names."""
     if isinstance(v, (list, tuple)):
-        return [_to_int(x) for x in v]
+        try:
+            return [_to_int(x) for x in v]
+        except ValueError as e:
+            pos = next(i for i, x in enumerate(v, 1) if isinstance(x, INT) and
+                       not -2 ** 63 <= int(x) < 2 ** 63)
+            raise UnpackError(f"{where[0]}(): argument '{where[1]}' failed to unpack the object "
+                              f"at pos {pos} with error \"{e}\"") from None
     if fixed_size is not None and (isinstance(v, INT) and not isinstance(v, bool)):
-        return [int(v)]
+        return [_to_int(v)]
     if fixed_size is not None and isinstance(v, Tensor) and not v._shape:
         return [_to_int(v)]
     raise _NoMatch
@@ -276,6 +292,8 @@ def make_parser(sig: PythonSignature):
         t = arg.type
         conv = _converter_for(t, numbers_ok and (index != 0 or (
             not sig.method and sig.name in NUMBERS_AS_INPUT)))
+        if t.is_list and t.base in ("int", "SymInt"):
+            conv = functools.partial(_conv_int_list, fixed_size=t.size, where=(sig.name, pyname))
         env[f"_c_{pyname}"] = conv
         check = f"{pyname} = _c_{pyname}({pyname})"
         if t.optional or (arg.has_default_value() and arg.default_value is None):

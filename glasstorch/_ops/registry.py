@@ -417,6 +417,8 @@ def _make_public(name, signatures):
                                              *args, **kwargs)
             try:
                 op, a, k = parse(*args, **kwargs)
+            except binding.UnpackError as e:
+                raise TypeError(str(e)) from None
             except (NoMatch, TypeError):
                 if has_torch_function(args, kwargs):   # a tensor-like that isn't a Tensor
                     return handle_torch_function(public, args + tuple(kwargs.values()),
@@ -432,6 +434,8 @@ def _make_public(name, signatures):
             for parse in parsers:
                 try:
                     op, a, k = parse(*args, **kwargs)
+                except binding.UnpackError as e:
+                    raise TypeError(str(e)) from None
                 except (NoMatch, TypeError):
                     continue
                 return op(*a, **k)
