@@ -17,6 +17,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or
                       ("glasstorch-ci" if os.environ.get("CI") else "glasstorch-dev"))
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "cpu_paths: a result that depends on the CPU code path (ATen's capability, "
+        "oneDNN's ISA, numpy's SIMD dispatch); tests/test_cpu_paths.py re-runs these tests "
+        "under each other path")
+
+
 @pytest.fixture(scope="session")
 def torch():
     import torch as real_torch

@@ -2,12 +2,15 @@
 initializer gives the same values, bit for bit, and consumes the generator
 the same way (a draw after it matches too).
 
-Two kernel deviations (glasstorch/_ops/kernels/random.py, not nn.init) are
+One kernel deviation (glasstorch/_ops/kernels/random.py, not nn.init) is
 allowed for here: normal samples in float32 (16 values or more) come from a
-Box-Muller path whose float32 log/cos may differ from PyTorch's vectorized
-ones by an ulp, and float64 ``uniform_(a, b)`` misses the fused multiply-add
-PyTorch's compiled kernel uses, also an ulp.  Those cases are compared within
-2 ulp of the values' scale; everything else exactly.
+Box-Muller path whose log/cos differ from PyTorch's float approximations; those
+are compared within 2 ulp of the values' scale (16 under the DEFAULT capability,
+whose float loop is less accurate).
+Everything else is compared exactly, on every CPU code path: ``uniform_(a, b)``
+fuses its multiply-add where ATen's kernel does (AVX2/AVX512 capabilities), and
+float64 normal samples use libm's log/cos/sin as PyTorch does (these are
+``cpu_paths`` tests, re-run under each path by tests/test_cpu_paths.py).
 """
 from __future__ import annotations
 
@@ -78,22 +81,28 @@ DETERMINISTIC_INITS = {
 SHAPES = [(5, 7), (16, 3, 3, 3), (3, 2, 5), (1, 1)]
 
 
+@pytest.mark.cpu_paths
 @pytest.mark.parametrize("name", sorted(UNIFORM_INITS))
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_uniform_inits_bit_identical(name, shape, dtype):
-    _compare(UNIFORM_INITS[name], shape, dtype, max_ulp=2 if dtype == "float64" else 0)
+    _compare(UNIFORM_INITS[name], shape, dtype)
 
 
+@pytest.mark.cpu_paths
 @pytest.mark.parametrize("name", sorted(NORMAL_INITS))
 @pytest.mark.parametrize("shape", SHAPES)
 def test_normal_inits_bit_identical_float64(name, shape):
     _compare(NORMAL_INITS[name], shape, "float64")
 
 
+@pytest.mark.cpu_paths
 @pytest.mark.parametrize("name", sorted(NORMAL_INITS))
 def test_normal_inits_float32(name):
-    _compare(NORMAL_INITS[name], (6, 5), "float32", max_ulp=2)
+    # PyTorch's float loop under the DEFAULT capability is the least accurate
+    # (up to 15 ulp of the scale from glasstorch's, measured over 100000 draws)
+    default = gt.backends.cpu.get_cpu_capability() == "DEFAULT"
+    _compare(NORMAL_INITS[name], (6, 5), "float32", max_ulp=16 if default else 2)
     _compare(NORMAL_INITS[name], (3, 5), "float32")     # < 16 values: the scalar path, exact
 
 

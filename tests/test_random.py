@@ -5,9 +5,11 @@ Bit-exact with PyTorch for the same seed: rand/uniform_ (all float dtypes),
 randint/random_ (all overloads), randperm, bernoulli (float p and tensor p),
 exponential_, multinomial, randn/normal_ for float64 and for any float dtype
 below 16 elements or non-contiguous (scalar Box-Muller path, including the
-cached spare sample), get_rng_state bytes.  randn for >= 16 contiguous float32
-elements matches to ~1 ulp (PyTorch uses AVX2 approximations of log/sin/cos
-there); float16/bfloat16 randn of >= 16 elements differs (another code path).
+cached spare sample), get_rng_state bytes; on every CPU (libm's log/cos/sin as
+PyTorch calls them, not numpy's SIMD versions; ``cpu_paths`` tests).  randn
+for >= 16 contiguous float32 elements matches to ~1 ulp (PyTorch uses AVX2
+approximations of log/sin/cos there); float16/bfloat16 randn of >= 16
+elements differs (another code path).
 """
 import numpy as np
 import pytest
@@ -69,6 +71,7 @@ def test_bit_exact_with_pytorch(torch, name):
     _exact(*_seeded(torch, 0, EXACT[name]))
 
 
+@pytest.mark.cpu_paths
 @given(seed=seeds, n=st.integers(0, 40))
 def test_bit_exact_hypothesis(torch, seed, n):
     _exact(*_seeded(torch, seed, lambda L: L.rand(n)))

@@ -511,8 +511,8 @@ def logspace_out(start, end, steps, base=10.0, *, out):
             floating = out.dtype.category == dt.FLOATING
             s = scalar(start) if floating else np.int64(int(start))
             e = scalar(end) if floating else np.int64(int(end))
-            if steps == 1:
-                values = np.array([_pow(float(base), float(s))])
+            if steps == 1:     # pow(base, start as a double)
+                values = np.array([_pow(float(base), float(start))])
             else:
                 with np.errstate(over="ignore"):
                     step = float(e - s) / (steps - 1)

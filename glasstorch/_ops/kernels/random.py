@@ -71,16 +71,16 @@ def uniform_values(gen, n, dtype, lo=0.0, hi=1.0):
     if dtype is dt.float64:
         words = gen.random64(n)
         x = (words & np.uint64((1 << 53) - 1)).astype(np.float64) * (2.0 ** -53)
-        return x * (hi - lo) + lo
+        return native.multiply_add(x, hi - lo, lo)
     # float32, and half/bfloat16 too: their kernel draws in float (opmath) and rounds
     words = gen.random(n)
     x = (words & np.uint64((1 << 24) - 1)).astype(np.float32) * np.float32(2.0 ** -24)
     f, t = np.float32(lo), np.float32(hi)
     if f == 0 and t == 1:
         return x
-    # x * (to - from) + from, contracted to one fused multiply-add as the compiled
-    # kernel does (float64 holds the 24x24-bit product exactly: one rounding)
-    return (x.astype(np.float64) * np.float64(t - f) + np.float64(f)).astype(np.float32)
+    # x * (to - from) + from, one fused multiply-add where the compiled kernel
+    # contracts it (AVX2/AVX512 capabilities), else two roundings
+    return native.multiply_add(x, t - f, f)
 
 
 def _uniform_double(gen, n):
@@ -168,22 +168,26 @@ def _normal_fill(gen, n, mean, std, dtype):
     mean, std = compute(mean), compute(std)
 
     def fill16(block):  # block: (k, 16)
-        u1 = compute(1) - block[:, :8]
+        u1 = compute(1) - block[:, :8]               # exact in either precision
         u2 = block[:, 8:]
-        theta = compute(2.0 * np.pi) * u2
         if compute is np.float64:
             # normal_fill_16<double>: libm's log/cos/sin, then (r cos) * std + mean
             # rounded once (so PyTorch 2.13 computes it under every capability,
-            # measured), bit-identical to PyTorch
+            # measured): bit-identical to PyTorch
+            theta = 2.0 * np.pi * u2
             radius = np.sqrt(-2.0 * native.libm("log", u1))
             block[:, :8] = native.fma(radius * native.libm("cos", theta), std, mean)
             block[:, 8:] = native.fma(radius * native.libm("sin", theta), std, mean)
             return
-        # float32: PyTorch's AVX2 loop uses its own log/sin/cos approximations; numpy's
-        # float32 functions agree to within 2 ulp of the values' scale
-        radius = np.sqrt(compute(-2) * np.log(u1))
-        block[:, :8] = radius * np.cos(theta) * std + mean
-        block[:, 8:] = radius * np.sin(theta) * std + mean
+        # float32: PyTorch's loop computes in float (theta = 2pi * u2 rounded to
+        # float, then float approximations of log/sin/cos that depend on the CPU
+        # path); glasstorch rounds theta the same way and takes the rest in float64
+        # (libm), rounded once: within 2 ulp of the values' scale of PyTorch's
+        # under AVX2/AVX512, 16 under DEFAULT (measured; tests/test_nn_init.py)
+        radius = np.sqrt(-2.0 * native.libm("log", u1))
+        theta = (np.float32(2.0 * np.pi) * u2).astype(np.float64)
+        block[:, :8] = radius * native.libm("cos", theta) * float(std) + float(mean)
+        block[:, 8:] = radius * native.libm("sin", theta) * float(std) + float(mean)
 
     full = n // 16 * 16
     if full:
