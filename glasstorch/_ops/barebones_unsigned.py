@@ -23,8 +23,18 @@ from .._core.dispatch_key import DispatchKey
 from .._tensor import Tensor
 from .structured import result_type
 
-# aten base name (overloads, in-place and out= variants included) -> the name the
-# CPU kernel's dtype switch reports.
+def _clamp_kernel(args, kwargs) -> str:
+    """clamp's CPU kernel is named after the bounds it is given."""
+    low = args[1] if len(args) > 1 else kwargs.get("min")
+    high = args[2] if len(args) > 2 else kwargs.get("max")
+    if low is not None and high is not None:
+        return "clamp_scalar_cpu"
+    return "clamp_max_scalar_cpu" if low is None else "clamp_min_scalar_cpu"
+
+
+# aten base name (overloads, in-place and out= variants included; "name.overload"
+# for one overload) -> the name the CPU kernel's dtype switch reports (or a function
+# of the arguments giving it).
 REFUSING_KERNELS = {
     "arange": "arange_cpu", "linspace": "linspace_cpu", "eye": "eye",
     "rand": "check_uniform_bounds", "uniform": "check_uniform_bounds",
@@ -37,7 +47,18 @@ REFUSING_KERNELS = {
     "max": "max_all", "min": "min_all", "amax": "max_values_cpu", "amin": "min_values_cpu",
     "argmax": "argmax_cpu", "argmin": "argmin_cpu",
     "maximum": "maximum_cpu", "minimum": "minimum_cpu",
-    "masked_fill": "masked_fill", "clamp": "clamp_scalar_cpu",
+    "max.dim": "max_cpu", "min.dim": "min_cpu", "aminmax": "aminmax_cpu",
+    "median": "median_cpu", "median.dim": "median_out", "nanmedian": "median_cpu",
+    "mode": "mode_cpu", "kthvalue": "kthvalue_cpu", "cummax": "cummax_cpu",
+    "masked_fill": "masked_fill", "clamp.default": _clamp_kernel,
+    "clamp_min": "clamp_min_scalar_cpu", "clamp_max": "clamp_max_scalar_cpu",
+    "relu": "clamp_min_scalar_cpu", "square": "pow", "fmod": "fmod_cpu", "rsub": "add_stub",
+    "logical_and": "logical_and_cpu", "logical_or": "logical_or_cpu",
+    "logical_xor": "logical_xor_cpu", "logical_not": "logical_not_cpu",
+    "index_add": "index_add_", "index_fill": "index_fill_cpu", "index_copy": "index_copy_cpu",
+    "masked_scatter": "masked_scatter", "take": "take_cpu", "put": "take_put_cpu",
+    "scatter_add": "scatter_gather_tensor_cpu", "searchsorted": "searchsorted_out_cpu",
+    "dot": "dot", "trace": "trace", "addcmul": "addcmul_cpu_out",
     "nonzero": "nonzero_count_cpu", "count_nonzero": "nonzero_count_cpu",
     "mm": "addmm_impl_cpu_", "addmm": "addmm_impl_cpu_",
     "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
@@ -48,8 +69,11 @@ REFUSING_KERNELS = {
 _BAREBONES = dt.BAREBONES_UNSIGNED
 
 # binary ops whose switch runs on the operands' common dtype
-PROMOTING = {"add", "sub", "lt", "le", "gt", "ge", "floor_divide", "remainder", "pow",
-             "maximum", "minimum", "bitwise_left_shift", "bitwise_right_shift"}
+PROMOTING = {"add", "sub", "rsub", "lt", "le", "gt", "ge", "floor_divide", "remainder", "pow",
+             "fmod", "maximum", "minimum", "bitwise_left_shift", "bitwise_right_shift",
+             "logical_and", "logical_or", "logical_xor"}
+# reductions that accumulate in int64 unless ``dtype=`` names the type to compute in
+BY_DTYPE_ARGUMENT = {"sum": "sum_cpu", "prod": "prod_out_cpu", "cumsum": "cumsum_out_cpu"}
 
 
 def _switch_dtype(args, kwargs):
@@ -71,14 +95,20 @@ def _switch_dtype(args, kwargs):
     return first if first is not None else kwargs.get("dtype")
 
 
-def _refusing(fn, kernel_name, promoting):
+def _refusing(fn, kernel_name, rule):
     @functools.wraps(fn)
     def refuse_barebones_unsigned(*args, **kwargs):
-        if kwargs.get("dtype") in _BAREBONES or \
-                any(getattr(a, "dtype", None) in _BAREBONES for a in args):   # (cheap test first)
-            d = result_type(*args[:2]) if promoting else _switch_dtype(args, kwargs)
-            if d in _BAREBONES:
-                raise NotImplementedError(f'"{kernel_name}" not implemented for \'{d._short}\'')
+        for a in args:                  # the cheap test first: any such dtype at all?
+            if type(a) is Tensor and a.dtype in _BAREBONES:
+                break
+        else:
+            if not kwargs or kwargs.get("dtype") not in _BAREBONES:
+                return fn(*args, **kwargs)
+        d = kwargs.get("dtype") if rule == "dtype" else \
+            result_type(*args[:2]) if rule == "promoting" else _switch_dtype(args, kwargs)
+        if d in _BAREBONES:
+            shown = kernel_name(args, kwargs) if callable(kernel_name) else kernel_name
+            raise NotImplementedError(f'"{shown}" not implemented for \'{d._short}\'')
         return fn(*args, **kwargs)
     return refuse_barebones_unsigned
 
@@ -89,13 +119,18 @@ def install(operators) -> None:
     for name, entry in operators.items():
         if not name.startswith("aten::"):
             continue
-        base = name[len("aten::"):].split(".")[0].rstrip("_")
-        kernel_name = REFUSING_KERNELS.get(base)
+        base, _, overload = name[len("aten::"):].partition(".")
+        base = base.rstrip("_")
+        kernel_name = REFUSING_KERNELS.get(f"{base}.{overload or 'default'}") or \
+            REFUSING_KERNELS.get(base)
+        rule = "promoting" if base in PROMOTING else None
+        if base in BY_DTYPE_ARGUMENT:
+            kernel_name, rule = BY_DTYPE_ARGUMENT[base], "dtype"
         if kernel_name is None:
             continue
         for key in (DispatchKey.CPU, DispatchKey.CompositeExplicitAutograd):
             stack = entry.kernels.get(key)
             if stack:
-                stack[0].fn = _refusing(stack[0].fn, kernel_name, base in PROMOTING)
+                stack[0].fn = _refusing(stack[0].fn, kernel_name, rule)
                 entry.update_table()
                 break
