@@ -97,6 +97,8 @@ def test_op_counter_counts_each_key_a_call_passes():
     assert counts.by_op_key["aten::add.Tensor", "AutogradCPU"] == 1
     assert counts.by_op_key["aten::add.Tensor", "CPU"] == 1
     assert counts.by_op_key["aten::mul.Tensor", "AutogradCPU"] == 1
-    assert counts.by_key["AutogradCPU"] == 3 and counts.by_key["CPU"] == 3
-    assert counts.total == sum(counts.by_op.values()) == 6
-    assert counts.report().startswith("6 kernel entries")
+    # CPU: add, mul, sum, and the as_strided and fill_ ATen's sum kernel dispatches
+    assert counts.by_key["AutogradCPU"] == 3 and counts.by_key["CPU"] == 5
+    assert counts.by_op_key["aten::fill_.Scalar", "CPU"] == 1
+    assert counts.total == sum(counts.by_op.values()) == 8
+    assert counts.report().startswith("8 kernel entries")

@@ -103,8 +103,13 @@ def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory
                         strides_for(size, memory_format))
 
 
-@kernel("empty_strided")
 @inner_op("aten::empty_strided")
+def _empty_strided_unchecked(size, stride, *, dtype, device):
+    """empty_strided for the valid geometry a kernel computed (nothing to check)."""
+    return empty_tensor(tuple(size), dtype, resolve_device(device), tuple(stride))
+
+
+@kernel("empty_strided")
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     size, stride = tuple(size), tuple(stride)
     check_size(size)

@@ -775,7 +775,7 @@ def linear(input, weight, bias=None):
         if dim >= 1 and len(bias._shape) == 1 and _contiguous(input):
             # _flatten_nd_linear: fold the batch into addmm's rows
             sizes = input._shape
-            inp = aten.reshape.default(input, [math.prod(sizes[:-1]), sizes[-1]])
+            inp = aten.view.default(input, [math.prod(sizes[:-1]), sizes[-1]])
             result = aten.addmm.default(bias, inp, aten.t.default(weight))
             return aten.view.default(result, list(sizes[:-1]) + [result._shape[1]])
     output = aten.matmul.default(input, aten.t.default(weight))

@@ -625,6 +625,8 @@ def _comparison(name, ufunc, ordered):
     @quiet
     def body(out, self, other):
         rt = result_type(self, other)
+        if observed():
+            promote_inputs(rt, self, other)
         if ordered:
             refuse_complex(rt, not_implemented(f"{name}_cpu", rt))
         compute = rt.opmath

@@ -205,9 +205,14 @@ def mean_impl(out, self, dim=None, keepdim=False, *, dtype=None):
     """sum, then divided by the number of reduced elements, as ATen's CPU mean_out
     (float16/bfloat16: summed in float32, divided, then rounded)."""
     dims = reduce_dims(self, dim)
+    count = math.prod(self._shape[d] for d in dims)
+    if out.dtype in (dt.float32, dt.float64) and observed():
+        # the two ops ATen's mean_out dispatches (the same cascade sum and division)
+        ops.aten.sum.IntList_out(self, list(dims), keepdim, dtype=out.dtype, out=out)
+        ops.aten.div_.Scalar(out, count)
+        return
     a = self._np()
     acc = out.dtype.opmath
-    count = math.prod(self._shape[d] for d in dims)
     if acc in (np.float32, np.float64) and isinstance(a, np.ndarray) and a.dtype.kind != "c":
         total = np.empty(out._np().shape, acc)
         cascade_sum(a.astype(acc, copy=False), total, dims,

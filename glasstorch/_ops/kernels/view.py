@@ -235,7 +235,7 @@ def flatten(self, start_dim=0, end_dim=-1):
         return self
     shape = list(self._shape[:start]) + [math.prod(self._shape[start:end + 1])] + \
         list(self._shape[end + 1:])
-    return ops.aten.reshape.default(self, shape)
+    return reshape(self, shape)    # ATen calls native::reshape, not the op
 
 
 @kernel("unflatten")
@@ -804,7 +804,7 @@ def clone(self, memory_format=None):
     ``empty_like`` in the requested memory format."""
     fmt = as_memory_format(memory_format)
     if (fmt is None or fmt is preserve_format) and \
-            _non_overlapping_and_dense(self._shape, self._stride):
+            (self._is_contiguous() or _non_overlapping_and_dense(self._shape, self._stride)):
         out = inner.empty_strided(self._shape, self._stride, dtype=self.dtype,
                                   device=self.device)
     else:
@@ -817,8 +817,15 @@ def assign(dst: np.ndarray, src, dst_dtype, src_dtype) -> None:
     np.copyto(dst, convert_array(np.asarray(src), src_dtype, dst_dtype), casting="unsafe")
 
 
-@kernel("copy_")
 @inner_op("aten::copy_")
+def _copy_unchecked(self, src):
+    """copy_ into a fresh tensor of ``src``'s shape (no broadcast, no overlap to check)."""
+    if self.device.type != "meta":
+        assign(self._np(), src._cpu_array(), self.dtype, src.dtype)
+    return self
+
+
+@kernel("copy_")
 def copy_(self, src, non_blocking=False):
     """Write ``src`` (broadcast to self's shape, converted to self's dtype) into self."""
     if isinstance(src, Tensor):
