@@ -115,13 +115,13 @@ def test_capability_is_atens(torch):
 # -- every other code path, from this machine ------------------------------------------------
 
 NPY_NO_AVX512 = "X86_V4 AVX512_ICL AVX512_SPR"
-PATHS = {
-    "aten-avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
+PATHS = {   # the switches are independent: one run can flip several
+    "aten-avx2, onednn-avx2, numpy without AVX-512": {
+        "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+        "NPY_DISABLE_CPU_FEATURES": NPY_NO_AVX512},
     "aten-default": {"ATEN_CPU_CAPABILITY": "default"},
     "aten-default, no C compiler (numpy fallbacks)": {"ATEN_CPU_CAPABILITY": "default",
                                                       "GLASSTORCH_NATIVE": "0"},
-    "onednn-avx2, numpy without AVX-512": {"ONEDNN_MAX_CPU_ISA": "AVX2",
-                                           "NPY_DISABLE_CPU_FEATURES": NPY_NO_AVX512},
 }
 MARKED = ["tests/test_cpu_paths.py", "tests/test_native.py", "tests/test_nn_init.py",
           "tests/test_random.py"]
