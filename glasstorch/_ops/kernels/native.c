@@ -2,10 +2,11 @@
  *
  * numpy covers almost every CPU kernel.  A few loops matter for throughput
  * and numpy is slow at them: on machines without AVX-512 its float32 exp is
- * scalar (exp, softmax / log_softmax), its sums keep one accumulator chain, and
- * its arithmetic runs on one core (add/sub/mul/div of large tensors).  These are
- * plain C loops that the compiler vectorizes (-O3 -march=native) and OpenMP
- * spreads over the intra-op threads, as at::parallel_for does in PyTorch.
+ * scalar (exp, softmax / log_softmax), and its arithmetic runs on one core
+ * (add/sub/mul/div of large tensors).  Others must round as ATen's loops round
+ * (sum's order of additions, fused multiply-adds), which numpy cannot say.
+ * These are plain C loops that the compiler vectorizes (-O3 -march=native) and
+ * OpenMP spreads over the intra-op threads, as at::parallel_for does in PyTorch.
  *
  * No -ffast-math: NaN and inf must behave exactly as in PyTorch.  Only
  * -fno-math-errno and -fno-trapping-math (nothing here reads errno or FP
@@ -140,8 +141,8 @@ void gt_libm_f64(int which, const double *x, double *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = fn(x[i]);
 }
 
-/* erf for float32 as ATen's vectorized CPU kernel computes it (Vectorized<float>::erf,
- * Abramowitz & Stegun 7.1.26): erf(x) = sign(x) (1 - t p(t) exp(-x^2)),
+/* erf for float32 with the polynomial of ATen's Vectorized<float>::erf
+ * (Abramowitz & Stegun 7.1.26): erf(x) = sign(x) (1 - t p(t) exp(-x^2)),
  * t = 1 / (1 + 0.3275911 |x|); absolute error below 1.5e-7.  Vectorizable. */
 static inline float erf_f32(float x) {
     const float p = 0.3275911f, a1 = 0.254829592f, a2 = -0.284496736f, a3 = 1.421413741f,
@@ -157,7 +158,10 @@ static inline float erf_f32(float x) {
 #define GT_2_SQRTPI 1.12837916709551257390    /* 2/sqrt(pi) */
 
 /* gelu(x) = x/2 (1 + erf(x / sqrt 2)), and its backward
- * grad * (Phi(x) + x phi(x)), in float32 as ATen's GeluKernelImpl. */
+ * grad * (Phi(x) + x phi(x)), in float32 with erf_f32.  Not PyTorch's bits:
+ * its gelu takes oneDNN's erf approximation, which changes with the CPU's ISA.
+ * Promised instead, on every CPU: within 2 ulp + 3e-7 of the exact gelu, and
+ * 2 ulp + 2.5e-7 |grad| of its exact backward (tests/test_native.py). */
 void gt_gelu_f32(const float *x, float *out, int64_t n) {
     #pragma omp parallel for simd schedule(static) if (n > 32768)
     for (int64_t i = 0; i < n; i++)
