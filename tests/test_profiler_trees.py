@@ -80,7 +80,28 @@ SINGLE_OPS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SINGLE_OPS))
+# Programs whose trees still differ from PyTorch's, and where (kept failing
+# loudly: strict, so a fix shows up as XPASS and the mark must go)
+REMAINING = {
+    "layer_norm": "native_layer_norm allocates Y/mean/rstd silently (ATen: empty x3, view x2)",
+    "mse_loss": "mse_loss is one kernel (ATen: resize_, empty, mean -> sum + div_)",
+    "Adam": "torch.tensor(0.) for state['step'] dispatches nothing "
+            "(PyTorch: empty, to, lift_fresh, detach_ -> detach_)",
+    "cnn": "convolution/native_batch_norm(_backward)/convolution_backward internals "
+           "(_convolution -> mkldnn_convolution -> empty, as_strided_, resize_; empty_like, empty)",
+    "gpt": "embedding (reshape/view, index_select internals), native_layer_norm(_backward) "
+           "internals, masked_fill (expand, clone, masked_fill_), cat's narrow/slice in "
+           "SplitBackward0, embedding_dense_backward (zeros, view); the engine accumulates "
+           "with add where PyTorch uses add_",
+}
+
+
+def _remaining(*keys):
+    reasons = [REMAINING[k] for k in keys if k in REMAINING]
+    return [pytest.mark.xfail(strict=True, reason="; ".join(reasons))] if reasons else []
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_remaining(n)) for n in sorted(SINGLE_OPS)])
 def test_single_op_trees_match_torch(name):
     def make(lib):
         x = _fixed(lib, 3, 4)
@@ -96,6 +117,7 @@ def _step(lib, model, loss_fn, optimizer):
         loss = loss_fn()
         loss.backward()
         optimizer.step()
+    program.model = model
     return program
 
 
@@ -142,7 +164,46 @@ def gpt(lib, optimizer):
     return _step(lib, model, loss_fn, OPTIMIZERS[optimizer](lib, model.parameters()))
 
 
-@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
-@pytest.mark.parametrize("model", [mlp, cnn, gpt], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("model, optimizer", [
+    pytest.param(model, optimizer, id=f"{model.__name__}-{optimizer}",
+                 marks=_remaining(model.__name__, optimizer.rstrip("W")))
+    for model in (mlp, cnn, gpt) for optimizer in sorted(OPTIMIZERS)])
 def test_training_step_trees_match_torch(model, optimizer):
     assert_same_tree(lambda lib: model(lib, optimizer))
+
+
+# -- observing changes nothing else ------------------------------------------------------
+
+@pytest.mark.parametrize("model", [mlp, cnn, gpt], ids=lambda f: f.__name__)
+def test_profiled_step_gives_the_same_values(model):
+    """Kernels dispatch their inner ops only while observed: the parameters
+    after a profiled step are bit-identical to an unprofiled one's."""
+    def params_after_step(profiled):
+        program = model(gt, "AdamW")    # seeded: the same model and data each time
+        if profiled:
+            with gt.profiler.profile(activities=[gt.profiler.ProfilerActivity.CPU]):
+                program()
+        else:
+            program()
+        return [p.detach().numpy().copy() for p in program.model.parameters()]
+    plain, observed = params_after_step(False), params_after_step(True)
+    assert all(np.array_equal(a, b) for a, b in zip(plain, observed))
+
+
+def test_dispatch_mode_sees_no_inner_op_while_profiled():
+    """Inner ops run below the Python key, as in PyTorch: a TorchDispatchMode
+    inside a profiled region logs what PyTorch's logs, nothing more."""
+    def logged(lib):
+        log = []
+
+        class Logger(lib.utils._python_dispatch.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                log.append(str(func))
+                return func(*args, **(kwargs or {}))
+        x, w = _fixed(lib, 3, 4), _fixed(lib, 5, 4).requires_grad_()
+        with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU]), Logger():
+            y = lib.nn.functional.linear(x.t().contiguous().t(), w, w[:, 0]).relu().sum()
+            y.backward()
+            x.mean() * 2
+        return log
+    assert logged(gt) == logged(torch)

@@ -143,7 +143,9 @@ def max_pool2d_with_indices_backward_meta(grad_output, self, kernel_size, stride
 def max_pool2d_with_indices_backward_impl(out, grad_output, self, kernel_size, stride, padding,
                                           dilation, ceil_mode, indices):
     """Each plane's gradient is added at its argmax positions (overlapping
-    windows may pick the same input element: those add up)."""
+    windows may pick the same input element: those add up); ATen's kernel
+    clears the gradient first (``zero_``)."""
+    inner.zero_(out)
     scatter_to_argmax(out, grad_output, self, indices)
 
 
@@ -170,7 +172,9 @@ def avg_pool2d_backward_impl(out, grad_output, self, kernel_size, stride, paddin
                              count_include_pad, divisor_override):
     """Spread g / divisor over every window: for each kernel offset (i, j), one
     strided slice of a padded buffer gets the whole output grid at once; the
-    padding is cropped off at the end."""
+    padding is cropped off at the end.  ATen's kernel clears the gradient
+    first (``zero_``)."""
+    inner.zero_(out)
     (kh, kw), (sh, sw), (ph, pw), _, (oh, ow) = _pool_params(
         "avg_pool2d", self, kernel_size, stride, padding, 1, ceil_mode)
     compute = out.dtype.opmath
