@@ -27,6 +27,7 @@ from ._core import dispatch_key as dk
 from ._core import dtype as dt
 from ._core.device import device as Device
 from ._core import tls
+from ._core.tls import overrides as _overrides
 from ._core.layout import contiguous_format, memory_format as _MemoryFormat, preserve_format
 from ._core.storage import TypedStorage, UntypedStorage
 from ._dispatcher import binding as _binding
@@ -556,11 +557,15 @@ def _contiguous(self, *args, **kwargs):
     with no op dispatched (PyTorch's hand-written binding checks first, so the
     profiler shows no ``aten::contiguous``); otherwise the op."""
     fmt = kwargs.get("memory_format", contiguous_format)
-    if not args and len(kwargs) <= ("memory_format" in kwargs) and \
+    if not _overrides.on and not args and len(kwargs) <= ("memory_format" in kwargs) and \
             isinstance(fmt, _MemoryFormat) and fmt is not preserve_format and \
             self.is_contiguous(memory_format=fmt):
         return self
     return _dispatch_contiguous(self, *args, **kwargs)
+
+
+_contiguous.__name__ = _contiguous.__qualname__ = "contiguous"
+_contiguous._signatures = _dispatch_contiguous._signatures   # the binding checks overrides
 
 
 def _cuda(self, device=None, non_blocking=False, memory_format=preserve_format):

@@ -94,8 +94,13 @@ def _dtype(dtype):
 
 # -- empty ---------------------------------------------------------------------------
 
-@kernel("empty")
 @inner_op("aten::empty.memory_format")
+def _empty_unchecked(size, *, dtype, device):
+    """empty (contiguous) for the valid sizes a kernel computed (nothing to check)."""
+    return empty_tensor(tuple(size), dtype, resolve_device(device))
+
+
+@kernel("empty")
 def empty(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     size = tuple(size)
     check_size(size)
