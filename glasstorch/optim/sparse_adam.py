@@ -8,7 +8,6 @@ and a step with no gradients only evaluates the closure.
 """
 from __future__ import annotations
 
-import glasstorch as torch
 from ..autograd.grad_mode import no_grad
 from .optimizer import Optimizer, _check_betas, _check_tensor_lr
 
