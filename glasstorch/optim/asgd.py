@@ -9,7 +9,9 @@ Per parameter, with g its gradient (negated when maximizing) and t the step coun
 
 ``state["eta"]`` and ``state["mu"]`` are 0-dim tensors like the step count, and
 ``state["ax"]`` is the running average of the parameter.  PyTorch's
-single-tensor loop, op for op; ``foreach=True`` runs the same loop.
+single-tensor loop, op for op; ``foreach=True`` runs the same loop (PyTorch's
+multi-tensor ASGD computes ``p - eta * (g + lambd * p)`` and always averages, so
+it agrees with this to rounding).
 """
 from __future__ import annotations
 

@@ -12,8 +12,9 @@ single-tensor ("for-loop") implementations, op for op: the dispatcher sees
 PyTorch's op sequence and the results agree with PyTorch's CPU path to float
 rounding (bit for bit wherever the core kernels round as PyTorch's do).
 ``foreach=True`` and ``fused=True`` are accepted where PyTorch accepts them and
-run that same loop: on CPU PyTorch's multi-tensor path is the same arithmetic,
-and its fused kernels agree with it to rounding.
+run that same loop: on CPU PyTorch's multi-tensor path is the same arithmetic
+(ASGD's and NAdam's regroup it, so they agree to rounding), and its fused
+kernels agree with it to rounding.
 """
 from __future__ import annotations
 
