@@ -256,7 +256,8 @@ def cascade_sum(a: np.ndarray, out: np.ndarray, dims, nan: bool = False,
                                dtype.itemsize, nan)
     else:
         def step(address_in, address_out, strides, size0, size1):
-            _step_numpy(address_in, address_out, strides, size0, size1, dtype, nan)
+            with np.errstate(invalid="ignore", over="ignore"):   # inf - inf, as in C
+                _step_numpy(address_in, address_out, strides, size0, size1, dtype, nan)
 
     if whole:
         sizes, in_strides, out_strides = [numel], [dtype.itemsize], [0]

@@ -220,7 +220,7 @@ def mean_impl(out, self, dim=None, keepdim=False, *, dtype=None):
     else:
         total = np.sum(_as(a, acc), axis=_axis(dims, a.ndim), dtype=acc, keepdims=keepdim)
     with np.errstate(invalid="ignore", divide="ignore"):
-        _write(out, total / acc.type(count) if count else total * acc.type(np.nan))
+        _write(out, total / acc.type(count))   # 0 / 0: the CPU's NaN, as ATen's div_
 
 
 @meta("prod")
