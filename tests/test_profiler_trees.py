@@ -83,7 +83,6 @@ SINGLE_OPS = {
 # Programs whose trees still differ from PyTorch's, and where (kept failing
 # loudly: strict, so a fix shows up as XPASS and the mark must go)
 REMAINING = {
-    "layer_norm": "native_layer_norm allocates Y/mean/rstd silently (ATen: empty x3, view x2)",
     "mse_loss": "mse_loss is one kernel (ATen: resize_, empty, mean -> sum + div_)",
     "Adam": "torch.tensor(0.) for state['step'] dispatches nothing "
             "(PyTorch: empty, to, lift_fresh, detach_ -> detach_)",

@@ -228,6 +228,12 @@ def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
     return ops.aten.zero_.default(_empty(size, dtype, device))
 
 
+@inner_op("aten::zeros")
+def _zeros_unchecked(size, *, dtype, device):
+    """zeros (empty + zero_) for the valid sizes a kernel computed."""
+    return inner.zero_(inner.empty(size, dtype=dtype, device=device))
+
+
 @kernel("zeros_out")
 def zeros_out(size, *, out):
     return ops.aten.zero_.default(empty_out(size, out=out))

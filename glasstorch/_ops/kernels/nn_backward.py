@@ -36,7 +36,7 @@ from ..._tensor import channels_last_strides
 from ..structured import TensorMeta, broadcast_shapes, elementwise_strides, empty_tensor, \
     result_type, wrap_dim
 from . import impl, kernel, meta
-from ._inner import inner
+from ._inner import inner, observed
 from .conv import (_adaptive_ranges, _conv_forward, _conv_transposed, _expand_param,
                    _is_channels_last, _pool_params, scatter_to_argmax)
 
@@ -338,13 +338,22 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     """Over the last D = prod(normalized_shape) elements of each row, with
     x_hat = (x - mean) * rstd:  dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))
     for g = grad_out * weight;  dweight = sum_rows grad_out * x_hat;
-    dbias = sum_rows grad_out."""
+    dbias = sum_rows grad_out.  As ATen's CPU kernel: ``empty`` for each
+    wanted output, then its per-thread (dweight, dbias) partial sums buffer
+    (``empty``, ``resize_``, ``zero_``), which numpy needs not: dispatched
+    only while observed."""
     k = len(normalized_shape)
-    param_shape = tuple(int(n) for n in normalized_shape)
-    specs = [TensorMeta(input._shape, input.dtype) if output_mask[0] else None,
-             TensorMeta(param_shape, _dtype_of(weight, input)) if output_mask[1] else None,
-             TensorMeta(param_shape, _dtype_of(bias, input)) if output_mask[2] else None]
-    outs = _allocate_masked(specs, input.device)
+    param_shape = [int(n) for n in normalized_shape]
+    device = input.device
+    outs = (inner.empty(input._shape, dtype=input.dtype, device=device) if output_mask[0] else None,
+            inner.empty(param_shape, dtype=_dtype_of(weight, input), device=device)
+            if output_mask[1] else None,
+            inner.empty(param_shape, dtype=_dtype_of(bias, input), device=device)
+            if output_mask[2] else None)
+    if observed() and device.type == "cpu":
+        buffer = inner.empty([0], dtype=input.dtype, device=device)
+        if output_mask[1] or output_mask[2]:
+            inner.zero_(ops.aten.resize_.default(buffer, [2, 1, math.prod(param_shape)]))
     if input.device.type != "cpu":
         return outs
     if input.numel() == 0:
@@ -407,26 +416,29 @@ def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, g
 
 # -- embedding / dropout ----------------------------------------------------------------
 
-@meta("embedding_dense_backward")
-def embedding_dense_backward_meta(grad_output, indices, num_weights, padding_idx,
-                                  scale_grad_by_freq):
+@kernel("embedding_dense_backward")
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """Row ``indices[i]`` gets ``grad_output[i]`` added (rows equal to
+    ``padding_idx`` get nothing); with ``scale_grad_by_freq`` each contribution
+    is divided by how often its index occurs in the batch.  As ATen's CPU
+    kernel: ``zeros`` for the result, the gradient made contiguous and viewed
+    as (indices, D) rows."""
     if indices.dtype not in (dt.int64, dt.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "
                            f"torch.{indices.dtype._short}Tensor instead (while checking arguments "
                            "for embedding_backward)")
-    return TensorMeta((num_weights, grad_output._shape[-1]), grad_output.dtype)
-
-
-@impl("embedding_dense_backward")
-def embedding_dense_backward_impl(out, grad_output, indices, num_weights, padding_idx,
-                                  scale_grad_by_freq):
-    """Row ``indices[i]`` gets ``grad_output[i]`` added (rows equal to
-    ``padding_idx`` get nothing); with ``scale_grad_by_freq`` each contribution
-    is divided by how often its index occurs in the batch."""
+    d = grad_output._shape[-1]
+    out = inner.zeros([num_weights, d], dtype=grad_output.dtype, device=grad_output.device)
+    if not grad_output._is_contiguous():
+        grad_output = inner.contiguous(grad_output)
+    grad = inner.view(grad_output, [indices.numel(), d])
+    if out.device.type != "cpu":
+        return out
     compute = out.dtype.opmath
     idx = indices._np().astype(np.int64).ravel()
-    g = _array(grad_output, compute).reshape(idx.size, -1)
+    g = _array(grad, compute)
     if scale_grad_by_freq:
         counts = np.bincount(idx, minlength=num_weights)
         g = g / counts[idx][:, None].astype(compute)
@@ -434,6 +446,7 @@ def embedding_dense_backward_impl(out, grad_output, indices, num_weights, paddin
     total = np.zeros(out._shape, dtype=compute)
     np.add.at(total, idx[keep], g[keep])
     _write(out, total)
+    return out
 
 
 @kernel("embedding_backward")

@@ -34,6 +34,7 @@ from ..._tensor import channels_last_strides
 from ..structured import TensorMeta, empty_tensor, wrap_dim
 from .conv import _is_channels_last
 from . import impl, kernel, meta
+from ._inner import inner
 
 aten = ops.aten
 
@@ -79,20 +80,28 @@ def _layer_norm_checks(input, normalized_shape, weight, bias):
     return k
 
 
-@meta("native_layer_norm")
-def native_layer_norm_meta(input, normalized_shape, weight, bias, eps):
+@kernel("native_layer_norm")
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """ATen's layer_norm_cpu: the input made contiguous, ``empty`` for the
+    output and for the (M,) mean and rstd, which are then viewed with size 1
+    in the normalized dims."""
     k = _layer_norm_checks(input, normalized_shape, weight, bias)
     stats = _stats_dtype(input, weight, bias)
-    lead = tuple(input._shape[:len(input._shape) - k])
-    stat_shape = lead + (1,) * k
-    return (TensorMeta(input._shape, input.dtype), TensorMeta(stat_shape, stats),
-            TensorMeta(stat_shape, stats))
+    lead = list(input._shape[:len(input._shape) - k])
+    if not input._is_contiguous():
+        input = inner.contiguous(input)
+    out = inner.empty(input._shape, dtype=input.dtype, device=input.device)
+    mean = inner.empty([math.prod(lead)], dtype=stats, device=input.device)
+    rstd = inner.empty([math.prod(lead)], dtype=stats, device=input.device)
+    outs = out, inner.view(mean, lead + [1] * k), inner.view(rstd, lead + [1] * k)
+    if input.device.type == "cpu":
+        _layer_norm_fill(outs, input, k, weight, bias, eps)
+    return outs
 
 
-@impl("native_layer_norm")
-def native_layer_norm_impl(outs, input, normalized_shape, weight, bias, eps):
+def _layer_norm_fill(outs, input, k, weight, bias, eps):
+    """Write native_layer_norm's (out, mean, rstd) for a contiguous input."""
     out, mean_out, rstd_out = outs
-    k = len(normalized_shape)
     compute = input.dtype.opmath
     x = input._np().astype(compute, copy=False)
     lead = x.shape[:x.ndim - k]

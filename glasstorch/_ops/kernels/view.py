@@ -130,6 +130,7 @@ _NOT_VIEWABLE = ("view size is not compatible with input tensor's size and strid
 
 
 @kernel("view")
+@inner_op("aten::view")
 def view(self, size):
     shape = infer_size(size, self.numel())
     stride = compute_stride(self._shape, self._stride, shape)
@@ -785,6 +786,7 @@ def strides_for_format(t, memory_format):
 
 
 @kernel("contiguous")
+@inner_op("aten::contiguous")
 def contiguous(self, memory_format=0):
     fmt = as_memory_format(memory_format)
     if fmt is preserve_format:
