@@ -108,6 +108,27 @@ def test_single_op_trees_match_torch(name):
     assert_same_tree(make)
 
 
+# -- gradient accumulation: add_ into the buffered gradient when nothing else holds it ------
+
+BACKWARDS = {   # loss(x), create_graph
+    "fresh_grads": (lambda x: (x.exp().sin() + x.exp().cos()).sum(), False),
+    "product": (lambda x: (x.exp() * x.exp()).sum(), False),
+    "same_grad_twice": (lambda x: (lambda y: (y + y).sum())(x.exp()), False),
+    "create_graph": (lambda x: (x.exp().sin() + x.exp().cos()).sum(), True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BACKWARDS))
+def test_backward_accumulation_trees_match_torch(name):
+    """The engine's input buffer sums a node's incoming gradients in place
+    (``add_``) or not (``add``) by InputBuffer::accumulate's rule."""
+    def make(lib):
+        x = _fixed(lib, 3, 4).requires_grad_()
+        loss, create_graph = BACKWARDS[name]
+        return lambda: loss(x).backward(create_graph=create_graph)
+    assert_same_tree(make)
+
+
 # -- training steps: forward, backward, optimizer step -----------------------------------
 
 def _step(lib, model, loss_fn, optimizer):

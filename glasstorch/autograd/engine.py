@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 
 from .._core.tls import state as _tls
 from .._tensor import Tensor
@@ -255,10 +256,27 @@ def _evaluate_function(task, node, grads, buffers, dependencies, heap) -> None:
             buffer = buffers[nxt] = [None] * len(nxt._input_metadata)
         grad = outputs[i]
         if grad is not None:
-            old = buffer[input_nr]
-            buffer[input_nr] = grad if old is None else old + grad
+            if buffer[input_nr] is None:
+                buffer[input_nr] = grad
+            else:
+                _accumulate(buffer, input_nr, grad)
         if remaining == 0:
             heapq.heappush(heap, (-nxt._seq, next(_tie), nxt))
+
+
+def _accumulate(buffer, pos, grad) -> None:
+    """InputBuffer::accumulate: a second gradient for the same input is added
+    in place (``add_``) into the buffered one when grad mode is off and the
+    buffer holds the last reference to a plain dense tensor and to its storage
+    (nothing else can see the change); otherwise out of place (``add``)."""
+    old = buffer[pos]
+    # references: buffer[pos], old, getrefcount's argument / old._storage, the argument
+    if not _tls.grad_enabled and type(old) is Tensor and type(grad) is Tensor and \
+            sys.getrefcount(old) == 3 and sys.getrefcount(old._storage) == 2 and \
+            old.is_non_overlapping_and_dense():
+        old.add_(grad)
+    else:
+        buffer[pos] = old + grad
 
 
 _tie = itertools.count()    # equal sequence numbers (GraphRoot's children) pop in push order
