@@ -63,16 +63,23 @@ def _is_sequence(x):
         (isinstance(x, np.ndarray) and x.ndim > 0)
 
 
+def _numpy_dtype(np_dtype):
+    """The dtype of a numpy array's elements, or torch/csrc/utils/tensor_numpy.cpp's
+    TypeError naming the numpy scalar type (``numpy.object_``) it cannot hold."""
+    d = dt.FROM_NUMPY.get(np_dtype)
+    if d is None:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{np_dtype.type.__name__}. The "
+                        "only supported types are: float64, float32, float16, complex64, "
+                        "complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+                        "and bool.")
+    return d
+
+
 def _leaf_dtype(x):
     if isinstance(x, Tensor):
         return x.dtype
     if isinstance(x, (np.ndarray, np.generic)):
-        d = dt.FROM_NUMPY.get(x.dtype)
-        if d is None:
-            raise TypeError(f"can't convert np.ndarray of type {x.dtype}. The only supported "
-                            "types are: float64, float32, float16, complex64, complex128, int64, "
-                            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
-        return d
+        return _numpy_dtype(x.dtype)
     if isinstance(x, (bool, int, float, complex)):
         return dt.scalar_dtype(x)
     if isinstance(x, str):
@@ -256,11 +263,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
         kind = type(array)
         name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         raise TypeError(f"expected np.ndarray (got {name})")
-    dtype = dt.FROM_NUMPY.get(array.dtype)
-    if dtype is None:
-        raise TypeError(f"can't convert np.ndarray of type {array.dtype}. The only supported "
-                        "types are: float64, float32, float16, complex64, complex128, int64, "
-                        "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.")
+    dtype = _numpy_dtype(array.dtype)
     if any(s < 0 for s in array.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "
                          "with negative strides are not currently supported. (You can probably "
