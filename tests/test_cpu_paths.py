@@ -98,6 +98,33 @@ def test_linspace_logspace_bit_identical(torch, start, length, steps, dtype, des
 
 
 @pytest.mark.cpu_paths
+@given(n=st.integers(1, 3000), dtype=st.sampled_from(["float32", "float64"]),
+       broadcast=st.booleans(), scalar=st.floats(-3, 3, allow_nan=False).filter(lambda v: v != 1),
+       seed=st.integers(0, 2**16))
+def test_fused_elementwise_bit_identical(torch, n, dtype, broadcast, scalar, seed):
+    """add/sub with alpha, addcmul, lerp of float32/float64: bit-identical for
+    equal-shape operands (ATen's vector loop and its tail fuse as the capability
+    says); with a broadcast operand ATen's scalar-operand loop rounds its tail
+    its own way per dtype, so there the promise is 1 ulp of the terms' size."""
+    rng = np.random.default_rng(seed)
+    a, b, c = (rng.standard_normal(n).astype(dtype) for _ in range(3))
+    if broadcast:
+        b = b[:1]
+    (ga, ta), (gb, tb), (gc, tc) = _pair(torch, a), _pair(torch, b), _pair(torch, c)
+    pairs = [(glasstorch.add(ga, gb, alpha=scalar), torch.add(ta, tb, alpha=scalar)),
+             (glasstorch.sub(ga, gb, alpha=scalar), torch.sub(ta, tb, alpha=scalar)),
+             (glasstorch.addcmul(ga, gb, gc, value=scalar), torch.addcmul(ta, tb, tc, value=scalar)),
+             (glasstorch.lerp(ga, gc, scalar), torch.lerp(ta, tc, scalar))]
+    terms = np.abs(a) + abs(scalar) * (np.abs(b) + 1) * (np.abs(c) + 1)
+    for ours, theirs in pairs:
+        if broadcast:
+            ours, theirs = ours.numpy(), theirs.numpy()
+            assert np.all(np.abs(ours - theirs) <= np.spacing(terms.astype(dtype))), (ours, theirs)
+        else:
+            _same_bits(ours, theirs)
+
+
+@pytest.mark.cpu_paths
 def test_the_tutorials_data_bit_identical(torch):
     """The cubic-fit tutorial's x (linspace(-pi, pi, 2000)) and a float32 sum of 7
     and of 100 elements: the two gaps the tutorial's drift was traced to."""

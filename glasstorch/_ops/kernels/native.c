@@ -186,34 +186,34 @@ void gt_gelu_backward_f32(const float *grad, const float *x, float *out, int64_t
  *   addcmul: s + v * t1 * t2          fma(v * t1, t2, s)
  *   addcdiv: s + v * t1 / t2          rounded at every step
  *   lerp:    |w| < 0.5 ? fma(w, e - s, s) : fma(w - 1, e - s, e)            */
-static inline float madd_f32(float a, float b, float c, int fused) {
-    return fused ? fmaf(a, b, c) : a * b + c;   /* -std=c11: no implicit contraction */
+/* One set of loops per floating type T (suffix S, fused multiply-add FMA). */
+#define GT_FUSED_LOOPS(T, S, FMA, FABS)                                                  \
+static inline T madd_##S(T a, T b, T c, int fused) {                                   \
+    return fused ? FMA(a, b, c) : a * b + c;   /* -std=c11: no implicit contraction */   \
+}                                                                                       \
+void gt_axpy_##S(const T *a, const T *b, T alpha, T *out, int64_t n, int fused) {       \
+    _Pragma("omp parallel for simd schedule(static) if (n > 65536)")                    \
+    for (int64_t i = 0; i < n; i++) out[i] = madd_##S(b[i], alpha, a[i], fused);        \
+}                                                                                       \
+void gt_addcmul_##S(const T *s, const T *t1, const T *t2, T v, T *out, int64_t n,       \
+                    int fused) {                                                        \
+    _Pragma("omp parallel for simd schedule(static) if (n > 65536)")                    \
+    for (int64_t i = 0; i < n; i++) out[i] = madd_##S(v * t1[i], t2[i], s[i], fused);   \
+}                                                                                       \
+void gt_addcdiv_##S(const T *s, const T *t1, const T *t2, T v, T *out, int64_t n) {     \
+    _Pragma("omp parallel for simd schedule(static) if (n > 65536)")                    \
+    for (int64_t i = 0; i < n; i++) out[i] = s[i] + (v * t1[i]) / t2[i];                \
+}                                                                                       \
+void gt_lerp_##S(const T *s, const T *e, T w, T *out, int64_t n, int fused) {           \
+    const int small = FABS(w) < (T)0.5;                                                 \
+    const T coeff = small ? w : w - (T)1;                                               \
+    _Pragma("omp parallel for simd schedule(static) if (n > 65536)")                    \
+    for (int64_t i = 0; i < n; i++)                                                     \
+        out[i] = madd_##S(coeff, e[i] - s[i], small ? s[i] : e[i], fused);              \
 }
 
-void gt_axpy_f32(const float *a, const float *b, float alpha, float *out, int64_t n, int fused) {
-    #pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) out[i] = madd_f32(b[i], alpha, a[i], fused);
-}
-
-void gt_addcmul_f32(const float *s, const float *t1, const float *t2, float v, float *out,
-                    int64_t n, int fused) {
-    #pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) out[i] = madd_f32(v * t1[i], t2[i], s[i], fused);
-}
-
-void gt_addcdiv_f32(const float *s, const float *t1, const float *t2, float v, float *out,
-                    int64_t n) {
-    #pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++) out[i] = s[i] + (v * t1[i]) / t2[i];
-}
-
-void gt_lerp_f32(const float *s, const float *e, float w, float *out, int64_t n, int fused) {
-    const int small = fabsf(w) < 0.5f;
-    const float coeff = small ? w : w - 1.0f;
-    #pragma omp parallel for simd schedule(static) if (n > 65536)
-    for (int64_t i = 0; i < n; i++)
-        out[i] = madd_f32(coeff, e[i] - s[i], small ? s[i] : e[i], fused);
-}
+GT_FUSED_LOOPS(float, f32, fmaf, fabsf)
+GT_FUSED_LOOPS(double, f64, fma, fabs)
 
 /* -- sum and nansum as ATen's cascade_sum (SumKernel.cpp) ----------------------------
  *

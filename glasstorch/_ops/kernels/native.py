@@ -102,10 +102,11 @@ def _build():
     lib.gt_gelu_f32.argtypes = [f32p, f32p, i64]
     lib.gt_gelu_backward_f32.argtypes = [f32p, f32p, f32p, i64]
     cint = ctypes.c_int
-    lib.gt_axpy_f32.argtypes = [f32p, f32p, f32, f32p, i64, cint]
-    lib.gt_addcmul_f32.argtypes = [f32p, f32p, f32p, f32, f32p, i64, cint]
-    lib.gt_addcdiv_f32.argtypes = [f32p, f32p, f32p, f32, f32p, i64]
-    lib.gt_lerp_f32.argtypes = [f32p, f32p, f32, f32p, i64, cint]
+    for suffix, ptr, scalar in (("f32", f32p, f32), ("f64", f64p, ctypes.c_double)):
+        getattr(lib, f"gt_axpy_{suffix}").argtypes = [ptr, ptr, scalar, ptr, i64, cint]
+        getattr(lib, f"gt_addcmul_{suffix}").argtypes = [ptr, ptr, ptr, scalar, ptr, i64, cint]
+        getattr(lib, f"gt_addcdiv_{suffix}").argtypes = [ptr, ptr, ptr, scalar, ptr, i64]
+        getattr(lib, f"gt_lerp_{suffix}").argtypes = [ptr, ptr, scalar, ptr, i64, cint]
     for fn in (lib.gt_cascade_sum_f32, lib.gt_cascade_sum_f64):
         fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p] + [i64] * 6 + [cint]
     for fn in (lib.gt_sum_contiguous_f32, lib.gt_sum_contiguous_f64):
@@ -197,23 +198,46 @@ def gelu_backward(grad: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     library().gt_gelu_backward_f32(_ptr(grad), _ptr(x), _ptr(out), x.size)
 
 
+_FUSED_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+
+
+def fusable(*arrays) -> bool:
+    """Equal-shape, C-contiguous arrays, all float32 or all float64, and a loaded
+    library: what the fused loops below take."""
+    first = arrays[0]
+    return isinstance(first, np.ndarray) and first.dtype in _FUSED_SUFFIX and all(
+        isinstance(a, np.ndarray) and a.shape == first.shape and a.dtype == first.dtype and
+        a.flags.c_contiguous for a in arrays) and library() is not None
+
+
+def _fused_loop(name: str, out: np.ndarray):
+    return getattr(library(), f"gt_{name}_{_FUSED_SUFFIX[out.dtype]}")
+
+
+_C_TYPES = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
+
+
+def _ptr_of(array: np.ndarray):
+    return array.ctypes.data_as(ctypes.POINTER(_C_TYPES[array.dtype]))
+
+
 def axpy(a: np.ndarray, b: np.ndarray, alpha: float, out: np.ndarray) -> None:
     """``out = a + alpha * b``: one fused multiply-add per element where ATen's
     loop fuses it (``fused()``), else two roundings."""
-    library().gt_axpy_f32(_ptr(a), _ptr(b), alpha, _ptr(out), out.size, fused())
+    _fused_loop("axpy", out)(_ptr_of(a), _ptr_of(b), alpha, _ptr_of(out), out.size, fused())
 
 
 def addcmul(s, t1, t2, value: float, out, divide: bool = False) -> None:
     """``out = s + value * t1 * t2`` (fused as ``axpy``), or ``s + value * t1 / t2``."""
-    lib = library()
+    args = (_ptr_of(s), _ptr_of(t1), _ptr_of(t2), value, _ptr_of(out), out.size)
     if divide:
-        lib.gt_addcdiv_f32(_ptr(s), _ptr(t1), _ptr(t2), value, _ptr(out), out.size)
+        _fused_loop("addcdiv", out)(*args)
     else:
-        lib.gt_addcmul_f32(_ptr(s), _ptr(t1), _ptr(t2), value, _ptr(out), out.size, fused())
+        _fused_loop("addcmul", out)(*args, fused())
 
 
 def lerp(s: np.ndarray, e: np.ndarray, weight: float, out: np.ndarray) -> None:
-    library().gt_lerp_f32(_ptr(s), _ptr(e), weight, _ptr(out), out.size, fused())
+    _fused_loop("lerp", out)(_ptr_of(s), _ptr_of(e), weight, _ptr_of(out), out.size, fused())
 
 
 def erf(x, complement: bool = False) -> np.ndarray:
@@ -279,8 +303,13 @@ def _round_to_odd(v, err):
 
 def multiply_add(a, b, c):
     """a * b + c as ATen's CPU kernels round it under the capability: fused
-    (``fma``) under AVX2/AVX512, else a rounded product and a rounded sum."""
-    return fma(a, b, c) if fused() else a * b + c
+    (``fma``) under AVX2/AVX512, else a rounded product and a rounded sum.
+    Infinities and NaNs come out of the plain expression, as from a real fma."""
+    plain = a * b + c
+    if not fused():
+        return plain
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(np.isfinite(plain), fma(a, b, c), plain)
 
 
 def cascade_sum(address_in: int, address_out: int, strides, size0: int, size1: int,

@@ -295,12 +295,14 @@ def add_impl(out, self, other, alpha=1):
 
 @quiet
 def _add_float(out, self, other, alpha, rt, compute):
-    if not (alpha == 1 and type(alpha) is int):
+    if not (alpha == 1 and type(alpha) is int) and compute.kind == "f":
         a, b, o = cast_operand(self, rt, compute), cast_operand(other, rt, compute), out._np()
-        if native.same_shape(a, b, o):
-            checked_scalar(alpha, rt)
+        checked_scalar(alpha, rt)
+        if native.fusable(a, b, o):
             native.axpy(a, b, compute.type(alpha), o)   # a + alpha * b, fused as ATen's loop
-            return
+        else:
+            write(out, native.multiply_add(b, compute.type(alpha), a))
+        return
     b = _scaled(cast_operand(other, rt, compute), alpha, compute, rt)
     a, o = cast_operand(self, rt, compute), out._np()
     if o.size < _PARALLEL or not native.binary("add", a, b, o):
@@ -320,12 +322,14 @@ def sub_impl(out, self, other, alpha=1):
     if observed():
         promote_inputs(rt, self, other)
     compute = rt.opmath
-    if not (alpha == 1 and type(alpha) is int):
+    if not (alpha == 1 and type(alpha) is int) and compute.kind == "f":
         a, b, o = cast_operand(self, rt, compute), cast_operand(other, rt, compute), out._np()
-        if native.same_shape(a, b, o):
-            checked_scalar(alpha, rt)
+        checked_scalar(alpha, rt)
+        if native.fusable(a, b, o):
             native.axpy(a, b, -compute.type(alpha), o)   # a - alpha * b = fma(b, -alpha, a)
-            return
+        else:
+            write(out, native.multiply_add(b, -compute.type(alpha), a))
+        return
     b = _scaled(cast_operand(other, rt, compute), alpha, compute, rt)
     a, o = cast_operand(self, rt, compute), out._np()
     if o.size < _PARALLEL or not native.binary("sub", a, b, o):
@@ -608,12 +612,13 @@ def lerp_impl(out, self, end, weight):
         raise not_implemented(f"lerp_kernel_{kind}", self.dtype)
     compute = self.dtype.opmath
     a, b = as_compute(self, compute), as_compute(end, compute)
-    if not isinstance(weight, Tensor) and native.same_shape(a, b, out._np()):
+    if not isinstance(weight, Tensor) and native.fusable(a, b, out._np()):
         native.lerp(a, b, compute.type(weight), out._np())   # fused, as ATen's loop
         return
     w = as_compute(weight, compute)
     diff = b - a
-    write(out, np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (compute.type(1) - w)))
+    write(out, np.where(np.abs(w) < 0.5, native.multiply_add(w, diff, a),
+                        native.multiply_add(w - compute.type(1), diff, b)))
 
 
 # -- comparisons ---------------------------------------------------------------------------

@@ -8,11 +8,10 @@ The three tensors broadcast and promote together (TensorIterator's ternary op).
 The numpy bodies round the way PyTorch's CPU loops do, so optimizer trajectories
 agree bit for bit:
 
-* addcmul's loop body is contracted by the compiler into one fused multiply-add,
-  ``fma(value * tensor1, tensor2, self)``: the product ``(value * tensor1) * tensor2``
-  is never rounded on its own.  numpy has no fma, so float32 computes it in
-  float64 (the product of two float32 values is exact there) and float64 uses an
-  error-free product and sum (``_fma64``);
+* addcmul's loop body is contracted by the compiler into one fused multiply-add
+  under the AVX2/AVX512 capabilities, ``fma(value * tensor1, tensor2, self)``:
+  the product ``(value * tensor1) * tensor2`` is never rounded on its own
+  (``native.multiply_add``: the C loop, or an exact emulation in numpy);
 * addcdiv rounds every step: ``self + (value * tensor1) / tensor2``.
 
 float16/bfloat16 compute in float32 and round once on write, as PyTorch does.
@@ -78,40 +77,17 @@ def _operands(name, self, tensor1, tensor2, value):
     return compute, arrays, compute.type(scalar)
 
 
-def _split(x):
-    """Veltkamp's split of float64 values into two halves whose products are exact."""
-    scaled = x * 134217729.0   # 2**27 + 1
-    high = scaled - (scaled - x)
-    return high, x - high
-
-
-def _fma64(a, b, c):
-    """a * b + c in float64 with a single rounding: the product's rounding error
-    (Dekker's two-product) and the sum's (Knuth's two-sum) are added back."""
-    product = a * b
-    a_high, a_low = _split(a)
-    b_high, b_low = _split(b)
-    product_error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
-    total = product + c
-    c_part = total - product
-    sum_error = (product - (total - c_part)) + (c - c_part)
-    return total + (sum_error + product_error)
-
-
 @impl("addcmul")
 @quiet
 def addcmul_impl(out, self, tensor1, tensor2, value=1):
     compute, (base, t1, t2), scalar = _operands("addcmul", self, tensor1, tensor2, value)
-    if native.same_shape(base, t1, t2, out._np()):
+    if native.fusable(base, t1, t2, out._np()):
         native.addcmul(base, t1, t2, scalar, out._np())   # the fused loop, in C
         return
     scaled = np.multiply(scalar, t1, dtype=compute)
-    if compute == _F32:
-        wide = np.add(np.multiply(scaled, t2, dtype=_F64), base, dtype=_F64)
-        # rounded to float32 once (then to a half output dtype, as PyTorch's loop stores it)
-        write(out, wide if out.dtype.numpy == _F32 else wide.astype(_F32))
-    elif compute == _F64:
-        write(out, _fma64(scaled, np.asarray(t2, dtype=_F64), np.asarray(base, dtype=_F64)))
+    if compute in (_F32, _F64):     # then to a half output dtype, as PyTorch's loop stores it
+        write(out, native.multiply_add(scaled, np.asarray(t2, dtype=compute),
+                                       np.asarray(base, dtype=compute)))
     else:   # integers (wrapping) and complex numbers: no fused rounding to mimic
         write(out, np.add(base, np.multiply(scaled, t2, dtype=compute), dtype=compute))
 
@@ -120,7 +96,7 @@ def addcmul_impl(out, self, tensor1, tensor2, value=1):
 @quiet
 def addcdiv_impl(out, self, tensor1, tensor2, value=1):
     compute, (base, t1, t2), scalar = _operands("addcdiv", self, tensor1, tensor2, value)
-    if native.same_shape(base, t1, t2, out._np()):
+    if native.fusable(base, t1, t2, out._np()):
         native.addcmul(base, t1, t2, scalar, out._np(), divide=True)
         return
     quotient = np.divide(np.multiply(scalar, t1, dtype=compute), t2, dtype=compute)
