@@ -88,10 +88,8 @@ REMAINING = {
             "(PyTorch: empty, to, lift_fresh, detach_ -> detach_)",
     "cnn": "convolution/native_batch_norm(_backward)/convolution_backward internals "
            "(_convolution -> mkldnn_convolution -> empty, as_strided_, resize_; empty_like, empty)",
-    "gpt": "embedding (reshape/view, index_select internals), native_layer_norm(_backward) "
-           "internals, masked_fill (expand, clone, masked_fill_), cat's narrow/slice in "
-           "SplitBackward0, embedding_dense_backward (zeros, view); the engine accumulates "
-           "with add where PyTorch uses add_",
+    "gpt": "masked_fill is one kernel (ATen: expand x2, clone, masked_fill_); cat's slow "
+           "path in SplitBackward0 (ATen: narrow -> slice -> as_strided per input)",
 }
 
 

@@ -26,6 +26,7 @@ import heapq
 import itertools
 import sys
 
+from .._core import dispatch_key as dk
 from .._core.tls import state as _tls
 from .._tensor import Tensor
 from . import anomaly_mode
@@ -266,12 +267,15 @@ def _evaluate_function(task, node, grads, buffers, dependencies, heap) -> None:
 
 def _accumulate(buffer, pos, grad) -> None:
     """InputBuffer::accumulate: a second gradient for the same input is added
-    in place (``add_``) into the buffered one when grad mode is off and the
-    buffer holds the last reference to a plain dense tensor and to its storage
-    (nothing else can see the change); otherwise out of place (``add``)."""
+    in place (``add_``) into the buffered one when grad mode is off, neither
+    is subclass-like (a ``__torch_dispatch__`` tensor, or any tensor while a
+    dispatch mode is on) and the buffer holds the last reference to a dense
+    tensor and to its storage (nothing else can see the change); otherwise
+    out of place (``add``)."""
     old = buffer[pos]
     # references: buffer[pos], old, getrefcount's argument / old._storage, the argument
-    if not _tls.grad_enabled and type(old) is Tensor and type(grad) is Tensor and \
+    if not _tls.grad_enabled and not _tls.dispatch_modes and \
+            not (old._keys | grad._keys) & dk.PYTHON and \
             sys.getrefcount(old) == 3 and sys.getrefcount(old._storage) == 2 and \
             old.is_non_overlapping_and_dense():
         old.add_(grad)

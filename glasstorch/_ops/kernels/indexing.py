@@ -23,6 +23,7 @@ from ..._tensor import Tensor
 from ..structured import (TensorMeta, assert_no_overlap, broadcast_shapes, empty_tensor,
                           iterator_strides, overlap_rule, wrap_dim)
 from . import impl, kernel, meta
+from ._inner import inner, inner_op, observed
 from .view import _shape_str, assign, compute_stride, expand_geometry, strides_for_format
 
 _INDEX_TYPES = (dt.int64, dt.int32)
@@ -213,7 +214,6 @@ def index_put_impl(out, self, indices, values, accumulate=False):
 
 # -- index_select, gather, scatter, take ---------------------------------------------
 
-@meta("index_select")
 def index_select_meta(self, dim, index):
     if len(index._shape) > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -230,11 +230,28 @@ def index_select_meta(self, dim, index):
     return TensorMeta(shape, self.dtype)
 
 
-@impl("index_select")
-def index_select_impl(out, self, dim, index):
-    idx = index._np().reshape(-1)
+@kernel("index_select")
+@inner_op("aten::index_select")
+def index_select(self, dim, index):
+    """ATen's index_select_cpu_: an ``empty`` result (resized in place, no
+    dispatch); for a >1-d input its slice loop selects the first slice of
+    input and result, except on the dim-1 fast path into a contiguous result
+    (numpy needs no slices: they are dispatched only while observed)."""
+    spec = index_select_meta(self, dim, index)
+    out = inner.empty(spec.shape, dtype=spec.dtype, device=self.device)
     ndim = len(self._shape)
     dim = wrap_dim(dim, ndim)
+    if observed() and ndim > 1 and index.numel() and self.numel() and dim != 1:
+        inner.select(self, dim, 0)
+        inner.select(out, dim, 0)
+    if self.device.type == "cpu":
+        _index_select_fill(out, self, dim, index)
+    return out
+
+
+def _index_select_fill(out, self, dim, index):
+    idx = index._np().reshape(-1)
+    ndim = len(self._shape)
     size = self._shape[dim] if ndim else 1
     if idx.size and (idx.min() < 0 or idx.max() >= size):
         raise IndexError("index out of range in self")

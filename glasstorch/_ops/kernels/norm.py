@@ -416,8 +416,10 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 # -- embedding -------------------------------------------------------------------------
 
-@meta("embedding")
-def embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+@kernel("embedding")
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """ATen's embedding: rows of ``weight`` picked by ``index_select`` over the
+    flattened indices (``reshape``), then viewed to indices' shape + (D,)."""
     if indices.dtype not in (dt.int64, dt.int32):
         raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got "
@@ -425,16 +427,10 @@ def embedding_meta(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sp
                            "for embedding)")
     if len(weight._shape) != 2:
         raise RuntimeError("'weight' must be 2-D")
-    return TensorMeta(tuple(indices._shape) + (weight._shape[1],), weight.dtype)
-
-
-@impl("embedding")
-def embedding_impl(out, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    idx = indices._np()
-    num = weight._shape[0]
-    if idx.size and (idx.min() < -num or idx.max() >= num or idx.min() < 0):
-        raise IndexError("index out of range in self")
-    np.take(weight._np(), idx, axis=0, out=out._np())
+    if len(indices._shape) == 1:
+        return inner.index_select(weight, 0, indices)
+    rows = inner.index_select(weight, 0, inner.reshape(indices, [-1]))
+    return inner.view(rows, list(indices._shape) + [weight._shape[1]])
 
 
 # -- dropout ---------------------------------------------------------------------------

@@ -198,6 +198,7 @@ def _reshape_alias(self, size, stride):
 
 
 @kernel("reshape")
+@inner_op("aten::reshape")
 def reshape(self, shape):
     """A view when the strides allow it (``view`` for a contiguous tensor, else
     ``_reshape_alias``, as PyTorch records them; ``view`` again for a
