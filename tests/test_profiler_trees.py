@@ -77,6 +77,12 @@ SINGLE_OPS = {
     "layer_norm": lambda lib, x: lib.nn.functional.layer_norm(x, (4,)),
     "dropout_eval": lambda lib, x: lib.nn.functional.dropout(x, 0.5, training=False),
     "mse_loss": lambda lib, x: lib.nn.functional.mse_loss(x, x * 2),
+    "cat_dim0": lambda lib, x: lib.cat([x, x]),
+    "cat_same_strides": lambda lib, x: lib.cat([x.t(), x.t()], 1),
+    "cat_mixed_strides": lambda lib, x: lib.cat([x, x.t().contiguous().t()]),
+    "cat_int_dim1": lambda lib, x: lib.cat([x.long(), x.long()], 1),
+    "embedding_2d": lambda lib, x: lib.nn.functional.embedding(lib.arange(3).view(1, 3), x),
+    "index_select_dim1": lambda lib, x: x.index_select(1, lib.arange(0, 4, 3)),
 }
 
 

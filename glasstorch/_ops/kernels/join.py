@@ -16,6 +16,9 @@ from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, check_same_device, wrap_dim
 from ..._tensor import channels_last_strides
 from . import impl, kernel, meta
+from ._inner import inner
+from .factory import GRAIN_SIZE
+from .native import get_num_threads
 from .view import _shape_str, assign, suggest_memory_format
 
 
@@ -60,29 +63,50 @@ def cat_meta(tensors, dim=0):
                     "list.")
         total += t._shape[dim]
     shape = ref._shape[:dim] + (total,) + ref._shape[dim + 1:]
+    fmt = _cat_memory_format(tensors)
+    return TensorMeta(shape, dtype,
+                      None if fmt is contiguous_format else channels_last_strides(shape))
+
+
+def _cat_memory_format(tensors):
+    """channels_last(_3d) when every input suggests it, else contiguous."""
     fmt = None
     for t in tensors:
         f = suggest_memory_format(t)
         if f is contiguous_format or (fmt is not None and f is not fmt):
-            fmt = None
-            break
+            return contiguous_format
         fmt = f
-    return TensorMeta(shape, dtype, channels_last_strides(shape) if fmt is not None else None)
+    return fmt
 
 
 @impl("cat")
 def cat_impl(out, tensors, dim=0):
+    """Each input into its slice of ``out``.  As ATen's cat_out_cpu: a small
+    (or single-thread) cat of contiguous same-dtype inputs copies directly
+    (along dim 0, or of a floating dtype); otherwise it copies through
+    ``narrow`` views of the result: one view reused when every input has the
+    same sizes and strides, else one view per input."""
     kept = [t for t in tensors if not _skipped(t)]
-    if not kept:
+    if not kept or not out.numel():
         return
     dim = wrap_dim(dim, len(kept[0]._shape))
+    fmt = _cat_memory_format(tensors)
+    same_dtype = all(t.dtype is out.dtype for t in tensors)
+    direct = (out.numel() < GRAIN_SIZE or get_num_threads() == 1) and same_dtype and \
+        all(t.is_contiguous(memory_format=fmt) for t in kept) and \
+        (dim == 0 and fmt is contiguous_format or out.dtype.is_floating_point)
+    if not direct and all(t._shape == kept[0]._shape and t._stride == kept[0]._stride
+                          for t in kept) and out.is_contiguous(memory_format=fmt) and same_dtype:
+        inner.narrow(out, dim, 0, kept[0]._shape[dim])     # the one view ATen reuses
+        direct = True
     dst = out._np()
     lead = (slice(None),) * dim
     start = 0
     for t in kept:
         n = t._shape[dim]
-        if n:
-            assign(dst[lead + (slice(start, start + n),)], t._np(), out.dtype, t.dtype)
+        into = dst[lead + (slice(start, start + n),)] if direct else \
+            inner.narrow(out, dim, start, n)._np()
+        assign(into, t._np(), out.dtype, t.dtype)
         start += n
 
 
