@@ -83,6 +83,8 @@ SINGLE_OPS = {
     "cat_int_dim1": lambda lib, x: lib.cat([x.long(), x.long()], 1),
     "embedding_2d": lambda lib, x: lib.nn.functional.embedding(lib.arange(3).view(1, 3), x),
     "index_select_dim1": lambda lib, x: x.index_select(1, lib.arange(0, 4, 3)),
+    "masked_fill_same_shape": lambda lib, x: x.masked_fill(x > 0, 0.5),
+    "masked_fill_broadcast": lambda lib, x: x.masked_fill(x[0] > 0, x[0, 0]),
 }
 
 
@@ -94,8 +96,6 @@ REMAINING = {
             "(PyTorch: empty, to, lift_fresh, detach_ -> detach_)",
     "cnn": "convolution/native_batch_norm(_backward)/convolution_backward internals "
            "(_convolution -> mkldnn_convolution -> empty, as_strided_, resize_; empty_like, empty)",
-    "gpt": "masked_fill is one kernel (ATen: expand x2, clone, masked_fill_); cat's slow "
-           "path in SplitBackward0 (ATen: narrow -> slice -> as_strided per input)",
 }
 
 

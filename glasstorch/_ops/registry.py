@@ -254,7 +254,8 @@ def _load_entry(entry, debug):
         derived[kind].tags = derived_tags(entry, derived_entry.name.split("::")[1], kind, op.tags)
 
     if structured:
-        _register_structured(structured, op, derived, debug)
+        own = {key for keys in entry.get("dispatch") or {} for key in _parse_keys(keys)}
+        _register_structured(structured, op, derived, debug, own)
     elif "out" in derived:
         _register_out_wrapper(op, derived["out"], debug)
     for keys, kernel_name in (entry.get("dispatch") or {}).items():
@@ -330,7 +331,10 @@ def _kernel(name, qualified):
                            "but no @kernel with that name exists") from None
 
 
-def _register_structured(name, op, derived, debug):
+def _register_structured(name, op, derived, debug, own=()):
+    """The kernels derived from a meta rule and impl; a functional kernel
+    for a key listed in the entry's ``dispatch`` (``own``) is that one instead
+    (a composite functional whose in-place and out= variants are structured)."""
     meta_rule = kernel_modules.META_RULES.get(name)
     if meta_rule is None:
         raise RuntimeError(f"{op._name}: structured op '{name}' has no meta rule (@meta)")
@@ -342,7 +346,8 @@ def _register_structured(name, op, derived, debug):
     for key, body in ((DispatchKey.CPU, impl_fn), (DispatchKey.Meta, None)):
         functional, inplace, out_variant, out_names = make_structured_kernels(name, meta_rule, body,
                                                                               overlap)
-        op._entry.register(key, KernelFunction(functional, UNBOXED, debug), update=False)
+        if key not in own:
+            op._entry.register(key, KernelFunction(functional, UNBOXED, debug), update=False)
         if "inplace" in derived:
             derived["inplace"]._entry.register(key, KernelFunction(inplace, UNBOXED, debug))
         if "out" in derived and Tag.generated not in derived["out"].tags:

@@ -26,13 +26,14 @@ import ml_dtypes
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.layout import contiguous_format
 from ..._tensor import Tensor
 from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device,
                           checked_convert, elementwise_strides, empty_tensor, overlap_rule,
                           result_type)
 from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta, native
-from ._inner import observed
+from ._inner import inner, observed
 
 FLOATING = dt.FLOATING
 _PARALLEL = native.MIN_PARALLEL   # large float32 arithmetic runs threaded (kernels/native.c)
@@ -1135,6 +1136,23 @@ def masked_fill_meta(self, mask, value):
                            f"tensor with {len(value._shape)} dimension(s).")
     check_same_device(self, mask)
     return TensorMeta(broadcast_shapes(mask._shape, self._shape), self.dtype)
+
+
+@kernel("masked_fill")
+def masked_fill(self, mask, value):
+    """ATen's functional masked_fill (CompositeExplicitAutograd): self and
+    mask expanded to their broadcast shape when they differ (only self's
+    expansion is used: the mask's is dispatched only while observed), a
+    contiguous clone, then ``masked_fill_`` with the original mask."""
+    if mask._shape != self._shape:
+        shape = list(broadcast_shapes(mask._shape, self._shape))
+        if observed():
+            inner.expand(mask, shape)
+        self = inner.expand(self, shape)
+    result = inner.clone(self, memory_format=contiguous_format)
+    fill_ = ops.aten.masked_fill_.Tensor if isinstance(value, Tensor) else \
+        ops.aten.masked_fill_.Scalar
+    return fill_(result, mask, value)
 
 
 @impl("masked_fill")
