@@ -2,8 +2,9 @@
 
 The same programs run under both profilers.  Compared exactly: what autograd
 sees of the forward pass (the ops called with an autograd key and grad mode
-on, ``sequence_nr >= 0``: below that, PyTorch's C++ kernels call helper ops
-glasstorch's numpy kernels don't), the backward steps and the ops backward
+on, ``sequence_nr >= 0``; the inner ops kernels dispatch below it, which
+glasstorch's kernels dispatch too while observed, are compared op for op in
+tests/test_profiler_trees.py), the backward steps and the ops backward
 nodes call, labels, call counts, table columns, memory columns, FLOPs, trace
 layout, errors and warnings.  Times are checked for consistency only (self
 <= total, parents contain children, all within the wall time).
