@@ -1,0 +1,80 @@
+"""Histograms (ATen's native/Histogram.cpp and cpu/HistogramKernel.cpp).
+
+    histc(x, bins, min, max)   counts of x in ``bins`` equal-width bins over [min, max]
+                               (min == max: the data's range); outside elements and NaNs
+                               are dropped, an element equal to max falls in the last bin
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..._core import dtype as dt
+from ..structured import TensorMeta
+from . import impl, meta
+from .factory import _linspace_values
+
+__all__ = []
+
+
+class _HistMeta(TensorMeta):
+    """histc's ``out=`` must have the input's dtype exactly (histogramdd_check_inputs)."""
+
+    __slots__ = ("input_dtype",)
+
+    def check_out(self, out_dtype):
+        if out_dtype is not self.dtype:
+            raise RuntimeError(
+                "torch.histogram: input tensor and hist tensor should have the same dtype, but "
+                f"got input {dt.type_meta_name(self.dtype)} and hist "
+                f"{dt.type_meta_name(out_dtype)}")
+
+
+@meta("histc")
+def histc_meta(self, bins=100, min=0, max=0):
+    if bins <= 0:
+        # The meta kernel (meta_registrations) words it differently from the CPU's.
+        raise RuntimeError(f"histc(): bins must be > 0, but got {bins}" if self.device.type == "meta"
+                           else f"torch.histogram(): bins must be > 0, but got {bins} for "
+                                "dimension 0")
+    return _HistMeta((bins,), self.dtype)
+
+
+def _shown(v):
+    """A double as C++'s ostream prints it (NaN with its sign)."""
+    return ("-nan" if math.copysign(1, v) < 0 else "nan") if math.isnan(v) else f"{v:g}"
+
+
+def _outer_edges(values, lo, hi, dtype):
+    """histc_select_outer_bin_edges: [min, max], the data's range when they are
+    equal, widened by one each way when that range is a point."""
+    if lo == hi and values.size:
+        lo, hi = float(values.min()), float(values.max())
+        if math.isnan(lo) and dtype is not dt.bfloat16:
+            # aminmax's vector loop yields the CPU's default NaN (sign bit set);
+            # bfloat16's, reduced in float and converted, a positive one
+            lo = hi = -math.nan
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_shown(lo)}, {_shown(hi)}] is not finite")
+    if not lo < hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    return lo, hi
+
+
+@impl("histc")
+def histc_impl(out, self, bins=100, min=0, max=0):
+    """The bin edges are ``linspace(lo, hi, bins + 1)`` in the input's dtype; an
+    element's bin is the last edge not above it (HistogramKernel's upper_bound
+    search), the rightmost edge closing the last bin."""
+    if self.dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"histogram_cpu" not implemented for \'{self.dtype._short}\'')
+    values = self._np().astype(np.float64).ravel()
+    lo, hi = _outer_edges(values, float(min), float(max), self.dtype)
+    edges = _linspace_values(lo, hi, bins + 1, self.dtype).astype(self.dtype.numpy) \
+        .astype(np.float64)
+    kept = values[(values >= edges[0]) & (values <= edges[-1])]
+    pos = np.minimum(np.searchsorted(edges, kept, side="right") - 1, bins - 1)
+    out._np()[...] = np.bincount(pos, minlength=bins)
