@@ -242,9 +242,15 @@ class PythonSignature:
         return result
 
     def describe(self) -> str:
+        """The signature as PyTorch's messages list it (torchgen's signature_str):
+        ``out`` after the keyword-only inputs; a factory's tensor options last, as
+        Python sees them (every default None but ``pin_memory = False``, and
+        ``requires_grad = False`` added)."""
+        names = {arg.name for arg in self.schema.arguments}
+        options = _FACTORY_OPTIONS if _FACTORY_OPTIONS <= names else ()
         parts, star = [], False
         for pyname, arg, kwonly in self.params():
-            if self.method and arg.name == "self":
+            if (self.method and arg.name == "self") or arg.name in options:
                 continue
             if kwonly and not star:
                 parts.append("*")
@@ -253,11 +259,33 @@ class PythonSignature:
             if arg.has_default_value():
                 text += f" = {_default_repr(arg.default_value)}"
             parts.append(text)
+        if (self.out_op is not None or options) and not star:
+            parts.append("*")
         if self.out_op is not None:
-            if not star:
-                parts.append("*")
             parts.append("Tensor out = None")
+        if options:
+            parts += ["torch.dtype dtype = None", "torch.layout layout = None",
+                      "torch.device device = None", "bool pin_memory = False",
+                      "bool requires_grad = False"]
         return "(" + ", ".join(parts) + ")"
+
+
+# A factory's TensorOptions arguments (torchgen's PythonSignature.tensor_options_args).
+_FACTORY_OPTIONS = frozenset(("dtype", "layout", "device", "pin_memory"))
+
+
+def _listing_order(signatures):
+    """torchgen sorts a function's overloads by their signature strings before
+    ordering them by type: of two that differ only by a keyword-only
+    ``Generator`` (rand, rand.generator), the generator one is listed first."""
+    def key(sig):
+        return [(a.name, str(a.type)) for a in sig.schema.arguments if a.name != "generator"]
+    ordered = list(signatures)
+    for i, sig in enumerate(ordered):
+        twin = next((j for j in range(i) if key(ordered[j]) == key(sig)), None)
+        if twin is not None and any(a.name == "generator" for a in sig.schema.arguments):
+            ordered.insert(twin, ordered.pop(i))
+    return ordered
 
 
 def _default_repr(v):
@@ -399,7 +427,7 @@ def invalid_arguments_message(name, signatures, args, kwargs) -> str:
         args = args[1:]
     got = ", ".join([_type_name(a) for a in args] +
                     [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
-    expected = "\n".join(f" * {sig.describe()}" for sig in signatures)
+    expected = "\n".join(f" * {sig.describe()}" for sig in _listing_order(signatures))
     return (f"{name}() received an invalid combination of arguments - got ({got}), "
             f"but expected one of:\n{expected}\n")
 
