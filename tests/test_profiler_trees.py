@@ -85,6 +85,14 @@ SINGLE_OPS = {
     "index_select_dim1": lambda lib, x: x.index_select(1, lib.arange(0, 4, 3)),
     "masked_fill_same_shape": lambda lib, x: x.masked_fill(x > 0, 0.5),
     "masked_fill_broadcast": lambda lib, x: x.masked_fill(x[0] > 0, x[0, 0]),
+    "batch_norm_train_4d": lambda lib, x: lib.nn.functional.batch_norm(
+        x.view(1, 3, 2, 2), None, None, training=True),
+    "batch_norm_eval_4d": lambda lib, x: lib.nn.functional.batch_norm(
+        x.view(1, 3, 2, 2), x[0, :3], x[1, :3] * x[1, :3] + 1),
+    "batch_norm_train_2d": lambda lib, x: lib.nn.functional.batch_norm(x, None, None,
+                                                                        training=True),
+    "batch_norm_train_channels_last": lambda lib, x: lib.nn.functional.batch_norm(
+        x.view(1, 2, 2, 3).permute(0, 3, 1, 2), None, None, training=True),
 }
 
 

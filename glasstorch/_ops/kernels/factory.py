@@ -95,9 +95,10 @@ def _dtype(dtype):
 # -- empty ---------------------------------------------------------------------------
 
 @inner_op("aten::empty.memory_format")
-def _empty_unchecked(size, *, dtype, device):
-    """empty (contiguous) for the valid sizes a kernel computed (nothing to check)."""
-    return empty_tensor(tuple(size), dtype, resolve_device(device))
+def _empty_unchecked(size, *, dtype, device, memory_format=None):
+    """empty for the valid sizes a kernel computed (nothing to check)."""
+    size = tuple(size)
+    return empty_tensor(size, dtype, resolve_device(device), strides_for(size, memory_format))
 
 
 @kernel("empty")
@@ -150,11 +151,15 @@ def like_strides(self, memory_format):
 @inner_op("aten::empty_like")
 def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
                memory_format=None):
+    """ATen's empty_like: a dense input keeps its strides (``empty_strided``)
+    unless a memory format is asked for (``empty`` in that format)."""
     stride = like_strides(self, memory_format)
     dtype = dtype if dtype is not None else self.dtype
     device = device if device is not None else self.device
     if stride is None:
         return inner.empty(self._shape, dtype=dtype, device=device)
+    if memory_format is not None and memory_format is not preserve_format:
+        return inner.empty(self._shape, dtype=dtype, device=device, memory_format=memory_format)
     return inner.empty_strided(self._shape, stride, dtype=dtype, device=device)
 
 

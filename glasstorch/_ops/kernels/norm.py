@@ -34,7 +34,8 @@ from ..._tensor import channels_last_strides
 from ..structured import TensorMeta, empty_tensor, wrap_dim
 from .conv import _is_channels_last
 from . import impl, kernel, meta
-from ._inner import inner
+from ._inner import inner, observed
+from .view import suggest_memory_format
 
 aten = ops.aten
 
@@ -234,6 +235,39 @@ def native_batch_norm_meta(input, weight, bias, running_mean, running_var, train
     strides = channels_last_strides(input._shape) if _is_channels_last(input) else None
     return (TensorMeta(input._shape, input.dtype, strides), TensorMeta(saved, stats),
             TensorMeta(saved, stats))
+
+
+@kernel("native_batch_norm")
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """ATen's batch_norm_cpu: the output is ``empty_like`` in the input's
+    suggested memory format, the saved statistics ``empty``; its statistics
+    pass allocates per-channel scratch that numpy needs not (dispatched only
+    while observed): 2 tensors in eval; while training 4, or on the
+    channels-last kernels (a channels-last input, or a contiguous one whose
+    channels are innermost) 2, a zeroed accumulator and a per-thread
+    ``zeros`` buffer, then 2 more."""
+    _, mean_spec, _ = native_batch_norm_meta(input, weight, bias, running_mean, running_var,
+                                             training, momentum, eps)
+    device = input.device
+    out = inner.empty_like(input, memory_format=suggest_memory_format(input))
+    saved = [inner.empty(list(mean_spec.shape), dtype=mean_spec.dtype, device=device)
+             for _ in range(2)]
+    if observed():
+        channels = [input._shape[1]]
+        scratch = [inner.empty(channels, dtype=mean_spec.dtype, device=device)
+                   for _ in range(2)]
+        if training and (_is_channels_last(input) or
+                         input._is_contiguous() and input._stride[1] == 1):
+            inner.zeros([1] + channels, dtype=mean_spec.dtype, device=device)
+            inner.zero_(scratch[1])
+        if training:
+            scratch += [inner.empty(channels, dtype=mean_spec.dtype, device=device)
+                        for _ in range(2)]
+    outs = (out, *saved)
+    if device.type == "cpu":
+        native_batch_norm_impl(outs, input, weight, bias, running_mean, running_var, training,
+                               momentum, eps)
+    return outs
 
 
 def _update_running(running, batch_stat, momentum):
