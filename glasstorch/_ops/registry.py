@@ -35,7 +35,8 @@ from . import barebones_unsigned, kernels as kernel_modules
 from .fallbacks import register_builtin_fallbacks
 from .tags import Tag, declared_tags, derived_tags
 from .structured import (TENSOR_ITERATOR_OVERLAP, TensorMeta, allocate_outputs, check_out_cast,
-                         check_overlap, convert_array, empty_tensor)
+                         check_overlap, convert_array, empty_tensor, in_loop_order,
+                         unproven_overlap)
 
 YAML_PATH = os.path.join(os.path.dirname(__file__), "native_functions.yaml")
 DERIVATIVES_PATH = os.path.join(os.path.dirname(__file__), "derivatives.yaml")
@@ -149,7 +150,8 @@ def make_structured_kernels(name, meta_rule, impl_fn, overlap=TENSOR_ITERATOR_OV
                                f"broadcast shape {list(spec.shape)}")
         check_out_cast(spec.dtype, self.dtype)
         if impl_fn is not None:
-            _compute_into(impl_fn, spec, self, (self, *args), kwargs)
+            compute = _compute_into if overlap is None else _compute_elementwise_into
+            compute(impl_fn, spec, self, (self, *args), kwargs)
         return self
 
     def out_variant(*args, **kwargs):
@@ -165,7 +167,8 @@ def make_structured_kernels(name, meta_rule, impl_fn, overlap=TENSOR_ITERATOR_OV
                 _resize_out(o, s.shape, s.stride)
         if impl_fn is not None:
             if len(outs) == 1:
-                _compute_into(impl_fn, spec, outs[0], args, kwargs)
+                compute = _compute_into if overlap is None else _compute_elementwise_into
+                compute(impl_fn, spec, outs[0], args, kwargs)
             else:
                 impl_fn(outs, *args, **kwargs)
         return outs[0] if len(outs) == 1 else outs
@@ -174,6 +177,29 @@ def make_structured_kernels(name, meta_rule, impl_fn, overlap=TENSOR_ITERATOR_OV
     for fn, suffix in ((functional, ""), (inplace, "_inplace"), (out_variant, "_out")):
         fn.__name__ = fn.__qualname__ = f"{name}{suffix}"
     return functional, inplace, out_variant, out_names
+
+
+def _compute_elementwise_into(impl_fn, spec, out, args, kwargs):
+    """``_compute_into`` for an elementwise op (one that checks overlap): an input
+    sharing memory with ``out`` in a way the checks let through is computed one
+    element at a time, in TensorIterator's loop order (``unproven_overlap``)."""
+    if not unproven_overlap(out, args):
+        _compute_into(impl_fn, spec, out, args, kwargs)
+        return
+    for index in in_loop_order(out._shape, out._stride):
+        element = [_element(a, out._shape, index) for a in (out, *args)]
+        _compute_into(impl_fn, spec, element[0], element[1:], kwargs)
+
+
+def _element(t, shape, index):
+    """The 0-d view of tensor argument ``t`` (broadcast to ``shape``) at ``index``;
+    other arguments pass through."""
+    if not isinstance(t, Tensor):
+        return t
+    lead = len(shape) - t.dim()
+    offset = t._offset + sum(i * st for i, n, st in zip(index[lead:], t._shape, t._stride)
+                             if n != 1)
+    return ops.aten.as_strided.default(t, [], [], offset)
 
 
 def _compute_into(impl_fn, spec, out, args, kwargs):

@@ -341,6 +341,33 @@ def assert_no_overlap(out, inp):
         raise RuntimeError(_INPUT_OVERLAP)
 
 
+def unproven_overlap(written, tensors) -> bool:
+    """Does ``written`` share memory with one of ``tensors`` laid out differently?
+    The checks above let that through only when they cannot judge it (a layout
+    with holes: get_overlap_status's TOO_HARD); TensorIterator's loop then runs
+    element by element, so an element may read what an earlier one wrote, where
+    numpy would buffer the whole input first.  Kernels then use ``in_loop_order``."""
+    storage, w = written._storage, None
+    for t in tensors:
+        if isinstance(t, Tensor) and t._storage is storage and t is not written and \
+                (t._offset, t._stride) != (written._offset, written._stride):
+            w = written._np() if w is None else w
+            if np.shares_memory(w, t._np()):
+                return True
+    return False
+
+
+def in_loop_order(shape, stride):
+    """The indices of a tensor in TensorIterator's loop order: its dims ordered by
+    stride, the largest outermost (reorder_dimensions)."""
+    order = sorted(range(len(shape)), key=lambda d: -abs(stride[d]))
+    for index in np.ndindex(*[shape[d] for d in order]):
+        full = [0] * len(shape)
+        for d, i in zip(order, index):
+            full[d] = i
+        yield tuple(full)
+
+
 def overlap_rule(*, inputs=assert_no_partial_overlap, expanded=None):
     """Decorate a meta rule whose in-place/``out=`` kernels check overlap differently
     from TensorIterator's default: ``inputs`` checks each input against the written

@@ -39,7 +39,7 @@ from ..._dispatcher.dispatcher import function_range, ops
 from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
                         channels_last_strides, contiguous_strides)
 from ..structured import (TensorMeta, broadcast_shapes, check_overlap, convert_array,
-                          iterator_strides, wrap_dim)
+                          in_loop_order, iterator_strides, unproven_overlap, wrap_dim)
 from . import KERNELS, impl, kernel, meta
 from ._inner import inner, inner_op
 from ..._tensor import version_counter
@@ -843,6 +843,12 @@ def copy_(self, src, non_blocking=False):
         if src is self:
             return self
         check_overlap(self, self, (src,), {})
+        if unproven_overlap(self, (src,)):
+            dst, source = self._np(), np.broadcast_to(src._np(), shape)
+            for index in in_loop_order(self._shape, self._stride):
+                at = index + (Ellipsis,)       # a 0-d view, not a copied scalar
+                assign(dst[at], source[at], self.dtype, src.dtype)
+            return self
         assign(self._np(), src._cpu_array(), self.dtype, src.dtype)
         return self
     if self.device.type != "meta":
