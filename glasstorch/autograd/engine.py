@@ -238,7 +238,7 @@ def _evaluate_function(task, node, grads, buffers, dependencies, heap) -> None:
             _capture(task, node, grads)
         if not needed:
             return
-    outputs = _call_function(node, grads, task.keep_graph)
+    outputs = list(_call_function(node, grads, task.keep_graph))
     grads = None
     if anomaly_mode.state.enabled and anomaly_mode.state.check_nan:
         anomaly_mode.check_nan(node, outputs)
@@ -256,6 +256,7 @@ def _evaluate_function(task, node, grads, buffers, dependencies, heap) -> None:
         if buffer is None:
             buffer = buffers[nxt] = [None] * len(nxt._input_metadata)
         grad = outputs[i]
+        outputs[i] = None   # moved into the buffer (the engine moves it: see _accumulate)
         if grad is not None:
             if buffer[input_nr] is None:
                 buffer[input_nr] = grad

@@ -315,15 +315,22 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     ``train``, else the running ones):
         train: dx = invstd * w * (g - mean(g) - x_hat * mean(g * x_hat))
         eval:  dx = invstd * w * g
-        dweight = sum(g * x_hat),  dbias = sum(g)."""
-    channels = input._shape[1]
+        dweight = sum(g * x_hat),  dbias = sum(g).
+    As ATen's batch_norm_backward_cpu: ``empty_like`` (the input's suggested
+    memory format) for dx, ``empty`` for dweight and dbias; its contiguous
+    kernel's scratch (an ``empty_like`` of the input) is dispatched only while
+    observed.  (The scratch of its channels-last and non-contiguous-gradient
+    kernels is not mirrored.)"""
+    channels = [input._shape[1]]
     param_dtype = weight.dtype if weight is not None else input.dtype
-    strides = channels_last_strides(input._shape) if _is_channels_last(input) else None
-    specs = [TensorMeta(input._shape, input.dtype, strides) if output_mask[0] else None,
-             TensorMeta((channels,), param_dtype) if output_mask[1] else None,
-             TensorMeta((channels,), param_dtype) if output_mask[2] else None]
-    outs = tuple(empty_tensor(s.shape, s.dtype, input.device, s.stride) if s is not None
-                 else None for s in specs)
+    device = input.device
+    fmt = suggest_memory_format(input)
+    outs = (inner.empty_like(input, memory_format=fmt) if output_mask[0] else None,
+            inner.empty(channels, dtype=param_dtype, device=device) if output_mask[1] else None,
+            inner.empty(channels, dtype=param_dtype, device=device) if output_mask[2] else None)
+    if observed() and input._is_contiguous() and grad_out._is_contiguous() and \
+            not (_is_channels_last(input) or input._stride[1] == 1):
+        inner.empty_like(input, memory_format=fmt)
     if input.device.type != "cpu":
         return outs
     compute = input.dtype.opmath
