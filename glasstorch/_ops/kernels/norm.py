@@ -31,7 +31,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
-from ..structured import TensorMeta, empty_tensor, wrap_dim
+from ..structured import TensorMeta, wrap_dim
 from .conv import _is_channels_last
 from . import impl, kernel, meta
 from ._inner import inner, observed
