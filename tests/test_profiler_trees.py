@@ -16,8 +16,6 @@ import torch
 import glasstorch as gt
 from examples.dual import load_example
 
-from .nn_differential import copy_state
-
 
 def event_tree(prof):
     """[(name, children), ...] of the top-level events, in start order."""
