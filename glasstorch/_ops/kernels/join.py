@@ -93,7 +93,8 @@ def cat_impl(out, tensors, dim=0):
     fmt = _cat_memory_format(tensors)
     same_dtype = all(t.dtype is out.dtype for t in tensors)
     direct = (out.numel() < GRAIN_SIZE or get_num_threads() == 1) and same_dtype and \
-        all(t.is_contiguous(memory_format=fmt) for t in kept) and \
+        all(t._is_contiguous() if fmt is contiguous_format else
+            t.is_contiguous(memory_format=fmt) for t in kept) and \
         (dim == 0 and fmt is contiguous_format or out.dtype.is_floating_point)
     if not direct and all(t._shape == kept[0]._shape and t._stride == kept[0]._stride
                           for t in kept) and out.is_contiguous(memory_format=fmt) and same_dtype:
