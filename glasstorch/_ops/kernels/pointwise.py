@@ -33,7 +33,7 @@ from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device,
                           result_type)
 from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta, native
-from ._inner import inner, observed
+from ._inner import inner, inner_op, observed
 
 FLOATING = dt.FLOATING
 _PARALLEL = native.MIN_PARALLEL   # large float32 arithmetic runs threaded (kernels/native.c)
@@ -1150,9 +1150,19 @@ def masked_fill(self, mask, value):
             inner.expand(mask, shape)
         self = inner.expand(self, shape)
     result = inner.clone(self, memory_format=contiguous_format)
-    fill_ = ops.aten.masked_fill_.Tensor if isinstance(value, Tensor) else \
-        ops.aten.masked_fill_.Scalar
-    return fill_(result, mask, value)
+    if isinstance(value, Tensor):
+        return ops.aten.masked_fill_.Tensor(result, mask, value)
+    return inner.masked_fill_(result, mask, value)
+
+
+@inner_op("aten::masked_fill_.Scalar")
+def _masked_fill_fresh(self, mask, value):
+    """masked_fill_ into a fresh tensor of the broadcast shape (the meta
+    rule's checks; nothing overlaps, nobody else sees it)."""
+    masked_fill_meta(self, mask, value)
+    if self.device.type != "meta":
+        masked_fill_impl(self, self, mask, value)
+    return self
 
 
 @impl("masked_fill")
