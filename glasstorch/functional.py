@@ -35,16 +35,18 @@ def einsum(*args):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm`` / ``Tensor.norm``: for strided tensors PyTorch routes it to
     ``linalg.vector_norm`` (so autograd records LinalgVectorNormBackward0), with
-    ``p="fro"`` meaning the 2-norm over the given dims."""
+    ``p="fro"`` meaning the 2-norm over at most two dims; any other string (or
+    "fro" over more dims) goes to ``linalg.matrix_norm``, which takes "nuc" and
+    raises for the rest."""
     if isinstance(dim, int):
         dim = [dim]
-    if isinstance(p, str):
-        if p != "fro" or (dim is not None and len(dim) > 2):
-            raise RuntimeError(f"norm(): p={p!r} needs linalg.matrix_norm, which glasstorch "
-                               "does not provide yet")
-        p = 2
-    elif p is None:
-        p = 2.0
+    if isinstance(p, str) and not (p == "fro" and (dim is None or len(dim) <= 2)):
+        dim = list(range(input.dim())) if dim is None else dim
+        if out is not None:
+            return ops.aten.linalg_matrix_norm.str_ord_out(input, p, dim, keepdim, dtype=dtype,
+                                                           out=out)
+        return ops.aten.linalg_matrix_norm.str_ord(input, p, dim, keepdim, dtype=dtype)
+    p = 2.0 if p is None else 2 if p == "fro" else p
     if out is not None:
         return ops.aten.linalg_vector_norm.out(input, p, dim, keepdim, dtype=dtype, out=out)
     return ops.aten.linalg_vector_norm.default(input, p, dim, keepdim, dtype=dtype)

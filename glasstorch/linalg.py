@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._ops import registry as _registry
 
-__all__ = ["vector_norm"]
+__all__ = ["vector_norm", "matrix_norm", "norm", "svdvals"]
 
 globals().update({name[len("linalg_"):]: fn
                   for name, fn in _registry.FUNCTIONS["linalg"].items()})

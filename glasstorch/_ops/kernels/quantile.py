@@ -106,10 +106,12 @@ def _quantile(self, q, dim, keepdim, interpolation, ignore_nan):
             aten.sub.Tensor(ranks, below)
         above = aten.gather.default(values, -1,
                                     aten._to_copy.default(aten.ceil.default(ranks), dtype=dt.int64))
-        result = aten.lerp.Tensor(result, above, weights)
+        aten.lerp_.Tensor(result, above, weights)
+    # In place, as ATen reshapes its result (autograd then records SqueezeBackward4).
     if q.dim() == 0:
-        return aten.squeeze.dim(result, -1)
-    return aten.squeeze.dim(aten.transpose.int(aten.unsqueeze.default(result, 0), 0, -1), -1)
+        return aten.squeeze_.dim(result, -1)
+    aten.transpose_.default(aten.unsqueeze_.default(result, 0), 0, -1)
+    return aten.squeeze_.dim(result, -1)
 
 
 def _into(out, self, result):

@@ -486,22 +486,30 @@ for _name in ("var", "std", "var_mean", "std_mean"):
 
 # -- norms ------------------------------------------------------------------------
 
+def check_linalg_norm_dtype(fn_name, self_dtype, dtype):
+    """ATen's check_linalg_norm_dtype: a norm's ``dtype=`` is floating or complex
+    as the input is, and the input converts to it without narrowing."""
+    if dtype is None:
+        return
+    if dtype.category < dt.FLOATING:
+        raise RuntimeError(f"{fn_name}: dtype should be floating point or complex, but got "
+                           f"{dtype._short}")
+    if self_dtype.is_complex != dtype.is_complex:
+        kind = "complex" if self_dtype.is_complex else "real"
+        raise RuntimeError(f"{fn_name}: dtype should be {kind} for {kind} inputs, but got "
+                           f"{dtype._short}")
+    if dt.promote_types(self_dtype, dtype) != dtype:
+        raise RuntimeError(f"{fn_name}: the dtype of the input ({self_dtype._short}) should be "
+                           f"convertible without narrowing to the specified dtype "
+                           f"({dtype._short})")
+
+
 @meta("linalg_vector_norm")
 def vector_norm_meta(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     if self.dtype.category < dt.FLOATING:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {self.dtype._short}")
-    if dtype is not None:
-        if self.dtype.is_complex and not dtype.is_complex:
-            raise RuntimeError("linalg.vector_norm: dtype should be complex for complex inputs, "
-                               f"but got {dtype._short}")
-        if not self.dtype.is_complex and dtype.is_complex:
-            raise RuntimeError("linalg.vector_norm: dtype should be real for real inputs, but "
-                               f"got {dtype._short}")
-        if dt.promote_types(self.dtype, dtype) != dtype:
-            raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
-                               f"({self.dtype._short}) should be convertible without narrowing "
-                               f"to the specified dtype ({dtype._short})")
+    check_linalg_norm_dtype("linalg.vector_norm", self.dtype, dtype)
     dims = reduce_dims(self, dim)
     if (ord < 0 or ord == math.inf) and self.numel() == 0:
         text = _format_ord(ord)
