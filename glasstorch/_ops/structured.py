@@ -26,7 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from .._core import dtype as dt
-from .._core.allocator import cpu_allocator
+from .._core.allocator import cpu_allocator, storage_nbytes
 from .._core.device import device as Device
 from .._core.storage import UntypedStorage
 from .._core.tls import state as _tls
@@ -82,14 +82,19 @@ def empty_tensor(shape, dtype, device=CPU, stride=None) -> Tensor:
     if dev_type == "cpu":
         if stride is None:
             return Tensor._from_array(cpu_allocator.allocate(shape, dtype.numpy), dtype, device)
-        extent = _extent(shape, stride)
+        extent = storage_nbytes(shape, dtype.itemsize, stride) // dtype.itemsize
         storage = UntypedStorage._wrap(cpu_allocator.allocate(extent, dtype.numpy), device,
                                        cpu_allocator)
         return Tensor._make(storage, shape, tuple(stride), 0, dtype, device,
                             keys_for_device("cpu", _tls.inference_mode))
     if dev_type == "meta":
-        stride = tuple(stride) if stride is not None else contiguous_strides(shape)
-        storage = UntypedStorage._meta(_extent(shape, stride) * dtype.itemsize)
+        if stride is None:   # (an explicit meta stride goes unchecked, as in PyTorch)
+            nbytes = storage_nbytes(shape, dtype.itemsize)
+            stride = contiguous_strides(shape)
+        else:
+            stride = tuple(stride)
+            nbytes = _extent(shape, stride) * dtype.itemsize
+        storage = UntypedStorage._meta(nbytes)
         return Tensor._make(storage, shape, stride, 0, dtype, device,
                             keys_for_device("meta", _tls.inference_mode))
     if dev_type == "cuda":
@@ -167,7 +172,7 @@ def result_type(*operands) -> dt.dtype:
         if type(a) is Tensor:
             if type(b) is Tensor:
                 if a._shape and b._shape:
-                    return dt._PROMOTE[a.dtype, b.dtype]
+                    return dt.promote_types(a.dtype, b.dtype)
             elif type(b) in _NUMBER_TYPES:   # tensor (op) Python number: memoized
                 key = (a.dtype, not a._shape, type(b), dt._DEFAULT.value)
                 hit = _TENSOR_SCALAR_RESULT.get(key)
