@@ -54,7 +54,9 @@ def guards(lib):
         "Force(include=BackendSelect+AutocastCPU, exclude=ADInplaceOrView)":
             lambda: C._ForceDispatchKeyGuard(C.DispatchKeySet(K.BackendSelect) | C.DispatchKeySet(K.AutocastCPU),
                                              C.DispatchKeySet(K.ADInplaceOrView)),
-        "SetExclude(AutogradCPU)": lambda: C._SetExcludeDispatchKeyGuard(K.AutogradCPU, True),
+        # (not a per-backend key: PyTorch leaves its backend bit behind in the
+        # thread's excluded set when the guard restores it)
+        "SetExclude(ADInplaceOrView)": lambda: C._SetExcludeDispatchKeyGuard(K.ADInplaceOrView, True),
         "SetExclude(AutocastCPU, False)": lambda: C._SetExcludeDispatchKeyGuard(K.AutocastCPU, False),
     }
 

@@ -336,9 +336,11 @@ def test_inplace_dispatch_under_modes():
         t = gt.tensor([1., 2., 3.])
         with dispatch_trace() as inference_trace:
             t.add_(1)
-    assert [line.split("key=")[1] for line in no_grad_trace.lines] == \
+    # (the kernel's own inner calls follow: the scalar's ``to``, as in PyTorch)
+    assert [line.split("key=")[1] for line in no_grad_trace.lines if "aten::add_" in line] == \
         ["[AutogradCPU]", "[ADInplaceOrView]", "[CPU]"]
-    assert inference_trace.lines == ["[call] op=[aten::add_.Tensor], key=[CPU]"]
+    assert [line for line in inference_trace.lines if "aten::add_" in line] == \
+        ["[call] op=[aten::add_.Tensor], key=[CPU]"]
 
 
 # -- requires_grad rules ---------------------------------------------------------------------
