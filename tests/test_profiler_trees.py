@@ -97,7 +97,6 @@ SINGLE_OPS = {
 # Programs whose trees still differ from PyTorch's, and where (kept failing
 # loudly: strict, so a fix shows up as XPASS and the mark must go)
 REMAINING = {
-    "mse_loss": "mse_loss is one kernel (ATen: resize_, empty, mean -> sum + div_)",
     "Adam": "torch.tensor(0.) for state['step'] dispatches nothing "
             "(PyTorch: empty, to, lift_fresh, detach_ -> detach_)",
     "cnn": "convolution's backend ops (ATen: _convolution -> mkldnn_convolution -> empty x2, "

@@ -24,6 +24,8 @@ from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, broadcast_shapes, result_type
 from . import impl, kernel, meta
+from ._inner import observed
+from .cascade_sum import cascade_sum
 
 aten = ops.aten
 
@@ -304,8 +306,29 @@ def mse_loss_meta(self, target, reduction=MEAN):
 @impl("mse_loss")
 def mse_loss_impl(out, self, target, reduction=MEAN):
     compute = out.dtype.opmath
-    d = np.subtract(self._np(), target._np(), dtype=compute)
-    _finish(out, np.square(d), reduction, compute)
+    values = np.square(np.subtract(self._np(), target._np(), dtype=compute))
+    if reduction == NONE or out.dtype not in (dt.float32, dt.float64):
+        _finish(out, values, reduction, compute)
+    elif observed():
+        _reduce_dispatched(out, values, reduction)
+    else:   # what mean_out / sum_out compute: the cascade sum (then / numel), bit for bit
+        total = np.empty((), compute)
+        cascade_sum(np.asarray(values), total, tuple(range(values.ndim)))
+        with np.errstate(invalid="ignore"):
+            out._np()[()] = total if reduction == SUM else total / compute.type(values.size)
+
+
+def _reduce_dispatched(out, values, reduction):
+    """What ATen's mse_loss_out dispatches to reduce, for an observer: the
+    result sized (``resize_``, a no-op here), the unreduced loss's buffer
+    (``empty``), then ``mean_out`` / ``sum_out`` of it into the result."""
+    aten.resize_(out, list(out._shape))
+    loss = aten.empty.memory_format(list(values.shape), dtype=out.dtype, device=out.device)
+    loss._np()[...] = values
+    if reduction == MEAN:
+        aten.mean.out(loss, [], out=out)
+    else:
+        aten.sum.IntList_out(loss, [], out=out)
 
 
 @meta("smooth_l1_loss")
