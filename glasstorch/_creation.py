@@ -34,6 +34,7 @@ from ._dispatcher import binding as _binding
 from ._dispatcher import torch_function as _torch_function
 from ._dispatcher.dispatcher import ops
 from ._ops import registry as _registry
+from ._ops.kernels._inner import observed
 from ._ops.structured import convert_array
 from ._ops.structured import empty_tensor
 from ._tensor import Tensor, Size, keys_for_device
@@ -238,6 +239,22 @@ def _on_device(out, device):
     return out
 
 
+def _new_from_data_dispatched(values, dtype, device):
+    """What PyTorch's internal_new_from_data dispatches, for an observer (the
+    profiler): ``empty`` (then filled) and ``to`` the device, below autograd
+    and the Python key, so a dispatch mode sees neither; then ``lift_fresh``.
+    A meta tensor is only ``empty`` (no data to copy)."""
+    with tls.exclude_keys(dk.AUTOGRAD_KEYS | dk.ADINPLACEORVIEW | dk.PYTHON
+                          | dk.PYTHON_TLS_SNAPSHOT):
+        if device.type == "meta":
+            return ops.aten.empty.memory_format(list(values.shape), dtype=dtype, device=device)
+        out = ops.aten.empty.memory_format(list(values.shape), dtype=dtype, device=_CPU)
+        if values.size:
+            out._np()[...] = values
+        out = ops.aten.to.device(out, device, dtype)
+    return ops.aten.lift_fresh.default(out)
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """``torch.tensor``: always copies."""
     if isinstance(data, Tensor):
@@ -246,11 +263,21 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
     dtype = _dtype_argument("tensor", dtype) if dtype is not None else _infer_dtype(data)
-    values = _data_to_array(data, dtype)
-    out = empty_tensor(values.shape, dtype, _CPU)
-    if values.size:
-        out._np()[...] = values
-    out = _lift_fresh(_on_device(out, _target_device(device)))
+    target = _target_device(device)
+    if isinstance(data, Tensor):    # internal_new_from_data's copy of a tensor, on its device
+        out = data.detach().to(data.device if device is None else target, dtype, copy=True)
+    elif observed():
+        out = _new_from_data_dispatched(_data_to_array(data, dtype), dtype, target)
+    elif target.type == "meta":     # no data to copy, nothing lifted
+        out = empty_tensor(_data_to_array(data, dtype).shape, dtype, target)
+    else:
+        values = _data_to_array(data, dtype)
+        out = empty_tensor(values.shape, dtype, _CPU)
+        if values.size:
+            out._np()[...] = values
+        out = _lift_fresh(_on_device(out, target))
+    if observed():
+        out.detach_()   # tensor_ctor's; a fresh tensor has no history, so only an observer sees it
     if requires_grad:
         _check_requires_grad(out)
         out.requires_grad_(True)

@@ -124,8 +124,9 @@ def test_redispatch_below_own_key_and_trace():
         lib.impl("f", lambda x: x * 2, "CPU")
         lib.impl("f", autograd_kernel, "AutogradCPU", with_keyset=True)
         op = glasstorch.ops.gt_redispatch.f.default
+        x = glasstorch.tensor([1.0, 2.0])   # outside the trace: torch.tensor dispatches too
         with dispatch_trace() as trace:
-            out = op(glasstorch.tensor([1.0, 2.0]))
+            out = op(x)
         assert out.tolist() == [3.0, 5.0]
         lines = str(trace).splitlines()
         assert lines[0] == "[call] op=[gt_redispatch::f], key=[AutogradCPU]"

@@ -125,7 +125,9 @@ def test_step_dispatches_torchs_op_sequence(name):
     """A step (after the state exists) sends the same aten ops to the backend, in
     order, as PyTorch's single-tensor loop.  (PyTorch also logs ``lift_fresh`` where
     a Python number becomes a tensor, ``as_tensor(x)`` or ``t[mask] = x``; glasstorch's
-    tensor factories do not dispatch it yet, so it is left out of the comparison.)"""
+    tensor factories dispatch it only while observed, so it is left out of the
+    comparison, with the ``empty`` and ``to`` that ``torch.tensor`` dispatches before
+    it below the Python key, which the trace shows and PyTorch's mode log cannot.)"""
     kwargs = {"weight_decay": 0.1} if name != "Rprop" else {}
     init, grads = _draw(0, 2)
     logs = []
@@ -141,8 +143,21 @@ def test_step_dispatches_torchs_op_sequence(name):
         else:
             with dispatch_trace() as trace:
                 opt.step()
-            logs.append(_backend_ops(trace))
+            logs.append(_without_tensor_ctor(_backend_ops(trace)))
     assert logs[1] == logs[0]
+
+
+def _without_tensor_ctor(ops):
+    """``ops`` less each ``empty.memory_format, to.device, lift_fresh`` (torch.tensor's)."""
+    ctor = ["empty.memory_format", "to.device", "lift_fresh"]
+    kept, i = [], 0
+    while i < len(ops):
+        if ops[i:i + 3] == ctor:
+            i += 3
+        else:
+            kept.append(ops[i])
+            i += 1
+    return kept
 
 
 def test_step_count_and_scalar_state_follow_the_default_dtype():

@@ -9,6 +9,9 @@ sides alike: the profiler's own ``ProfilerStep#`` ranges.
 """
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -75,6 +78,12 @@ SINGLE_OPS = {
     "layer_norm": lambda lib, x: lib.nn.functional.layer_norm(x, (4,)),
     "dropout_eval": lambda lib, x: lib.nn.functional.dropout(x, 0.5, training=False),
     "mse_loss": lambda lib, x: lib.nn.functional.mse_loss(x, x * 2),
+    "mse_loss_sum": lambda lib, x: lib.nn.functional.mse_loss(x, x[0], reduction="sum"),
+    "mse_loss_none": lambda lib, x: lib.nn.functional.mse_loss(x, x * 2, reduction="none"),
+    "tensor_ctor": lambda lib, x: (lib.tensor(0.), lib.tensor([[1, 2]], dtype=lib.float64),
+                                   lib.tensor([1.5], device="meta")),
+    "tensor_ctor_from_tensor": lambda lib, x: lib.tensor(x, dtype=lib.float64),
+    "detach_": lambda lib, x: (x * 2).detach_(),
     "cat_dim0": lambda lib, x: lib.cat([x, x]),
     "cat_same_strides": lambda lib, x: lib.cat([x.t(), x.t()], 1),
     "cat_mixed_strides": lambda lib, x: lib.cat([x, x.t().contiguous().t()]),
@@ -97,8 +106,6 @@ SINGLE_OPS = {
 # Programs whose trees still differ from PyTorch's, and where (kept failing
 # loudly: strict, so a fix shows up as XPASS and the mark must go)
 REMAINING = {
-    "Adam": "torch.tensor(0.) for state['step'] dispatches nothing "
-            "(PyTorch: empty, to, lift_fresh, detach_ -> detach_)",
     "cnn": "convolution's backend ops (ATen: _convolution -> mkldnn_convolution -> empty x2, "
            "as_strided_, resize_) and convolution_backward's (empty, as_strided_, resize_) x2",
 }
@@ -251,3 +258,26 @@ def test_dispatch_mode_sees_no_inner_op_while_profiled():
             x.mean() * 2
         return log
     assert logged(gt) == logged(torch)
+
+
+def test_dispatch_mode_sees_torch_tensor_as_torch_does_while_profiled():
+    """torch.tensor dispatches empty and to below the Python key, and detach_
+    stops at the autograd key: a mode sees lift_fresh (and, copying a tensor,
+    detach and _to_copy), profiled or not."""
+    def logged(lib, profiled):
+        log = []
+
+        class Logger(lib.utils._python_dispatch.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                log.append(str(func))
+                return func(*args, **(kwargs or {}))
+        x = _fixed(lib, 3, 4)
+        profiler = lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU])
+        with profiler if profiled else contextlib.nullcontext(), Logger():
+            lib.tensor([[1, 2]], dtype=lib.float64)
+            lib.tensor(x)
+            lib.tensor(0.5, device="meta")
+        return log
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)    # the copy construction's advice
+        assert logged(gt, True) == logged(gt, False) == logged(torch, True)

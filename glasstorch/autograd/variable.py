@@ -20,6 +20,7 @@ from .._core import dispatch_key as dk
 from .._core import dtype as dt
 from .._core.layout import contiguous_format
 from .._core.tls import state as _tls
+from .._dispatcher.dispatcher import function_range
 from .._tensor import Tensor
 from .graph import _BACKWARD_SUFFIX, AccumulateGrad, _add_hook, is_inference, version_counter
 
@@ -409,20 +410,24 @@ def _data_set(self, value) -> None:
 
 
 def _detach_(self):
-    """In place: drop history, become a leaf (views of leaves can't)."""
-    if self._base is not None and _is_differentiable_view(self):
-        raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
-                           "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view "
-                           "is set as True, gradients are views of DDP buckets, and hence detach_() "
-                           "cannot be called on these gradients. To fix this error, please refer "
-                           "to the Optimizer.zero_grad() function in torch/optim/optimizer.py as "
-                           "the solution.")
-    meta = self._autograd_meta
-    if meta is not None:
-        meta.grad_fn = None
-        meta.requires_grad = False
-        meta.output_nr = 0
-    return self
+    """``aten::detach_``'s autograd kernel (VariableTypeManual's detach_): in
+    place, drop history, become a leaf (views can't).  A range named
+    "detach_" to the profiler; it redispatches nothing, so a dispatch mode
+    doesn't see it."""
+    with function_range("detach_", (self,)):
+        if self._base is not None and _is_differentiable_view(self):
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        meta = self._autograd_meta
+        if meta is not None:
+            meta.grad_fn = None
+            meta.requires_grad = False
+            meta.output_nr = 0
+        return self
 
 
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -444,5 +449,4 @@ def install() -> None:
     Tensor.retains_grad = property(_retains_grad)
     Tensor.is_inference = _is_inference_method
     Tensor.data = property(_data_get, _data_set)
-    Tensor.detach_ = _detach_
     Tensor.backward = _backward

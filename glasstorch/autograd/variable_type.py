@@ -29,7 +29,7 @@ from .._core import dispatch_key as dk
 from .._core import dtype as dt
 from .._core.dispatch_key import DispatchKey
 from .._core.tls import state as _tls
-from .._dispatcher.dispatcher import BOXED, KEYSET, KernelFunction, dispatcher, ops
+from .._dispatcher.dispatcher import BOXED, KEYSET, UNBOXED, KernelFunction, dispatcher, ops
 from .._dispatcher.dispatcher import _observers as _dispatch_observers
 from .._dispatcher.dispatcher import _traces as _dispatch_traces
 from .._dispatcher.schema import NO_DEFAULT
@@ -39,8 +39,9 @@ from .._tensor import Tensor, wrapped_numbers
 from . import anomaly_mode
 from .formulas import FORMULA_GLOBALS
 from .graph import AccumulateGrad, Node, SavedVariable, _sequence, is_inference, version_counter
-from .variable import (DEFAULT, INFERENCE_MODE, MULTI_OUTPUT_NODE, NO_GRAD_MODE, check_inplace,
-                       gradient_edge, move_retains_grad_hook, requires_grad, set_history)
+from .variable import (DEFAULT, INFERENCE_MODE, MULTI_OUTPUT_NODE, NO_GRAD_MODE, _detach_,
+                       check_inplace, gradient_edge, move_retains_grad_hook, requires_grad,
+                       set_history)
 
 __all__ = ["register_autograd_kernels", "NODE_CLASSES", "BuiltinNode"]
 
@@ -668,10 +669,18 @@ def _variants_of(entry):
     return found
 
 
+# Autograd kernels written by hand (VariableTypeManual.cpp): the whole op at the
+# Autograd key, nothing redispatched, so no ADInplaceOrView kernel either
+_MANUAL = {"aten::detach_": _detach_}
+
+
 def register_autograd_kernels() -> None:
     """Install autograd kernels from derivatives.yaml and ADInplaceOrView
     kernels for every op that writes to an argument."""
     derivatives = derivatives_yaml.load()
+    for name, fn in _MANUAL.items():
+        dispatcher.find(name).register(DispatchKey.Autograd, KernelFunction(
+            fn, UNBOXED, "registered at glasstorch/autograd/variable_type.py (manual)"))
     debug = "registered at glasstorch/autograd/variable_type.py (generated from derivatives.yaml)"
     for op_name, derivative in derivatives.items():
         entry = dispatcher.find(op_name)
@@ -707,6 +716,8 @@ def register_autograd_kernels() -> None:
                 entry.has_kernel(DispatchKey.CompositeImplicitAutograd)):
             entry.register(DispatchKey.Autograd, KernelFunction(
                 _make_out_kernel(_op_of(entry), entry.schema.name.split("::")[1]), BOXED, debug))
+        if name in _MANUAL:
+            continue
         if any(a.is_write for a in entry.schema.arguments):
             entry.register(DispatchKey.ADInplaceOrView,
                            KernelFunction(_make_inplace_or_view_kernel(_op_of(entry)), BOXED,

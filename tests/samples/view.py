@@ -547,6 +547,11 @@ def masked_scatter(make, lib):
 
 # -- in-place metadata ops (the first argument is compared after the call) --
 
+@sample("aten::detach_", inplace=True)
+def detach_inplace(make, lib):
+    return (make(2, 3),), {}
+
+
 @sample("aten::unsqueeze_", inplace=True)
 def unsqueeze_inplace(make, lib):
     return (make(2, 3, noncontiguous=True), -1), {}

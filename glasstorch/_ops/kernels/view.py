@@ -668,6 +668,13 @@ def detach(self):
         return _detached(self)
 
 
+@kernel("detach_")
+def detach_(self):
+    """Below autograd there is no history to drop: ``self`` as it is (a tensor
+    without autograd keys, an inference tensor, lands here)."""
+    return self
+
+
 def _detached(self):
     out = Tensor._make(self._storage, self._shape, self._stride, self._offset, self.dtype,
                        self.device, self._keys)
