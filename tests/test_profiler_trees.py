@@ -146,6 +146,17 @@ def test_backward_accumulation_trees_match_torch(name):
     assert_same_tree(make)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_backward_trees_match_torch(reduction):
+    """mse_loss_backward writes into zeros_like(self) through its grad_input
+    overload, once for each of the two inputs."""
+    def make(lib):
+        x, y = _fixed(lib, 3, 4).requires_grad_(), _fixed(lib, 4).requires_grad_()
+        loss = lib.nn.functional.mse_loss(x, y.expand(3, 4), reduction=reduction)
+        return lambda: loss.sum().backward()
+    assert_same_tree(make)
+
+
 @pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
 @pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
 def test_batch_norm_backward_trees_match_torch(training, affine):

@@ -732,9 +732,11 @@ def register_autograd_kernels() -> None:
 def _mark_structured(op, entry) -> None:
     """``op._calls_no_ops``: its CPU/Meta kernels are structured (meta rule +
     numpy body), so nothing below autograd dispatches again and the autograd
-    kernel can skip the AutoDispatchBelowADInplaceOrView guard."""
+    kernel can skip the AutoDispatchBelowADInplaceOrView guard (not so for a
+    structured op with a CPU kernel of its own, as mse_loss_backward)."""
     from .._ops.registry import DECLARATIONS
-    op._calls_no_ops = bool((DECLARATIONS.get(entry.name) or {}).get("structured"))
+    decl = DECLARATIONS.get(entry.name) or {}
+    op._calls_no_ops = bool(decl.get("structured")) and not decl.get("dispatch")
 
 
 def _op_of(entry):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, broadcast_shapes, result_type
 from . import impl, kernel, meta
@@ -329,6 +330,15 @@ def _reduce_dispatched(out, values, reduction):
         aten.mean.out(loss, [], out=out)
     else:
         aten.sum.IntList_out(loss, [], out=out)
+
+
+@kernel("mse_loss_backward")
+def mse_loss_backward(grad_output, self, target, reduction):
+    """ATen's CPU mse_loss_backward: the grad_input overload writes into
+    ``zeros_like(self)`` (contiguous, as ATen's LEGACY_CONTIGUOUS_MEMORY_FORMAT)."""
+    grad_input = aten.zeros_like(self, memory_format=contiguous_format)
+    return aten.mse_loss_backward.grad_input(grad_output, self, target, reduction,
+                                             grad_input=grad_input)
 
 
 @meta("smooth_l1_loss")
