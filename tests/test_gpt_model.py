@@ -49,15 +49,21 @@ def close(ours, theirs, what, rtol=1e-5, atol=1e-6):
     np.testing.assert_allclose(to_numpy(ours), to_numpy(theirs), rtol=rtol, atol=atol, err_msg=what)
 
 
+@pytest.mark.cpu_paths
 def test_same_seed_gives_the_same_initial_weights(gpt):
     """glasstorch's generator and nn.init follow torch's, so no copy is needed
     (up to float32 rounding: normal_ on 16 or more elements differs from
-    torch's vectorized Box-Muller by one ulp in some elements)."""
+    torch's vectorized Box-Muller by one ulp in some elements; under ATen's
+    DEFAULT capability torch's scalar float loop is less accurate, and the
+    stated accuracy is 16 ulp of the values' scale, see tests/test_random.py)."""
     theirs, ours = build(gpt, copy=False)
     t_state, o_state = theirs.state_dict(), ours.state_dict()
     assert list(o_state) == list(t_state)
+    default_path = gt.backends.cpu.get_cpu_capability() == "DEFAULT"
     for name in t_state:
-        close(o_state[name], t_state[name], name, rtol=3e-7, atol=0)
+        scale = np.abs(to_numpy(t_state[name])).max(initial=0)
+        atol = 16 * float(np.spacing(np.float32(scale))) if default_path else 0
+        close(o_state[name], t_state[name], name, rtol=3e-7, atol=atol)
 
 
 def test_loss_logits_and_gradients_match(gpt):
