@@ -95,3 +95,21 @@ def test_out_matches_pytorch(name, smp, outs, binds):
     assert_same(our_out, their_out, atol=smp.atol, rtol=smp.rtol, values=not smp.random)
     assert ours is our_out if isinstance(our_out, glasstorch.Tensor) else \
         all(a is b for a, b in zip(ours, our_out))
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.arange(5, out=L.empty(0), dtype=L.int64),
+    lambda L: L.zeros(2, out=L.empty(0), device="meta"),
+    lambda L: L.ones(2, out=L.empty(0), dtype=L.float32),
+    lambda L: L.matmul(L.ones(2, 2), L.ones(2, 2), out=L.empty(0, dtype=L.float64)),
+    lambda L: L.matmul(L.ones(2, 2), L.ones(2, 2), out=L.empty(0, dtype=L.int64)),
+])
+def test_out_options_and_dtypes_are_checked_as_in_pytorch(call):
+    """A factory's dtype/device given with out= must be out's; a hand-written
+    out= kernel wants out's dtype to be the result's."""
+    def outcome(lib):
+        try:
+            return ("returned", str(call(lib).dtype).split(".")[1])
+        except RuntimeError as e:
+            return ("raised", str(e))
+    assert outcome(glasstorch) == outcome(torch)
