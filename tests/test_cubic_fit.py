@@ -3,15 +3,20 @@ RMSprop): a cubic fitted to sin(x), run in both libraries from the same seed.
 
 What is bit-identical here: x (linspace), the Linear init (uniform_), the
 float32 ``sum`` of MSELoss(reduction="sum") and RMSprop's update arithmetic.
-What is not, and why the printed losses are compared within a bound instead of
-exactly: PyTorch's ``sin`` is MKL's vector math (VML), its float ``pow`` an
-approximation of its own, and Linear's forward and weight gradient are MKL
-sgemm calls; glasstorch's sin/pow/matmul (numpy, OpenBLAS) differ from those in
-the last bit of a few hundred of the 2000 values.  While the fit descends, those
-differences stay at the float32 rounding level (the printed losses agree to
-~1e-6 relative); once RMSprop oscillates around the optimum (step ~1500 on) they
-grow, so only the end point is compared there, loosely.  Before linspace and sum
-followed ATen, the losses were already 1.7e-3 apart at step 1299.
+What is not, and why: PyTorch's float32 ``sin`` is MKL's vector math (VML) and
+Linear's forward and weight gradient are MKL ``sgemm`` calls (MKL_VERBOSE=1
+shows them), whose results are MKL's own on each CPU; glasstorch's sin and
+matmul (libm/numpy, OpenBLAS) differ from those in the last bit of about a
+hundred of the 2000 values.  So the printed losses are compared within bounds:
+- while the fit descends (to step ~1200), those differences stay at float32
+  rounding level: the losses agree to 2.5e-6 relative on every CPU path
+  (AVX-512, AVX2, DEFAULT, no C);
+- once RMSprop oscillates around the optimum, last-bit differences grow: there
+  torch itself moves between its own CPU paths (ATEN_CPU_CAPABILITY=avx512 vs
+  default: 5e-4 relative at step 1299, 3e-3 at 1599), and glasstorch stays
+  within 1e-2 of torch (measured 9.5e-3 at most, at step 1999 under DEFAULT).
+Before linspace and sum followed ATen, the losses were already 1.7e-3 apart at
+step 1299.
 """
 import math
 
@@ -43,12 +48,11 @@ def _fit(lib, steps=2000):
     return printed, coefficients
 
 
+@pytest.mark.cpu_paths
 def test_cubic_fit_follows_torch(torch):
     import glasstorch
     (ours, our_fit), (theirs, their_fit) = _fit(glasstorch), _fit(torch)
     assert [t for t, _ in ours] == [t for t, _ in theirs]
     for (t, a), (_, b) in zip(ours, theirs):
-        if t < 1500:
-            assert a == pytest.approx(b, rel=1e-5), t
-    assert ours[-1][1] == pytest.approx(theirs[-1][1], rel=0.05)
-    assert our_fit == pytest.approx(their_fit, abs=1e-2)
+        assert a == pytest.approx(b, rel=1e-5 if t < 1200 else 2e-2), t
+    assert our_fit == pytest.approx(their_fit, abs=5e-3)

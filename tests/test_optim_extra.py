@@ -404,11 +404,15 @@ def test_lbfgs_rosenbrock(line_search_fn):
                                         line_search_fn=line_search_fn))
 
 
+@pytest.mark.cpu_paths
 def test_lbfgs_one_step_float32():
-    """One float32 step: losses, calls and parameters (the curvature pairs, differences
-    of nearby gradients, magnify float32 dot-product rounding past ``Close``)."""
+    """One float32 step of 6 iterations: losses, calls and parameters.  (Run to
+    convergence, the stopping tests compare losses that differ in the last float32
+    bit: PyTorch's ``dot`` is MKL's sdot, whose summation order is MKL's own, so
+    the iteration count itself would depend on the BLAS.)"""
     differential(lambda lib: _run_lbfgs(lib, *_rosenbrock(lib, np.float32), steps=1,
-                                        with_state=False, line_search_fn="strong_wolfe"))
+                                        with_state=False, line_search_fn="strong_wolfe",
+                                        max_iter=6))
 
 
 @pytest.mark.parametrize("dtype", sorted(DTYPES))
@@ -433,14 +437,16 @@ def test_lbfgs_linear_regression(line_search_fn, dtype):
     differential(scenario)
 
 
+@pytest.mark.cpu_paths
 @settings(max_examples=8)
 @given(lr=st.floats(0.05, 1.0), max_iter=st.integers(1, 8), history_size=st.integers(1, 6),
        line_search_fn=st.sampled_from([None, "strong_wolfe"]), seed=st.integers(0, 2**16))
 def test_lbfgs_random_hyperparameters(lr, max_iter, history_size, line_search_fn, seed):
     """20 steps of a float64 logistic regression with random options: losses, closure
-    calls and parameters.  (A convex problem: on Rosenbrock's function, an unsafeguarded
-    lr near 1 makes the iteration chaotic and last-bit differences of dot products
-    grow past ``Close`` within 20 steps.)"""
+    calls and parameters.  The problem is strongly convex (an L2 term), so its optimum
+    is finite: on separable data the weights grow without bound, and last-bit
+    differences of PyTorch's MKL dot products against glasstorch's grow past
+    ``Close`` (as on Rosenbrock's function with an unsafeguarded lr near 1)."""
     rng = np.random.default_rng(seed)
     x, w = rng.standard_normal((40, 4)), rng.standard_normal(4)
     y = (x @ rng.standard_normal(4) + 0.5 * rng.standard_normal(40) > 0).astype(np.float64)
@@ -450,7 +456,8 @@ def test_lbfgs_random_hyperparameters(lr, max_iter, history_size, line_search_fn
         weight = lib.tensor(w, requires_grad=True)
         return _run_lbfgs(
             lib, [weight],
-            lambda: lib.nn.functional.binary_cross_entropy_with_logits(inputs @ weight, targets),
+            lambda: lib.nn.functional.binary_cross_entropy_with_logits(inputs @ weight, targets)
+            + 0.01 * (weight * weight).sum(),
             steps=20, with_state=False, lr=lr, max_iter=max_iter, history_size=history_size,
             line_search_fn=line_search_fn)
     differential(scenario)
