@@ -101,3 +101,18 @@ def raised(outcome, kind=None, message=None):
         assert outcome[:3] == ("raised", kind, message if message is not None else outcome[2]), \
             outcome
     return outcome[2]
+
+
+def normal_float32_ulps() -> int:
+    """The stated accuracy of float32 ``normal_`` against PyTorch's, in ulps of the
+    values' scale: 2, or 16 under ATen's DEFAULT capability, whose scalar float
+    loop is the least accurate (tests/test_random.py measures both)."""
+    return 16 if gt.backends.cpu.get_cpu_capability() == "DEFAULT" else 2
+
+
+def assert_normal_float32_close(ours, theirs, err_msg=""):
+    """float32 values drawn by ``normal_`` (nn.init, Embedding), within that accuracy."""
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    scale = np.float32(np.abs(theirs).max(initial=0))
+    np.testing.assert_allclose(ours, theirs, rtol=0, err_msg=err_msg,
+                               atol=normal_float32_ulps() * float(np.spacing(scale)))

@@ -194,7 +194,14 @@ def _gradcheck_setup(name, smp):
     return fn, tuple(inputs)
 
 
+# Ops with no float64 kernel, in PyTorch too (oneDNN's); their float32 gradients
+# are compared with PyTorch's above
+NO_FLOAT64 = ("aten::mkldnn_convolution",)
+
+
 def _has_gradcheck_work(name, smp):
+    if name in NO_FLOAT64:
+        return False
     try:
         return _gradcheck_setup(name, smp) is not None
     except Exception:   # noqa: BLE001 - kept, so that the test shows the error

@@ -15,6 +15,7 @@ import torch
 import glasstorch as gt
 from examples.dual import load_example
 
+from .differential import assert_normal_float32_close
 from .helpers import to_numpy
 from .nn_differential import copy_state
 
@@ -59,11 +60,8 @@ def test_same_seed_gives_the_same_initial_weights(gpt):
     theirs, ours = build(gpt, copy=False)
     t_state, o_state = theirs.state_dict(), ours.state_dict()
     assert list(o_state) == list(t_state)
-    default_path = gt.backends.cpu.get_cpu_capability() == "DEFAULT"
     for name in t_state:
-        scale = np.abs(to_numpy(t_state[name])).max(initial=0)
-        atol = 16 * float(np.spacing(np.float32(scale))) if default_path else 0
-        close(o_state[name], t_state[name], name, rtol=3e-7, atol=atol)
+        assert_normal_float32_close(to_numpy(o_state[name]), to_numpy(t_state[name]), name)
 
 
 def test_loss_logits_and_gradients_match(gpt):

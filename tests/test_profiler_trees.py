@@ -106,8 +106,8 @@ SINGLE_OPS = {
 # Programs whose trees still differ from PyTorch's, and where (kept failing
 # loudly: strict, so a fix shows up as XPASS and the mark must go)
 REMAINING = {
-    "cnn": "convolution's backend ops (ATen: _convolution -> mkldnn_convolution -> empty x2, "
-           "as_strided_, resize_) and convolution_backward's (empty, as_strided_, resize_) x2",
+    "slow_backward": "ATen's _slow_conv2d_backward (float64 and other work oneDNN declines) "
+                     "is not spelled out op by op",
 }
 
 
@@ -121,6 +121,95 @@ def test_single_op_trees_match_torch(name):
     def make(lib):
         x = _fixed(lib, 3, 4)
         return lambda: SINGLE_OPS[name](lib, x)
+    assert_same_tree(make)
+
+
+# -- convolution: _convolution, the backend ATen picks, and its allocations ----------------
+
+def _conv_args(lib, x, w, b=None, dtype="float32", cl=False, grad=False):
+    def make(shape):
+        return lib.from_numpy(np.random.default_rng(len(shape)).standard_normal(shape)
+                              .astype(dtype))
+    x, w = make(x), make(w)
+    if cl:
+        x = x.to(memory_format=lib.channels_last)
+    b = make(b) if b else None
+    if grad:
+        for t in (x, w, b):
+            if t is not None:
+                t.requires_grad_()
+    return x, w, b
+
+
+CONV_FORWARD = {     # (lib) -> the call; what oneDNN takes, what the slow kernels take
+    "mkldnn_bias": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x, w, b, padding=1))(*_conv_args(lib, (2, 2, 6, 6), (4, 2, 3, 3), (4,))),
+    "mkldnn_5x5_batch1": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x, w))(*_conv_args(lib, (1, 2, 6, 6), (4, 2, 5, 5))),
+    "mkldnn_groups": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x, w, groups=2))(*_conv_args(lib, (1, 2, 6, 6), (4, 1, 3, 3))),
+    "mkldnn_channels_last": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x, w))(*_conv_args(lib, (2, 2, 6, 6), (4, 2, 3, 3), cl=True)),
+    "mkldnn_transposed": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv_transpose2d(
+        x, w))(*_conv_args(lib, (2, 2, 6, 6), (2, 4, 3, 3))),
+    "mkldnn_1d_noncontiguous": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv1d(
+        x[:, :, 0], w[:, :, 0], b))(*_conv_args(lib, (2, 2, 6, 6), (4, 2, 3, 3), (4,))),
+    "mkldnn_bfloat16": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x.bfloat16(), w.bfloat16()))(*_conv_args(lib, (2, 2, 6, 6), (4, 2, 3, 3))),
+    "mkldnn_unbatched": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x[0], w))(*_conv_args(lib, (2, 2, 6, 6), (4, 2, 3, 3))),
+    "slow_batch1": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x, w))(*_conv_args(lib, (1, 2, 6, 6), (4, 2, 3, 3))),
+    "slow_1x1_noncontiguous": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x, w[:, :, :1, :1]))(*_conv_args(lib, (1, 2, 6, 6), (4, 2, 3, 3))),
+    "slow_float64_bias": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x, w, b))(*_conv_args(lib, (2, 2, 6, 6), (4, 2, 3, 3), (4,), dtype="float64")),
+    "slow_float64_groups": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x, w, b, groups=2))(*_conv_args(lib, (2, 2, 6, 6), (4, 1, 3, 3), (4,), dtype="float64")),
+    "slow_float64_1d": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv1d(
+        x[:, :, 0], w[:, :, 0]))(*_conv_args(lib, (2, 2, 6, 6), (4, 2, 3, 3), dtype="float64")),
+    "empty_batch": lambda lib: (lambda x, w, b: lambda: lib.nn.functional.conv2d(
+        x, w, b))(*_conv_args(lib, (0, 2, 6, 6), (4, 2, 3, 3), (4,))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV_FORWARD))
+def test_convolution_trees_match_torch(name):
+    """convolution -> _convolution -> mkldnn_convolution / thnn_conv2d -> ... as
+    ATen picks the backend (dtype, batch, kernel size, groups, layout)."""
+    assert_same_tree(CONV_FORWARD[name])
+
+
+CONV_BACKWARD = {     # the forward's arguments; a backward of ones
+    "all": dict(x=(2, 2, 6, 6), w=(4, 2, 3, 3), b=(4,)),
+    "weight_only": dict(x=(2, 2, 6, 6), w=(4, 2, 3, 3), grad=None),
+    "1d": dict(x=(2, 2, 6), w=(4, 2, 3), b=(4,)),
+    "groups": dict(x=(2, 2, 6, 6), w=(4, 1, 3, 3), groups=2),
+    "channels_last": dict(x=(2, 2, 6, 6), w=(4, 2, 3, 3), b=(4,), cl=True),
+    "transposed": dict(x=(2, 2, 6, 6), w=(2, 4, 3, 3), transposed=True),
+    "slow_backward": dict(x=(2, 2, 6, 6), w=(4, 2, 3, 3), dtype="float64"),
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_remaining(n))
+                                  for n in sorted(CONV_BACKWARD)])
+def test_convolution_backward_trees_match_torch(name):
+    """convolution_backward picks the backend again; oneDNN's backward makes each
+    gradient as its forward makes the output."""
+    case = dict(CONV_BACKWARD[name])
+    groups, transposed = case.pop("groups", 1), case.pop("transposed", False)
+    weight_only = "grad" in case and case.pop("grad") is None
+
+    def make(lib):
+        x, w, b = _conv_args(lib, case["x"], case["w"], case.get("b"), case.get("dtype", "float32"),
+                             case.get("cl", False), grad=True)
+        if weight_only:
+            x = x.detach()
+        k = len(case["x"]) - 2
+        y = lib.ops.aten.convolution.default(x, w, b, [1] * k, [0] * k, [1] * k, transposed,
+                                             [0] * k, groups)
+        g = lib.ones_like(y)
+        return lambda: y.backward(g)
     assert_same_tree(make)
 
 

@@ -90,6 +90,7 @@ def test_histc_edges_out_and_no_gradient_match_pytorch():
     differential(case)
 
 
+@pytest.mark.cpu_paths
 @pytest.mark.parametrize("call", [
     lambda L: L.histc(L.arange(5.0), bins=3, min=5, max=1),
     lambda L: L.histc(L.arange(5), 3),

@@ -30,6 +30,7 @@ from .._core import dtype as dt
 from .._core.dispatch_key import DispatchKey
 from .._core.tls import state as _tls
 from .._dispatcher.dispatcher import BOXED, KEYSET, UNBOXED, KernelFunction, dispatcher, ops
+from .._dispatcher.dispatcher import function_range
 from .._dispatcher.dispatcher import _observers as _dispatch_observers
 from .._dispatcher.dispatcher import _traces as _dispatch_traces
 from .._dispatcher.schema import NO_DEFAULT
@@ -617,6 +618,12 @@ def _make_inplace_or_view_kernel(op):
     return inplace_or_view
 
 
+# VariableTypeManual's autograd kernels that are profiler ranges of their own
+# (RECORD_FUNCTION), opened here one key lower: a call from inside another
+# kernel, below both keys, shows none, as in PyTorch
+_MANUAL_RANGES = {"aten::detach": "detach"}
+
+
 def _make_view_inplace_or_view_kernel(op):
     """ADInplaceOrView for a view op.  In inference mode only normal tensors
     carry this key, so this kernel sees the views made there of normal tensors
@@ -626,7 +633,14 @@ def _make_view_inplace_or_view_kernel(op):
         if _tls.inference_mode:
             _mark_view_created_without_grad(result, INFERENCE_MODE)
         return result
-    return view_inplace_or_view
+    range_name = _MANUAL_RANGES.get(op._entry.name)
+    if range_name is None:
+        return view_inplace_or_view
+
+    def ranged(ks, *args, **kwargs):
+        with function_range(range_name, args):
+            return view_inplace_or_view(ks, *args, **kwargs)
+    return ranged
 
 
 def _is_view_op(schema) -> bool:

@@ -196,6 +196,50 @@ def convolution_out(make, lib):
         {"out": make(2, 4, 7)}
 
 
+@sample("aten::_convolution", atol=1e-4, rtol=1e-4)
+def _convolution_groups_stride(make, lib):
+    return (make(2, 4, 6, 6), make(6, 2, 3, 3), make(6), [2, 1], [1, 0], [1, 1], False, [0, 0],
+            2, False, False, True, True), {}
+
+
+@sample("aten::_convolution", atol=1e-4, rtol=1e-4)
+def _convolution_1d_slow(make, lib):
+    return (make(1, 3, 7, dtype="float64"), make(4, 3, 3, dtype="float64"), None, [1], [1], [1],
+            False, [0], 1, False, False, True, True), {}
+
+
+@sample("aten::_convolution", atol=1e-4, rtol=1e-4)
+def _convolution_transposed(make, lib):
+    return (make(2, 4, 4, 4), make(4, 3, 3, 3), make(3), [2, 2], [1, 1], [1, 1], True, [1, 1],
+            1, False, False, True, True), {}
+
+
+@sample("aten::mkldnn_convolution", atol=1e-4, rtol=1e-4)
+def mkldnn_convolution_basic(make, lib):
+    return (make(2, 3, 6, 6), make(4, 3, 3, 3), make(4), [1, 1], [2, 1], [1, 1], 1), {}
+
+
+@sample("aten::mkldnn_convolution", atol=1e-4, rtol=1e-4)
+def mkldnn_convolution_1d_groups(make, lib):
+    return (make(2, 4, 8), make(6, 2, 3), None, [0], [1], [2], 2), {}
+
+
+@sample("aten::_nnpack_available")
+def _nnpack_available_call(make, lib):
+    return (), {}
+
+
+@sample("aten::thnn_conv2d", atol=1e-4, rtol=1e-4)
+def thnn_conv2d_bias(make, lib):
+    return (make(1, 3, 6, 5, dtype="float64"), make(4, 3, 3, 2, dtype="float64"), [3, 2],
+            make(4, dtype="float64"), [2, 1], [1, 0]), {}
+
+
+@sample("aten::_slow_conv2d_forward", atol=1e-4, rtol=1e-4)
+def _slow_conv2d_forward_1x1(make, lib):
+    return (make(2, 3, 4, 4), make(5, 3, 1, 1), [1, 1], None, [1, 1], [0, 0]), {}
+
+
 @sample("aten::conv1d", atol=1e-4, rtol=1e-4)
 def conv1d_basic(make, lib):
     return (make(2, 3, 8), make(4, 3, 3), make(4), [2], [1]), {}

@@ -33,6 +33,7 @@ from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides, _is_contiguous
 from ..structured import TensorMeta, wrap_dim
 from . import impl, kernel, meta
+from ._inner import inner, observed
 
 aten = ops.aten
 
@@ -221,7 +222,22 @@ def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups, co
 @impl("convolution")
 def convolution_impl(out, input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups):
-    if out.numel() == 0:
+    if observed():   # ATen's route, op by op: _convolution and its backend (conv_backends.py)
+        from ... import are_deterministic_algorithms_enabled     # the context's flags
+        result = inner._convolution(input, weight, bias, stride, padding, dilation, transposed,
+                                    output_padding, groups, False,
+                                    are_deterministic_algorithms_enabled(), True, True)
+        np.copyto(out._np(), result._np())
+        return
+    write_convolution(out, input, weight, bias, stride, padding, dilation, transposed,
+                      output_padding, groups)
+
+
+def write_convolution(out, input, weight, bias, stride, padding, dilation, transposed,
+                      output_padding, groups, accumulate=False):
+    """The convolution's values into ``out`` (every backend's arithmetic);
+    ``accumulate`` adds them to what ``out`` holds (a bias copied in first)."""
+    if out.numel() == 0 or out.device.type == "meta":
         return
     d = out.dtype
     if d is dt.bool_:
@@ -242,6 +258,8 @@ def convolution_impl(out, input, weight, bias, stride, padding, dilation, transp
         res = _conv_forward(x, w, stride, padding, dilation, groups, compute)
     if bias is not None:
         res += bias._np().astype(compute, copy=False).reshape((-1,) + (1,) * k)
+    if accumulate:
+        res += out._np()
     np.copyto(out._np(), res, casting="unsafe")
 
 

@@ -632,11 +632,12 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None,
     if self.device.type == "meta" and device.type != "meta":
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     stride = like_strides(self, memory_format)
-    if stride is None:
-        out = ops.aten.empty.memory_format(list(self._shape), dtype=dtype, device=device)
-    else:
+    if stride is not None and (memory_format is None or memory_format is preserve_format):
         out = ops.aten.empty_strided.default(list(self._shape), list(stride), dtype=dtype,
                                              device=device)
+    else:   # a memory format asked for: empty in that format
+        out = ops.aten.empty.memory_format(list(self._shape), dtype=dtype, device=device,
+                                           memory_format=memory_format)
     return inner.copy_(out, self)
 
 

@@ -14,6 +14,7 @@ from ..._core import dtype as dt
 from ..structured import TensorMeta
 from . import impl, meta
 from .factory import _linspace_values
+from .native import cpu_capability
 
 __all__ = []
 
@@ -53,8 +54,10 @@ def _outer_edges(values, lo, hi, dtype):
         lo, hi = float(values.min()), float(values.max())
         if math.isnan(lo) and dtype is not dt.bfloat16:
             # aminmax's vector loop yields the CPU's default NaN (sign bit set);
-            # bfloat16's, reduced in float and converted, a positive one
-            lo = hi = -math.nan
+            # ATen's DEFAULT capability's scalar loop passes the input's NaN on, and
+            # bfloat16's, reduced in float and converted, is a positive one
+            lo = hi = (float(values[np.isnan(values)][0]) if cpu_capability() == "DEFAULT"
+                       else -math.nan)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):

@@ -37,6 +37,7 @@ from ..structured import TensorMeta, broadcast_shapes, elementwise_strides, empt
     result_type, wrap_dim
 from . import impl, kernel, meta
 from ._inner import inner, observed
+from .conv_backends import convolution_backward_route
 from .conv import (_adaptive_ranges, _conv_forward, _conv_transposed, _expand_param,
                    _is_channels_last, _pool_params, scatter_to_argmax)
 
@@ -275,6 +276,14 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     for t in (weight, grad_output):
         _check_same_dtype(input, t)
     specs = _conv_backward_specs(grad_output, input, weight, bias_sizes, output_mask)
+    if observed() and input.device.type == "cpu":   # ATen's route, op by op
+        outs = convolution_backward_route(
+            grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+            output_padding, groups, output_mask,
+            lambda outs, gy, x, w, s, p, d, op: _convolution_backward_cpu(
+                outs, gy, x, w, s, p, d, transposed, op, groups))
+        if outs is not None:
+            return outs
     outs = _allocate_masked(specs, input.device)
     if input.device.type == "cpu":
         _convolution_backward_cpu(outs, grad_output, input, weight, stride, padding, dilation,

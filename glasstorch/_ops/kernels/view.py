@@ -35,7 +35,7 @@ from ..._core import dtype as dt
 from ..._core.tls import state as _tls
 from ..._core.layout import (as_memory_format, channels_last, channels_last_3d,
                              contiguous_format, preserve_format)
-from ..._dispatcher.dispatcher import function_range, ops
+from ..._dispatcher.dispatcher import ops
 from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
                         channels_last_strides, contiguous_strides)
 from ..structured import (TensorMeta, broadcast_shapes, check_overlap, convert_array,
@@ -351,6 +351,7 @@ def moveaxis(self, source, destination):
 
 
 @kernel("unsqueeze")
+@inner_op("aten::unsqueeze")
 def unsqueeze(self, dim):
     ndim = len(self._shape)
     dim = wrap_dim(dim, ndim + 1)
@@ -373,6 +374,7 @@ def squeeze(self):
 
 
 @kernel("squeeze_dim")
+@inner_op("aten::squeeze.dim")
 def squeeze_dim(self, dim):
     return _squeeze_dims(self, (wrap_dim(dim, len(self._shape)),))
 
@@ -662,10 +664,10 @@ def resolve_conj(self):
 def detach(self):
     """Same memory, no autograd history.  PyTorch doesn't report it as a view
     (``_base`` stays None), but it shares storage and version counter.  Its
-    kernel is a range named "detach" to the profiler (RECORD_FUNCTION in
-    PyTorch's VariableTypeManual.cpp)."""
-    with function_range("detach", (self,)):
-        return _detached(self)
+    autograd kernel (VariableTypeManual.cpp) is a range named "detach" to the
+    profiler: autograd/variable_type.py opens it, above this kernel, so a
+    kernel's own detach (below the autograd keys) shows none."""
+    return _detached(self)
 
 
 @kernel("detach_")
@@ -871,6 +873,7 @@ def copy(self, src, non_blocking=False):
 
 
 @kernel("resize_")
+@inner_op("aten::resize_")
 def resize_(self, size, memory_format=None):
     """Change sizes in place; the storage grows (keeping its bytes) when needed."""
     size = tuple(size)

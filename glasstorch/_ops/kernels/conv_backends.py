@@ -1,0 +1,322 @@
+"""Which kernel a convolution runs: ATen's ``_convolution`` and its CPU backend ops
+(Convolution.cpp, mkldnn/Conv.cpp, ConvolutionMM2d.cpp).
+
+    convolution -> _convolution -> mkldnn_convolution              (oneDNN)
+                                -> thnn_conv2d -> _slow_conv2d_forward  (im2col + gemm)
+
+``convolution`` is ``_convolution`` with the context's cuDNN flags.
+``_convolution`` sees a 1-d convolution as a 2-d one of height 1 (``unsqueeze``
+before, ``squeeze`` after), picks a backend from dtype, device and sizes
+(``select_backend``), makes the operands contiguous in the backend's memory
+format, and calls the backend's op, once per group where the backend has no
+groups of its own (then ``cat``).  The profiler shows that whole sequence under
+``aten::convolution``; glasstorch's ``convolution`` kernel takes this route
+while observed (kernels/_inner.py) and computes directly otherwise.  Every
+backend computes with the same numpy code (conv.py's ``write_convolution``).
+
+The backends' own allocations are ATen's too: oneDNN writes into a buffer of
+its own that ``mkldnn_to_dense`` copies into a new tensor (``empty``,
+``as_strided_``, ``resize_``), after an ``empty({0})`` output it then drops;
+channels-last operands share their memory with oneDNN instead (``resize_`` of
+that first output).  ``_slow_conv2d_forward`` views the weight as a matrix,
+makes its im2col buffer (a view of the input for a 1x1 kernel), and starts from
+a copy of the bias.
+
+Backends glasstorch does not spell out op by op (dilated, transposed or 3-d
+slow kernels; ``_convolution`` computes those itself) and NNPACK, which wants
+float32 batches of 16 or more, where oneDNN always comes first, are noted
+where chosen.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+from ..._core import dtype as dt
+from ..._dispatcher.dispatcher import ops
+from ..._core.layout import channels_last, contiguous_format
+from ..._tensor import contiguous_strides
+from ..structured import empty_tensor
+from . import kernel
+from ._inner import inner, inner_op, observed
+from .conv import _LEGACY, _expand_param, _is_channels_last, convolution_meta, write_convolution
+from .native import _cpu_id, get_num_threads
+
+aten = ops.aten
+
+# oneDNN's ISAs, in order (ONEDNN_MAX_CPU_ISA caps the one it uses)
+_ONEDNN_ISAS = ["SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE",
+                "AVX512_CORE_VNNI", "AVX512_CORE_BF16", "AVX512_CORE_FP16", "AVX512_CORE_AMX",
+                "AVX512_CORE_AMX_FP16"]
+
+
+def _onednn_bf16() -> bool:
+    """mkldnn_bf16_device_check: oneDNN computes bfloat16 from AVX512_CORE on
+    (avx512bw, vl, dq), unless ONEDNN_MAX_CPU_ISA caps it below."""
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper()
+    if cap in _ONEDNN_ISAS and _ONEDNN_ISAS.index(cap) < _ONEDNN_ISAS.index("AVX512_CORE"):
+        return False
+    return {"avx512bw", "avx512vl", "avx512dq"} <= set(_cpu_id().split())
+
+
+def _onednn_fp16() -> bool:
+    """mkldnn_fp16_device_check: float16 needs AVX512_CORE_FP16 (avx512_fp16) or AMX."""
+    return "avx512_fp16" in _cpu_id().split() and \
+        os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper() in ("ALL", "DEFAULT") + tuple(
+            _ONEDNN_ISAS[_ONEDNN_ISAS.index("AVX512_CORE_FP16"):])
+
+
+def _use_mkldnn(input, weight, stride, dilation, transposed, output_padding, groups) -> bool:
+    """ConvParams::use_mkldnn: float32 work that is big enough for oneDNN to pay off
+    (ATen's heuristic: groups, a kernel over 3x3, a batch, or 20480+ elements)."""
+    if input.device.type != "cpu":
+        return False
+    if transposed and any(op >= s for op, s in zip(output_padding, stride)):
+        return False
+    if input.dtype is dt.bfloat16 and _onednn_bf16() or \
+            input.dtype is dt.float16 and _onednn_fp16():
+        return True
+    if input.dtype is not dt.float32:
+        return False
+    n, c, h, w = input._shape[:4]
+    kh, kw = weight._shape[-2:]
+    return ((any(s != 1 for s in stride) or any(d != 1 for d in dilation) or n >= 16
+             or kw != 1 or kh != 1 or get_num_threads() > 1)
+            and (groups > 1 or (kw > 3 and kh > 3) or n > 1 or n * c * h * w > 20480))
+
+
+def select_backend(input, weight, stride, dilation, transposed, output_padding, groups) -> str:
+    """_select_conv_backend for CPU tensors: "empty", "mkldnn", "mkldnn_transpose",
+    "slow2d", or "direct" (a slow kernel glasstorch computes without its op)."""
+    if input._shape[0] == 0 or input._shape[1] == 0:
+        return "empty"
+    if _use_mkldnn(input, weight, stride, dilation, transposed, output_padding, groups):
+        return "mkldnn_transpose" if transposed else "mkldnn"
+    if transposed or len(input._shape) == 5 or any(d != 1 for d in dilation):
+        return "direct"     # slow_conv_transpose2d/3d, slow_conv3d, slow_conv_dilated2d/3d
+    inner._nnpack_available()   # use_nnpack: false whenever oneDNN declined float32
+    return "slow2d"
+
+
+def _memory_format(input, weight, backend):
+    """determine_backend_memory_format: channels-last 4-d operands stay channels
+    last in oneDNN and the slow 2-d kernel."""
+    if backend in ("mkldnn", "mkldnn_transpose", "slow2d") and len(input._shape) == 4 and (
+            _is_channels_last(input) or _is_channels_last(weight)):
+        return channels_last
+    return None
+
+
+def _contiguous(t, memory_format=contiguous_format):
+    """Tensor::contiguous: no op (and no event) for a tensor already laid out so."""
+    if t is None or t.is_contiguous(memory_format=memory_format):
+        return t
+    return inner.contiguous(t, memory_format=memory_format)
+
+
+def mkldnn_dense_output(shape, like, *, dropped_first=True):
+    """The tensor a oneDNN result lands in, made as ATen makes it: ``empty({0})``
+    (the output oneDNN would have shared, dropped when it did not) then
+    mkldnn_to_dense: ``empty``, ``as_strided_`` to oneDNN's strides, ``resize_``."""
+    if observed():
+        if dropped_first:
+            inner.empty([0], dtype=like.dtype, device=like.device)
+        out = inner.empty(list(shape), dtype=like.dtype, device=like.device)
+        aten.as_strided_.default(out, list(shape), list(contiguous_strides(tuple(shape))))
+        return inner.resize_(out, list(shape))
+    return inner.empty(list(shape), dtype=like.dtype, device=like.device)
+
+
+@kernel("_convolution")
+@inner_op("aten::_convolution")
+def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups, benchmark, deterministic, cudnn_enabled, allow_tf32):
+    """ATen's _convolution: checks, 1-d as 2-d, the backend's op (see the module doc)."""
+    result = convolution_meta(input, weight, bias, stride, padding, dilation, transposed,
+                              output_padding, groups)
+    k = len(weight._shape) - 2
+    stride, padding, dilation, output_padding = (
+        _expand_param(name, value, k) for name, value in
+        (("stride", stride), ("padding", padding), ("dilation", dilation),
+         ("output_padding", output_padding)))
+    one_d = k == 1
+    if one_d:
+        input = inner.unsqueeze(_contiguous(input), 2)
+        weight = inner.unsqueeze(weight, 2)
+        stride, padding, dilation, output_padding = (
+            [first] + rest for first, rest in
+            ((1, stride), (0, padding), (1, dilation), (0, output_padding)))
+    backend = select_backend(input, weight, stride, dilation, transposed, output_padding, groups)
+    fmt = _memory_format(input, weight, backend) or contiguous_format
+    if backend == "empty":
+        output = _empty_backend(input, weight, bias, result.shape if not one_d else
+                                result.shape[:2] + (1,) + result.shape[2:])
+    elif backend in ("mkldnn", "mkldnn_transpose"):
+        input, weight, bias = _contiguous(input, fmt), _contiguous(weight, fmt), _contiguous(bias)
+        if backend == "mkldnn":
+            output = inner.mkldnn_convolution(input, weight, bias, padding, stride, dilation,
+                                              groups)
+        else:   # mkldnn_convolution_transpose: a stub, not an op
+            output = mkldnn_dense_output(_output_shape(result.shape, one_d), input)
+            write_convolution(output, input, weight, bias, stride, padding, dilation, True,
+                              output_padding, groups)
+    elif backend == "slow2d":
+        input, weight = _contiguous(input, fmt), _contiguous(weight, fmt)
+        kernel_size = list(weight._shape[2:])
+        if groups == 1:
+            output = inner.thnn_conv2d(input, weight, kernel_size, bias, stride, padding)
+        else:
+            outputs = [inner.thnn_conv2d(_group(input, 1, groups, g), _group(weight, 0, groups, g),
+                                         kernel_size, _group(bias, 0, groups, g), stride, padding)
+                       for g in range(groups)]
+            output = aten.cat.default(outputs, 1)
+    else:
+        output = empty_tensor(_output_shape(result.shape, one_d), input.dtype, input.device)
+        write_convolution(output, input, weight, bias, stride, padding, dilation, transposed,
+                          output_padding, groups)
+    return inner.squeeze(output, 2) if one_d else output
+
+
+def _output_shape(shape, one_d):
+    return tuple(shape[:2]) + (1,) + tuple(shape[2:]) if one_d else tuple(shape)
+
+
+def _group(t, dim, groups, g):
+    """subtensor: group ``g``'s slice of ``t`` along ``dim``, made contiguous."""
+    if t is None:
+        return None
+    n = t._shape[dim] // groups
+    fmt = channels_last if _is_channels_last(t) else None
+    return _contiguous(inner.narrow(t, dim, n * g, n), fmt)
+
+
+def _empty_backend(input, weight, bias, shape):
+    """ConvBackend::Empty (no batch or no channels): the product of the (empty)
+    input with a weight element, shaped as the output."""
+    weight_view = aten._unsafe_view.default(weight, [-1])
+    if input._shape[1] == 0:
+        output = aten.mul.Tensor(aten.view.default(input, [-1]), weight_view)
+    else:
+        output = aten.mul.Tensor(input, inner.select(weight_view, 0, 0))
+    if bias is not None:
+        aten.add_.Tensor(output, inner.select(bias, 0, 0))
+    return aten.view.default(output, list(shape))
+
+
+def _conv_output_size(input, weight, padding, stride, dilation):
+    return [input._shape[0], weight._shape[0]] + [
+        (n + 2 * p - d * (kk - 1) - 1) // s + 1 for n, kk, p, s, d in
+        zip(input._shape[2:], weight._shape[2:], padding, stride, dilation)]
+
+
+@kernel("mkldnn_convolution")
+@inner_op("aten::mkldnn_convolution")
+def mkldnn_convolution(self, weight, bias, padding, stride, dilation, groups):
+    """oneDNN's convolution (ATen's CPU backend for float32 and bfloat16)."""
+    if self.dtype not in (dt.float32, dt.bfloat16, dt.float16):
+        raise RuntimeError("itensor_view_from_dense expects float/bfloat16/half/int8/fp8 tensor "
+                           f"input{_LEGACY[self.dtype.name]}")
+    k = len(self._shape) - 2
+    padding, stride, dilation = (_expand_param(name, value, k) for name, value in
+                                 (("padding", padding), ("stride", stride),
+                                  ("dilation", dilation)))
+    convolution_meta(self, weight, bias, stride, padding, dilation, False, [0] * k, groups)
+    shape = _conv_output_size(self, weight, padding, stride, dilation)
+    if len(shape) == 4 and (_is_channels_last(self) or _is_channels_last(weight)):
+        output = inner.empty([0], dtype=self.dtype, device=self.device)
+        inner.resize_(output, shape, memory_format=channels_last)
+        self, weight = _contiguous(self, channels_last), _contiguous(weight, channels_last)
+    else:
+        output = mkldnn_dense_output(shape, self)
+    write_convolution(output, self, weight, bias, stride, padding, dilation, False, [0] * k,
+                      groups)
+    return output
+
+
+@kernel("_nnpack_available")
+@inner_op("aten::_nnpack_available")
+def _nnpack_available():
+    """PyTorch's x86 builds include NNPACK."""
+    return True
+
+
+@kernel("thnn_conv2d")
+@inner_op("aten::thnn_conv2d")
+def thnn_conv2d(self, weight, kernel_size, bias=None, stride=(1, 1), padding=(0, 0)):
+    """CompositeImplicitAutograd: its autograd is _slow_conv2d_forward's."""
+    return aten._slow_conv2d_forward.default(self, weight, kernel_size, bias, stride, padding)
+
+
+@kernel("_slow_conv2d_forward")
+@inner_op("aten::_slow_conv2d_forward")
+def _slow_conv2d_forward(self, weight, kernel_size, bias, stride, padding):
+    """ATen's im2col + gemm kernel (groups of one; _convolution splits the others)."""
+    stride, padding = _expand_param("stride", stride, 2), _expand_param("padding", padding, 2)
+    kernel_size = _expand_param("kernel_size", kernel_size, 2)
+    convolution_meta(self, weight, bias, stride, padding, [1, 1], False, [0, 0], 1)
+    output = inner.empty([0], dtype=self.dtype, device=self.device)
+    shape = _conv_output_size(self, weight, padding, stride, [1, 1])
+    n, c = self._shape[:2]
+    columns = shape[2] * shape[3]
+    if observed():  # the weight as a matrix and the im2col buffer (numpy needs neither)
+        inner.view(weight, [weight._shape[0], -1])
+        if kernel_size == [1, 1] and stride == [1, 1] and padding == [0, 0]:
+            aten.detach.default(inner.view(self, [n, c, columns]))
+        else:
+            inner.empty([n, c * math.prod(kernel_size), columns], dtype=self.dtype,
+                        device=self.device)
+    inner.resize_(output, shape)
+    if bias is not None:
+        inner.copy_(output, inner.reshape(bias, [-1, 1, 1]))
+    write_convolution(output, self, weight, None, stride, padding, [1, 1], False, [0, 0], 1,
+                      accumulate=bias is not None)
+    return output
+
+
+def convolution_backward_route(grad_output, input, weight, bias_sizes, stride, padding,
+                               dilation, transposed, output_padding, groups, output_mask,
+                               compute):
+    """convolution_backward as ATen runs it, op by op, for the oneDNN backend: 1-d as
+    2-d, the backend's choice, contiguous operands, and the gradients allocated as
+    oneDNN's backward allocates them (grad_input after an ``empty({0})``, each one
+    copied out of oneDNN's buffer).  ``compute(outs, grad_output, input, weight,
+    stride, padding, dilation, output_padding)`` fills them.  None where another
+    backend would run (the caller computes; ``_slow_conv2d_backward`` and the other
+    slow kernels are not spelled out op by op)."""
+    k = len(weight._shape) - 2
+    stride, padding, dilation, output_padding = (
+        _expand_param(name, value, k) for name, value in
+        (("stride", stride), ("padding", padding), ("dilation", dilation),
+         ("output_padding", output_padding)))
+    one_d = k == 1
+    if one_d:
+        input = _contiguous(input)
+        grad_output, input, weight = (inner.unsqueeze(t, 2) for t in (grad_output, input, weight))
+        stride, padding, dilation, output_padding = (
+            [first] + rest for first, rest in
+            ((1, stride), (0, padding), (1, dilation), (0, output_padding)))
+    backend = select_backend(input, weight, stride, dilation, transposed, output_padding, groups)
+    if backend not in ("mkldnn", "mkldnn_transpose"):
+        return None
+    fmt = _memory_format(input, weight, backend)
+    input, weight, grad_output = (_contiguous(t, fmt or contiguous_format)
+                                  for t in (input, weight, grad_output))
+    shapes = (input._shape, weight._shape,
+              tuple(bias_sizes) if bias_sizes is not None else (grad_output._shape[1],))
+    outs = [None] * 3
+    if output_mask[0]:
+        if fmt is channels_last:    # oneDNN writes into it in place
+            outs[0] = inner.resize_(inner.empty([0], dtype=grad_output.dtype,
+                                                device=grad_output.device),
+                                    list(shapes[0]), memory_format=channels_last)
+        else:
+            outs[0] = mkldnn_dense_output(shapes[0], grad_output)
+    for i in (1, 2):
+        if output_mask[i]:
+            outs[i] = mkldnn_dense_output(shapes[i], grad_output, dropped_first=False)
+    compute(outs, grad_output, input, weight, stride, padding, dilation, output_padding)
+    if fmt is channels_last and outs[1] is not None:     # oneDNN's plain weight layout
+        outs[1] = outs[1].to(memory_format=channels_last)
+    if one_d:
+        outs[:2] = [inner.squeeze(t, 2) if t is not None else None for t in outs[:2]]
+    return tuple(outs)
