@@ -103,20 +103,7 @@ SINGLE_OPS = {
 }
 
 
-# Programs whose trees still differ from PyTorch's, and where (kept failing
-# loudly: strict, so a fix shows up as XPASS and the mark must go)
-REMAINING = {
-    "slow_backward": "ATen's _slow_conv2d_backward (float64 and other work oneDNN declines) "
-                     "is not spelled out op by op",
-}
-
-
-def _remaining(*keys):
-    reasons = [REMAINING[k] for k in keys if k in REMAINING]
-    return [pytest.mark.xfail(strict=True, reason="; ".join(reasons))] if reasons else []
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_remaining(n)) for n in sorted(SINGLE_OPS)])
+@pytest.mark.parametrize("name", sorted(SINGLE_OPS))
 def test_single_op_trees_match_torch(name):
     def make(lib):
         x = _fixed(lib, 3, 4)
@@ -187,15 +174,22 @@ CONV_BACKWARD = {     # the forward's arguments; a backward of ones
     "groups": dict(x=(2, 2, 6, 6), w=(4, 1, 3, 3), groups=2),
     "channels_last": dict(x=(2, 2, 6, 6), w=(4, 2, 3, 3), b=(4,), cl=True),
     "transposed": dict(x=(2, 2, 6, 6), w=(2, 4, 3, 3), transposed=True),
-    "slow_backward": dict(x=(2, 2, 6, 6), w=(4, 2, 3, 3), dtype="float64"),
+    "slow_float64": dict(x=(2, 2, 6, 6), w=(4, 2, 3, 3), b=(4,), dtype="float64"),
+    "slow_float64_weight_only": dict(x=(2, 2, 6, 6), w=(4, 2, 3, 3), b=(4,), dtype="float64",
+                                     grad=None),
+    "slow_float64_groups": dict(x=(2, 2, 6, 6), w=(4, 1, 3, 3), b=(4,), dtype="float64",
+                                groups=2),
+    "slow_float64_1x1": dict(x=(2, 2, 6, 6), w=(4, 2, 1, 1), dtype="float64"),
+    "slow_float64_1d": dict(x=(2, 2, 6), w=(4, 2, 3), dtype="float64"),
+    "slow_float32_batch1": dict(x=(1, 2, 6, 6), w=(4, 2, 3, 3), b=(4,)),
 }
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_remaining(n))
-                                  for n in sorted(CONV_BACKWARD)])
+@pytest.mark.parametrize("name", sorted(CONV_BACKWARD))
 def test_convolution_backward_trees_match_torch(name):
     """convolution_backward picks the backend again; oneDNN's backward makes each
-    gradient as its forward makes the output."""
+    gradient as its forward makes the output; the slow kernel's backward is an op
+    (_slow_conv2d_backward), once per group."""
     case = dict(CONV_BACKWARD[name])
     groups, transposed = case.pop("groups", 1), case.pop("transposed", False)
     weight_only = "grad" in case and case.pop("grad") is None
@@ -316,8 +310,7 @@ def gpt(lib, optimizer):
 
 
 @pytest.mark.parametrize("model, optimizer", [
-    pytest.param(model, optimizer, id=f"{model.__name__}-{optimizer}",
-                 marks=_remaining(model.__name__, optimizer.rstrip("W")))
+    pytest.param(model, optimizer, id=f"{model.__name__}-{optimizer}")
     for model in (mlp, cnn, gpt) for optimizer in sorted(OPTIMIZERS)])
 def test_training_step_trees_match_torch(model, optimizer):
     assert_same_tree(lambda lib: model(lib, optimizer))

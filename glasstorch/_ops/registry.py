@@ -225,7 +225,10 @@ def _resize_out(out, shape, stride=None):
             "outputs will not be resized unless they have zero elements. You can explicitly "
             "reuse an out tensor t by resizing it, inplace, to zero elements with "
             "t.resize_(0).", UserWarning, stacklevel=5)
-    ops.aten.resize_.default(out, list(shape))
+    if out.device.type == "cpu":    # at::native::resize_output calls the kernel: no dispatch
+        kernel_modules.KERNELS["resize_"](out, list(shape))
+    else:
+        ops.aten.resize_.default(out, list(shape))
     if stride is not None and tuple(stride) != out._stride and \
             _non_overlapping_and_dense(tuple(shape), tuple(stride)):
         # a resized output takes the strides the meta rule proposed (as_strided_ in

@@ -119,6 +119,19 @@ def adaptive_avg_pool2d_backward_out(make, lib):
 
 # -- convolution ---------------------------------------------------------------------------
 
+@sample("aten::_slow_conv2d_backward.output_mask", atol=1e-4, rtol=1e-4)
+def _slow_conv2d_backward_all(make, lib):
+    # input (2, 3, 6, 5), weight (4, 3, 3, 2), stride (2, 1), padding (1, 0)
+    return (make(2, 4, 3, 4, dtype="float64"), make(2, 3, 6, 5, dtype="float64"),
+            make(4, 3, 3, 2, dtype="float64"), [3, 2], [2, 1], [1, 0], [True, True, True]), {}
+
+
+@sample("aten::_slow_conv2d_backward.output_mask", atol=1e-4, rtol=1e-4)
+def _slow_conv2d_backward_weight_1x1(make, lib):
+    return (make(1, 4, 3, 3), make(1, 2, 3, 3), make(4, 2, 1, 1), [1, 1], [1, 1], [0, 0],
+            [False, True, False]), {}
+
+
 @sample("aten::convolution_backward", atol=1e-4, rtol=1e-4)
 def convolution_backward_groups_stride(make, lib):
     # input (2, 4, 6, 6), weight (6, 2, 3, 3), stride (2, 1), padding (1, 0), dilation (1, 2)

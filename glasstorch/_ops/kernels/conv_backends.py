@@ -256,15 +256,9 @@ def _slow_conv2d_forward(self, weight, kernel_size, bias, stride, padding):
     convolution_meta(self, weight, bias, stride, padding, [1, 1], False, [0, 0], 1)
     output = inner.empty([0], dtype=self.dtype, device=self.device)
     shape = _conv_output_size(self, weight, padding, stride, [1, 1])
-    n, c = self._shape[:2]
-    columns = shape[2] * shape[3]
     if observed():  # the weight as a matrix and the im2col buffer (numpy needs neither)
         inner.view(weight, [weight._shape[0], -1])
-        if kernel_size == [1, 1] and stride == [1, 1] and padding == [0, 0]:
-            aten.detach.default(inner.view(self, [n, c, columns]))
-        else:
-            inner.empty([n, c * math.prod(kernel_size), columns], dtype=self.dtype,
-                        device=self.device)
+        _im2col_buffer(self, kernel_size, stride, padding, shape[2:])
     inner.resize_(output, shape)
     if bias is not None:
         inner.copy_(output, inner.reshape(bias, [-1, 1, 1]))
@@ -296,8 +290,37 @@ def convolution_backward_route(grad_output, input, weight, bias_sizes, stride, p
             [first] + rest for first, rest in
             ((1, stride), (0, padding), (1, dilation), (0, output_padding)))
     backend = select_backend(input, weight, stride, dilation, transposed, output_padding, groups)
-    if backend not in ("mkldnn", "mkldnn_transpose"):
+    if backend == "slow2d":
+        outs = _slow2d_backward(grad_output, input, weight, stride, padding, groups, output_mask)
+    elif backend in ("mkldnn", "mkldnn_transpose"):
+        outs = _mkldnn_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                                output_padding, output_mask, backend, compute)
+    else:
         return None
+    if one_d:
+        outs[:2] = [inner.squeeze(t, 2) if t is not None else None for t in outs[:2]]
+    return tuple(outs)
+
+
+def _slow2d_backward(grad_output, input, weight, stride, padding, groups, output_mask):
+    """The slow kernel's backward, once per group (narrowed operands) and joined."""
+    fmt = _memory_format(input, weight, "slow2d") or contiguous_format
+    input, weight = _contiguous(input, fmt), _contiguous(weight, fmt)
+    kernel_size = list(weight._shape[2:])
+    if groups == 1:
+        return list(inner._slow_conv2d_backward(grad_output, input, weight, kernel_size, stride,
+                                                padding, output_mask))
+    per_group = [inner._slow_conv2d_backward(
+        _group(grad_output, 1, groups, g), _group(input, 1, groups, g),
+        _group(weight, 0, groups, g), kernel_size, stride, padding, output_mask)
+        for g in range(groups)]
+    return [aten.cat.default([grads[i] for grads in per_group], 1 if i == 0 else 0)
+            if output_mask[i] else None for i in range(3)]
+
+
+def _mkldnn_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                     output_padding, output_mask, backend, compute):
+    """oneDNN's backward: each gradient made as its forward makes the output."""
     fmt = _memory_format(input, weight, backend)
     input, weight, grad_output = (_contiguous(t, fmt or contiguous_format)
                                   for t in (input, weight, grad_output))
@@ -317,6 +340,49 @@ def convolution_backward_route(grad_output, input, weight, bias_sizes, stride, p
     compute(outs, grad_output, input, weight, stride, padding, dilation, output_padding)
     if fmt is channels_last and outs[1] is not None:     # oneDNN's plain weight layout
         outs[1] = outs[1].to(memory_format=channels_last)
-    if one_d:
-        outs[:2] = [inner.squeeze(t, 2) if t is not None else None for t in outs[:2]]
-    return tuple(outs)
+    return outs
+
+
+@kernel("_slow_conv2d_backward")
+@inner_op("aten::_slow_conv2d_backward.output_mask")
+def _slow_conv2d_backward(grad_output, self, weight, kernel_size, stride, padding, output_mask):
+    """The im2col kernel's gradients: each starts as ``empty({0})``, is resized
+    and zeroed; grad_bias is a ``sum`` over batch and space; grad_weight goes
+    through the im2col buffer again (a view of the input for a 1x1 kernel)."""
+    stride, padding = _expand_param("stride", stride, 2), _expand_param("padding", padding, 2)
+    kernel_size = _expand_param("kernel_size", kernel_size, 2)
+    grad_input, grad_weight, grad_bias = (
+        inner.empty([0], dtype=grad_output.dtype, device=grad_output.device) if want else None
+        for want in output_mask)
+    if grad_input is not None:
+        if observed():
+            inner.view(weight, [weight._shape[0], -1])
+            _contiguous(grad_output)     # each of ATen's two passes makes its own copy
+        aten.resize_as_.default(grad_input, self)
+        inner.zero_(grad_input)
+    if grad_bias is not None:
+        aten.sum.IntList_out(grad_output, [0, 2, 3], out=grad_bias)
+    if grad_weight is not None:
+        inner.resize_(grad_weight, list(weight._shape))
+        inner.zero_(grad_weight)
+        if observed():
+            inner.view(grad_weight, [weight._shape[0], -1])
+            _im2col_buffer(_contiguous(self), kernel_size, stride, padding,
+                           _contiguous(grad_output)._shape[2:])
+    if self.device.type != "meta":
+        from .nn_backward import _convolution_backward_cpu     # (it imports this module)
+        _convolution_backward_cpu([grad_input, grad_weight, None], grad_output, self, weight,
+                                  stride, padding, [1, 1], False, [0, 0], 1)
+    return grad_input, grad_weight, grad_bias
+
+
+def _im2col_buffer(input, kernel_size, stride, padding, out_spatial):
+    """The columns the im2col kernel multiplies (numpy needs none): a view of the
+    input for a 1x1 kernel with stride 1 and no padding, else a new buffer."""
+    n, c = input._shape[:2]
+    columns = math.prod(out_spatial)
+    if kernel_size == [1, 1] and stride == [1, 1] and padding == [0, 0]:
+        aten.detach.default(inner.view(input, [n, c, columns]))
+    else:
+        inner.empty([n, c * math.prod(kernel_size), columns], dtype=input.dtype,
+                    device=input.device)
