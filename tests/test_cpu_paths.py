@@ -6,7 +6,8 @@ PyTorch picks its kernels' code path at start-up (ATen's CPU capability:
 dispatch).  glasstorch's promises (docs: kernels/native.py, cascade_sum.py):
 
 - bit-identical to PyTorch run under the same setting: float32/float64 sum,
-  mean, nansum (ATen's cascade order; the same on every capability), linspace
+  mean, nansum (ATen's cascade order; the same on every capability), 1- and
+  2-norms (kernels/norm_order.py) and so gradient clipping, linspace
   and logspace (fused multiply-adds under AVX2/AVX512 only), the fused
   elementwise loops (tests/test_native.py), float64 normal sampling
   (tests/test_random.py, tests/test_nn_init.py);
@@ -87,6 +88,51 @@ def test_threaded_sum_bit_identical(torch, shape, dims):
     ours, theirs = _pair(torch, x)
     assert glasstorch.get_num_threads() == torch.get_num_threads()
     _same_bits(ours.sum(dims) if dims else ours.sum(), theirs.sum(dims) if dims else theirs.sum())
+
+
+@pytest.mark.cpu_paths
+@given(shape=st.lists(st.integers(1, 40), min_size=1, max_size=3), data=st.data(),
+       dtype=st.sampled_from(["float32", "float64"]), ord=st.sampled_from([1, 2]),
+       seed=st.integers(0, 2**16))
+def test_vector_norm_bit_identical(torch, shape, data, dtype, ord, seed):
+    """1- and 2-norms in ATen's order (kernels/norm_order.py): the lane loop of
+    contiguous rows, the running sum otherwise; whole, over dims, strided."""
+    x = np.random.default_rng(seed).standard_normal(shape).astype(dtype) * 3
+    dims = data.draw(st.none() | st.lists(st.integers(0, len(shape) - 1), min_size=1,
+                                          unique=True))
+    keepdim = data.draw(st.booleans())
+    ours, theirs = _pair(torch, x)
+    for view in (lambda t: t, lambda t: t.transpose(0, -1), lambda t: t[..., ::2]):
+        _same_bits(glasstorch.linalg.vector_norm(view(ours), ord, dims, keepdim),
+                   torch.linalg.vector_norm(view(theirs), ord, dims, keepdim))
+
+
+@pytest.mark.cpu_paths
+@pytest.mark.parametrize("n", [40000, 1000003])
+@pytest.mark.parametrize("ord", [1, 2])
+def test_long_vector_norm_bit_identical(torch, n, ord):
+    """A 2-norm row is never split; a 1-norm over 32768+ elements is, one range
+    per thread."""
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    ours, theirs = _pair(torch, x)
+    _same_bits(glasstorch.linalg.vector_norm(ours, ord), torch.linalg.vector_norm(theirs, ord))
+
+
+@pytest.mark.cpu_paths
+def test_clip_grad_norm_bit_identical(torch):
+    """Gradient clipping: per-gradient 2-norms, the norm of their stack, the scale."""
+    rng = np.random.default_rng(0)
+    shapes = [(37, 29), (29,), (5, 3, 3, 3), (1,)]
+    grads = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    results = []
+    for lib in (glasstorch, torch):
+        params = [lib.nn.Parameter(lib.zeros(s)) for s in shapes]
+        for p, g in zip(params, grads):
+            p.grad = lib.from_numpy(g.copy())
+        total = lib.nn.utils.clip_grad_norm_(params, 0.5)
+        results.append([total] + [p.grad for p in params])
+    for ours, theirs in zip(*results):
+        _same_bits(ours, theirs)
 
 
 @pytest.mark.cpu_paths

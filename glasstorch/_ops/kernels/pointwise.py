@@ -1207,7 +1207,13 @@ def _clamp_impl(out, self, min=None, max=None):
 
 
 meta("clamp")(_clamp_meta)
-impl("clamp")(_clamp_impl)
+
+
+@impl("clamp")
+def clamp_impl(out, self, min=None, max=None):
+    if observed() and not isinstance(min, Tensor) and not isinstance(max, Tensor):
+        ops.aten.to.dtype(self, result_type(self, min, max))   # clamp's meta promotes by hand
+    _clamp_impl(out, self, min, max)
 
 
 @meta("clamp_min")

@@ -31,7 +31,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, wrap_dim
-from . import impl, kernel, meta, native
+from . import impl, kernel, meta, native, norm_order
 from ._inner import inner, observed
 from .cascade_sum import cascade_sum
 
@@ -130,11 +130,9 @@ def sum_meta(self, dim=None, keepdim=False, *, dtype=None):
     return TensorMeta(reduced_shape(self._shape, dims, keepdim), _sum_dtype(self, dtype))
 
 
-def _reduction_start(out, self, dim, keepdim):
-    """What ATen's CPU sum dispatches before reducing: the result seen with
-    the reduced dims kept (``as_strided``, unless keepdim), then set to the
-    identity (``fill_``; ``zero_`` for an empty input).  The numpy reduction
-    overwrites the result anyway, so only an observer needs them."""
+def _reduced_view(out, self, dim, keepdim):
+    """The result seen with the reduced dims kept (``as_strided``, unless keepdim):
+    what ATen's reductions dispatch first.  Only an observer needs it."""
     if not keepdim:
         dims = reduce_dims(self, dim)
         shape = reduced_shape(self._shape, dims, True)
@@ -142,6 +140,13 @@ def _reduction_start(out, self, dim, keepdim):
         for d in dims:
             stride.insert(d, 0)
         inner.as_strided(out, shape, stride, out._offset)
+
+
+def _reduction_start(out, self, dim, keepdim):
+    """What ATen's CPU sum dispatches before reducing: the reduced view, then
+    the result set to the identity (``fill_``; ``zero_`` for an empty input).
+    The numpy reduction overwrites the result anyway."""
+    _reduced_view(out, self, dim, keepdim)
     if self.numel() == 0:
         inner.zero_(out)
     else:
@@ -533,7 +538,16 @@ def _format_ord(ord):
 
 @impl("linalg_vector_norm")
 def vector_norm_impl(out, self, ord=2, dim=None, keepdim=False, *, dtype=None):
+    if observed():   # the reduced view; an empty input's result is filled with 0
+        _reduced_view(out, self, dim, keepdim)
+        if self.numel() == 0:
+            inner.fill_(out, 0)
     dims = reduce_dims(self, dim)
+    if out.dtype is self.dtype:
+        ordered = norm_order.vector_norm(self._np(), ord, dims, keepdim)
+        if ordered is not None:     # float32/float64 1- and 2-norms: ATen's order
+            _write(out, ordered)
+            return
     a = np.abs(_as(self._np(), np.complex128 if self.dtype.is_complex else np.float64))
     axis = _axis(dims, a.ndim)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
