@@ -104,6 +104,29 @@ def test_clip_grad_norm_deprecated_alias():
     differential(scenario)
 
 
+def test_foreach_ops_and_their_errors():
+    """The foreach ops clip_grad_norm_ calls: values, autograd and PyTorch's refusals."""
+    def scenario(lib):
+        a, b = lib.tensor([3.0, 4.0], requires_grad=True), lib.tensor([[1.0, 2.0]])
+        norms = lib._foreach_norm([a, b])
+        norms[0].backward()
+        grads = [lib.tensor([1.0, 2.0]), lib.tensor([3.0])]
+        lib._foreach_mul_(grads, lib.tensor(0.5))
+        return norms, a.grad, grads, lib._foreach_norm([a.detach(), b], 1)
+    differential(scenario)
+    for call in (lambda lib: lib._foreach_norm([]),
+                 lambda lib: lib._foreach_mul_([], lib.tensor(2.0)),
+                 lambda lib: lib._foreach_mul_([lib.ones(2)], lib.ones(2)),
+                 lambda lib: lib.nn.utils.clip_grad_norm_([_meta_param(lib)], 1.0, foreach=True)):
+        raised(differential(call, may_raise=True), "RuntimeError")
+
+
+def _meta_param(lib):
+    p = lib.nn.Parameter(lib.ones(2, device="meta"))
+    p.grad = lib.ones(2, device="meta")
+    return p
+
+
 @pytest.mark.parametrize("clip_value", [0.1, 1, 5.0])
 def test_clip_grad_value(clip_value):
     def scenario(lib):

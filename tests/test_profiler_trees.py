@@ -254,6 +254,18 @@ def test_batch_norm_backward_trees_match_torch(training, affine):
     assert_same_tree(make)
 
 
+# -- gradient clipping: _foreach_norm and _foreach_mul_, one op per gradient underneath -------
+
+@pytest.mark.parametrize("foreach", [None, False])
+def test_clip_grad_norm_trees_match_torch(foreach):
+    def make(lib):
+        params = [lib.nn.Parameter(_fixed(lib, 3, 4)), lib.nn.Parameter(_fixed(lib, 5))]
+        for p in params:
+            p.grad = p.detach() * 2
+        return lambda: lib.nn.utils.clip_grad_norm_(params, 0.5, foreach=foreach)
+    assert_same_tree(make)
+
+
 # -- training steps: forward, backward, optimizer step -----------------------------------
 
 def _step(lib, model, loss_fn, optimizer):

@@ -364,7 +364,9 @@ def _record(info, kind, op, ks, args, kwargs):
                     out._autograd_meta.creation_meta = creation
     for name in info.saved_results:
         value = result if name == "result" else outputs[int(name[6:])]
-        setattr(node, "_raw_saved_" + name, SavedVariable(value, is_output=True))
+        setattr(node, "_raw_saved_" + name,
+                [SavedVariable(v, is_output=True) for v in value] if info.returns_list and
+                name == "result" else SavedVariable(value, is_output=True))
     return result
 
 

@@ -21,6 +21,7 @@ from .common import is_complex_dtype
 __all__ = ["unsqueeze_multiple", "sum_backward", "mean_backward", "prod_backward",
            "evenly_distribute_backward", "restore_reduced_dims", "scale_grad_by_count",
            "aminmax_backward", "cumsum_backward", "logsumexp_backward", "norm_backward",
+           "foreach_norm_backward",
            "var_backward", "std_backward", "var_mean_backward", "std_mean_backward"]
 
 aten = ops.aten
@@ -182,6 +183,11 @@ def logsumexp_backward(grad, self, result, dim, keepdim):
         grad = unsqueeze_multiple(grad, dim, self.dim())
         result = unsqueeze_multiple(result, dim, self.dim())
     return aten.mul.Tensor(grad, _conj(aten.exp.default(aten.sub.Tensor(self, result))))
+
+
+def foreach_norm_backward(grads, tensors, p, norms):
+    """_foreach_norm's gradients: each tensor's norm_backward."""
+    return [norm_backward(g, t, p, n) for g, t, n in zip(grads, tensors, norms)]
 
 
 def norm_backward(grad, self, p, norm, dim=(), keepdim=False):

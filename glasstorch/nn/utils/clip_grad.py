@@ -1,8 +1,9 @@
 """``torch.nn.utils.clip_grad``: gradient clipping by total norm or by value.
 
-PyTorch takes a ``_foreach_*`` fast path on CPU; glasstorch has no foreach ops,
-so ``foreach`` is accepted and ignored and the per-tensor path (PyTorch's
-``foreach=False``) runs: the same values, one op per gradient.
+As PyTorch, by default (``foreach=None``) and with ``foreach=True`` the norms
+and the scaling are one ``_foreach_norm`` / ``_foreach_mul_`` per device and
+dtype (kernels/foreach.py: one op per tensor underneath); ``foreach=False``
+calls ``linalg.vector_norm`` and ``mul_`` per gradient.  The values are the same.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import types
 import warnings
 
 from ... import clamp, stack, tensor
+from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...linalg import vector_norm
@@ -40,6 +42,17 @@ def _grouped_by_device_and_dtype(tensors) -> list:
     return list(groups.values())
 
 
+def _foreach(foreach, device) -> bool:
+    """PyTorch's choice: the foreach ops by default and when asked, where the
+    device has them (CPU does: one op per tensor)."""
+    if device.type != "cpu":
+        if foreach:
+            raise RuntimeError(f"foreach=True was passed, but can't use the foreach API on "
+                               f"{device.type} tensors")
+        return False
+    return foreach is None or bool(foreach)
+
+
 @_no_grad
 def _get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None) -> Tensor:
     """The ``norm_type``-norm of all the tensors' values taken together."""
@@ -48,8 +61,12 @@ def _get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=No
     if not tensors:
         return tensor(0.0)
     first_device = tensors[0].device
-    norms = [vector_norm(t, norm_type)
-             for group in _grouped_by_device_and_dtype(tensors) for t in group]
+    norms = []
+    for group in _grouped_by_device_and_dtype(tensors):
+        if _foreach(foreach, group[0].device):
+            norms.extend(ops.aten._foreach_norm.Scalar(group, norm_type))
+        else:
+            norms.extend(vector_norm(t, norm_type) for t in group)
     total_norm = vector_norm(stack([norm.to(first_device) for norm in norms]), norm_type)
     if error_if_nonfinite and (total_norm.isnan() | total_norm.isinf()):
         raise RuntimeError(
@@ -69,8 +86,11 @@ def _clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None) -> No
     clip_coef_clamped = clamp(max_norm / (total_norm + 1e-6), max=1.0)
     for group in _grouped_by_device_and_dtype(grads):
         coef = clip_coef_clamped.to(group[0].device)
-        for g in group:
-            g.mul_(coef)
+        if _foreach(foreach, group[0].device):
+            ops.aten._foreach_mul_.Tensor(group, coef)
+        else:
+            for g in group:
+                g.mul_(coef)
 
 
 @_no_grad
