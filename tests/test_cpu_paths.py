@@ -14,7 +14,8 @@ dispatch).  glasstorch's promises (docs: kernels/native.py, cascade_sum.py):
 - a stated accuracy where PyTorch's bits come from a vendor approximation:
   gelu (oneDNN's erf), float32 normal sampling (PyTorch's AVX2 log/sin/cos);
 - a stated accuracy where PyTorch's bits come from a vendor library, MKL:
-  matmul/dot/mv (BLAS, summation order MKL's own per CPU) and float32 sin (VML).
+  matmul/dot/mv (BLAS, summation order MKL's own per CPU) and the float unary
+  math ATen hands to VML (exp, log, sin, sqrt ...: within about an ulp).
   Programs built on them follow torch's trajectory within bounds that hold on
   every path (tests/test_cubic_fit.py; LBFGS in tests/test_optim_extra.py).
 
