@@ -181,6 +181,8 @@ SUPPORTED = {
     "where_scalar": lambda t, d: t.where(t.tensor([True, False, True]), _small(t, d), 0),
     "nan_to_num": lambda t, d: _small(t, d).nan_to_num(),
     "signbit": lambda t, d: _small(t, d).signbit(),
+    "index_select_matrix": lambda t, d: t.ones(2, 3, dtype=d).index_select(0, t.tensor([1])),
+    "bucketize_float": lambda t, d: t.bucketize(t.ones(3), _small(t, d).sort().values),
 }
 
 
@@ -269,6 +271,14 @@ REFUSED = {
     "square": lambda t, d: _small(t, d).square(),
     "cummax": lambda t, d: _small(t, d).cummax(0),
     "addcmul": lambda t, d: _small(t, d).addcmul(_small(t, d), _small(t, d)),
+    "clamp_tensor_min": lambda t, d: t.clamp(_small(t, d), _small(t, d)),
+    "clamp_tensor_max": lambda t, d: t.clamp(_small(t, d), max=_small(t, d)),
+    "clamp_tensors": lambda t, d: t.clamp(_small(t, d), _small(t, d), _small(t, d)),
+    "clamp_min_tensor": lambda t, d: t.clamp_min(_small(t, d), _small(t, d)),
+    "cross": lambda t, d: t.cross(t.ones(3, 3, dtype=d), t.ones(3, 3, dtype=d), dim=0),
+    "linalg_cross": lambda t, d: t.linalg.cross(t.ones(3, 3, dtype=d), t.ones(3, 3, dtype=d)),
+    "bucketize": lambda t, d: t.bucketize(_small(t, d), _small(t, d).sort().values),
+    "index_select_vector": lambda t, d: _small(t, d).index_select(0, t.tensor([1])),
 }
 
 

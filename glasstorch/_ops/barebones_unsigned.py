@@ -24,12 +24,24 @@ from .._tensor import Tensor
 from .structured import result_type
 
 def _clamp_kernel(args, kwargs) -> str:
-    """clamp's CPU kernel is named after the bounds it is given."""
+    """clamp's CPU kernel is named after the bounds it is given; tensor bounds go
+    through maximum/minimum unless both are given."""
     low = args[1] if len(args) > 1 else kwargs.get("min")
     high = args[2] if len(args) > 2 else kwargs.get("max")
+    tensors = isinstance(low, Tensor) or isinstance(high, Tensor)
     if low is not None and high is not None:
-        return "clamp_scalar_cpu"
-    return "clamp_max_scalar_cpu" if low is None else "clamp_min_scalar_cpu"
+        return "clamp_cpu" if tensors else "clamp_scalar_cpu"
+    if low is None:
+        return "minimum_cpu" if tensors else "clamp_max_scalar_cpu"
+    return "maximum_cpu" if tensors else "clamp_min_scalar_cpu"
+
+
+def _vectors_only(name):
+    """A kernel whose switch runs only on 1-d operands (``dot``'s shape check comes
+    first; ``index_select`` of a matrix takes a path that copies any dtype).
+    None: not refused here."""
+    return lambda args, kwargs: name if all(
+        a.dim() <= 1 for a in args[:2] if isinstance(a, Tensor)) else None
 
 
 # aten base name (overloads, in-place and out= variants included; "name.overload"
@@ -52,17 +64,20 @@ REFUSING_KERNELS = {
     "mode": "mode_cpu", "kthvalue": "kthvalue_cpu", "cummax": "cummax_cpu",
     "masked_fill": "masked_fill", "clamp.default": _clamp_kernel,
     "clamp_min": "clamp_min_scalar_cpu", "clamp_max": "clamp_max_scalar_cpu",
+    "clamp_min.Tensor": "maximum_cpu", "clamp_max.Tensor": "minimum_cpu",
     "relu": "clamp_min_scalar_cpu", "square": "pow", "fmod": "fmod_cpu", "rsub": "add_stub",
     "logical_and": "logical_and_cpu", "logical_or": "logical_or_cpu",
     "logical_xor": "logical_xor_cpu", "logical_not": "logical_not_cpu",
     "index_add": "index_add_", "index_fill": "index_fill_cpu", "index_copy": "index_copy_cpu",
     "masked_scatter": "masked_scatter", "take": "take_cpu", "put": "take_put_cpu",
     "scatter_add": "scatter_gather_tensor_cpu", "searchsorted": "searchsorted_out_cpu",
-    "dot": "dot", "trace": "trace", "addcmul": "addcmul_cpu_out",
+    "dot": _vectors_only("dot"), "trace": "trace", "addcmul": "addcmul_cpu_out",
     "nonzero": "nonzero_count_cpu", "count_nonzero": "nonzero_count_cpu",
     "mm": "addmm_impl_cpu_", "addmm": "addmm_impl_cpu_",
     "gather": "scatter_gather_tensor_cpu", "scatter": "scatter_gather_tensor_cpu",
-    "index_select": "index_select", "index_put": "index_put", "masked_select": "masked_select",
+    "index_select": _vectors_only("index_select"), "index_put": "index_put",
+    "masked_select": "masked_select", "cross": "cross", "linalg_cross": "cross",
+    "bucketize": "searchsorted_out_cpu", "clamp.Tensor": _clamp_kernel,
     "tril": "tril", "triu": "triu", "bincount": "bincount_cpu", "topk": "topk_cpu",
 }
 
@@ -106,8 +121,8 @@ def _refusing(fn, kernel_name, rule):
                 return fn(*args, **kwargs)
         d = kwargs.get("dtype") if rule == "dtype" else \
             result_type(*args[:2]) if rule == "promoting" else _switch_dtype(args, kwargs)
-        if d in _BAREBONES:
-            shown = kernel_name(args, kwargs) if callable(kernel_name) else kernel_name
+        shown = kernel_name(args, kwargs) if callable(kernel_name) else kernel_name
+        if d in _BAREBONES and shown is not None:
             raise NotImplementedError(f'"{shown}" not implemented for \'{d._short}\'')
         return fn(*args, **kwargs)
     return refuse_barebones_unsigned
