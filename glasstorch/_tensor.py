@@ -163,13 +163,17 @@ class Tensor:
         return self
 
     def as_subclass(self, cls):
-        """Same data and metadata, another Python class (no copy, no new storage)."""
+        """``self.alias()`` (a dispatched view: AliasBackward0 when self requires
+        grad) as an instance of ``cls``: no copy, no new storage."""
+        from ._dispatcher.dispatcher import ops     # (the dispatcher imports this module)
+        view = ops.aten.alias.default(self)
         cls._note_instance()
-        out = cls._make(self._storage, self._shape, self._stride, self._offset, self.dtype,
-                        self.device, self._keys | cls._python_keys)
-        out._array = self._array
-        out._version_counter = self._version_counter
-        out._autograd_meta = self._autograd_meta
+        out = cls._make(view._storage, view._shape, view._stride, view._offset, view.dtype,
+                        view.device, view._keys | cls._python_keys)
+        out._array = view._array
+        out._base = view._base
+        out._version_counter = view._version_counter
+        out._autograd_meta = view._autograd_meta
         return out
 
     @staticmethod

@@ -596,16 +596,18 @@ def test_nothing_stays_installed():
     assert sys.getprofile() is None
 
 
-def test_dispatch_mode_calls_are_folded():
-    """An op a TorchDispatchMode re-issues is one event (its only child of the
-    same name is folded in, as PyTorch's _remove_dup_nodes does)."""
-    from glasstorch.utils._python_dispatch import TorchDispatchMode
-
-    class Forward(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            return func(*args, **(kwargs or {}))
-    a = gt.ones(4)
-    with gt.profiler.profile() as prof:
-        with Forward():
-            a + a
-    assert [(e.name, len(e.cpu_children)) for e in prof.events()] == [("aten::add", 0)]
+def test_dispatch_mode_calls_are_ranges():
+    """An op a TorchDispatchMode re-issues is an event inside the mode's
+    "PythonDispatchMode" range, inside the op's event: PyTorch's tree (its
+    _remove_dup_nodes would fold a same-named only child; the range keeps it)."""
+    def events(lib):
+        class Forward(lib.utils._python_dispatch.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+        a = lib.ones(4)
+        with lib.profiler.profile() as prof:
+            with Forward():
+                a + a
+        return [(e.name, len(e.cpu_children)) for e in prof.events()]
+    assert events(gt) == events(torch) == [("aten::add", 1), ("PythonDispatchMode", 1),
+                                           ("aten::add", 0)]

@@ -10,6 +10,7 @@ sides alike: the profiler's own ``ProfilerStep#`` ranges.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import warnings
 
 import numpy as np
@@ -363,6 +364,46 @@ def test_dispatch_mode_sees_no_inner_op_while_profiled():
             x.mean() * 2
         return log
     assert logged(gt) == logged(torch)
+
+
+def test_python_handlers_are_ranges_as_in_torch():
+    """A dispatch mode's handler is a "PythonDispatchMode" range, a subclass's
+    ``__torch_dispatch__`` a "PythonSubclass" one, each over the op it calls
+    again; ``as_subclass`` (how ``__torch_function__`` wraps results) is ``alias``."""
+    def make(lib):
+        pytree = importlib.import_module(lib.__name__ + ".utils._pytree")
+
+        class Mode(lib.utils._python_dispatch.TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        class Wrapper(lib.Tensor):
+            @staticmethod
+            def __new__(cls, elem):
+                out = lib.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype)
+                out.elem = elem
+                return out
+
+            @classmethod
+            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                unwrap = lambda a: a.elem if isinstance(a, Wrapper) else a    # noqa: E731
+                return Wrapper(func(*pytree.tree_map(unwrap, args),
+                                    **pytree.tree_map(unwrap, kwargs or {})))
+
+        class Functional(lib.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return super().__torch_function__(func, types, args, kwargs)
+        x = _fixed(lib, 3, 4)
+        wrapped, functional = Wrapper(x), x.as_subclass(Functional)
+
+        def program():
+            with Mode():
+                (x + 1).sum()
+            wrapped.sin()
+            functional * 2
+        return program
+    assert_same_tree(make)
 
 
 def test_dispatch_mode_sees_torch_tensor_as_torch_does_while_profiled():

@@ -24,6 +24,7 @@ from __future__ import annotations
 from .._core import dispatch_key as dk
 from .._core.tls import state as _tls
 from .._tensor import Tensor, wrapped_numbers
+from .dispatcher import function_range
 
 __all__ = ["python_fallback", "push_dispatch_mode", "pop_dispatch_mode", "dispatch_types"]
 
@@ -85,16 +86,18 @@ def python_fallback(op, keyset, args, kwargs):
             _set_stack(stack[:-1])          # popped while its handler runs
             try:
                 rule = _torch_dispatch_rule(op, type(mode))
-                result = rule(mode, op, types, args, kwargs) if rule is not None else \
-                    mode.__torch_dispatch__(op, types, args, kwargs)
+                with function_range("PythonDispatchMode", args):
+                    result = rule(mode, op, types, args, kwargs) if rule is not None else \
+                        mode.__torch_dispatch__(op, types, args, kwargs)
             finally:
                 _set_stack(stack)
             if result is not NotImplemented:
                 return result
         for cls in types:
             rule = _torch_dispatch_rule(op, cls)
-            result = rule(cls, op, types, args, kwargs) if rule is not None else \
-                cls.__torch_dispatch__(op, types, args, kwargs)
+            with function_range("PythonSubclass", args):
+                result = rule(cls, op, types, args, kwargs) if rule is not None else \
+                    cls.__torch_dispatch__(op, types, args, kwargs)
             if result is not NotImplemented:
                 return result
     finally:
