@@ -127,6 +127,18 @@ def mkldnn_dense_output(shape, like, *, dropped_first=True):
     return inner.empty(list(shape), dtype=like.dtype, device=like.device)
 
 
+def _params(weight, stride, padding, dilation, output_padding):
+    """ConvParams: each parameter expanded to the spatial dims, a 1-d convolution's
+    as a 2-d one's of height 1 (view1d_as_2d); and whether it was 1-d."""
+    k = len(weight._shape) - 2
+    params = [_expand_param(name, value, k) for name, value in
+              (("stride", stride), ("padding", padding), ("dilation", dilation),
+               ("output_padding", output_padding))]
+    if k == 1:
+        params = [[first] + rest for first, rest in zip((1, 0, 1, 0), params)]
+    return k == 1, params
+
+
 @kernel("_convolution")
 @inner_op("aten::_convolution")
 def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
@@ -134,18 +146,11 @@ def _convolution(input, weight, bias, stride, padding, dilation, transposed, out
     """ATen's _convolution: checks, 1-d as 2-d, the backend's op (see the module doc)."""
     result = convolution_meta(input, weight, bias, stride, padding, dilation, transposed,
                               output_padding, groups)
-    k = len(weight._shape) - 2
-    stride, padding, dilation, output_padding = (
-        _expand_param(name, value, k) for name, value in
-        (("stride", stride), ("padding", padding), ("dilation", dilation),
-         ("output_padding", output_padding)))
-    one_d = k == 1
+    one_d, (stride, padding, dilation, output_padding) = _params(
+        weight, stride, padding, dilation, output_padding)
     if one_d:
         input = inner.unsqueeze(_contiguous(input), 2)
         weight = inner.unsqueeze(weight, 2)
-        stride, padding, dilation, output_padding = (
-            [first] + rest for first, rest in
-            ((1, stride), (0, padding), (1, dilation), (0, output_padding)))
     backend = select_backend(input, weight, stride, dilation, transposed, output_padding, groups)
     fmt = _memory_format(input, weight, backend) or contiguous_format
     if backend == "empty":
@@ -270,25 +275,17 @@ def _slow_conv2d_forward(self, weight, kernel_size, bias, stride, padding):
 def convolution_backward_route(grad_output, input, weight, bias_sizes, stride, padding,
                                dilation, transposed, output_padding, groups, output_mask,
                                compute):
-    """convolution_backward as ATen runs it, op by op, for the oneDNN backend: 1-d as
-    2-d, the backend's choice, contiguous operands, and the gradients allocated as
-    oneDNN's backward allocates them (grad_input after an ``empty({0})``, each one
-    copied out of oneDNN's buffer).  ``compute(outs, grad_output, input, weight,
-    stride, padding, dilation, output_padding)`` fills them.  None where another
-    backend would run (the caller computes; ``_slow_conv2d_backward`` and the other
-    slow kernels are not spelled out op by op)."""
-    k = len(weight._shape) - 2
-    stride, padding, dilation, output_padding = (
-        _expand_param(name, value, k) for name, value in
-        (("stride", stride), ("padding", padding), ("dilation", dilation),
-         ("output_padding", output_padding)))
-    one_d = k == 1
+    """convolution_backward as ATen runs it, op by op: 1-d as 2-d, the backend's
+    choice, contiguous operands, then oneDNN's backward (the gradients allocated as
+    it allocates them: grad_input after an ``empty({0})``, each one copied out of
+    oneDNN's buffer; ``compute(outs, grad_output, input, weight, stride, padding,
+    dilation, output_padding)`` fills them) or ``_slow_conv2d_backward`` per group.
+    None for the slow kernels not spelled out op by op (the caller computes)."""
+    one_d, (stride, padding, dilation, output_padding) = _params(
+        weight, stride, padding, dilation, output_padding)
     if one_d:
         input = _contiguous(input)
         grad_output, input, weight = (inner.unsqueeze(t, 2) for t in (grad_output, input, weight))
-        stride, padding, dilation, output_padding = (
-            [first] + rest for first, rest in
-            ((1, stride), (0, padding), (1, dilation), (0, output_padding)))
     backend = select_backend(input, weight, stride, dilation, transposed, output_padding, groups)
     if backend == "slow2d":
         outs = _slow2d_backward(grad_output, input, weight, stride, padding, groups, output_mask)
