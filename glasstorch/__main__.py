@@ -175,7 +175,7 @@ def extension_points(torch, model, data) -> None:
             loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=8))
+    print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
     trace = out_dir / "glasstorch-demo-trace.json"
     prof.export_chrome_trace(str(trace))
     print(f"chrome trace (open in ui.perfetto.dev): {trace}")

@@ -7,7 +7,8 @@ dispatch).  glasstorch's promises (docs: kernels/native.py, cascade_sum.py):
 
 - bit-identical to PyTorch run under the same setting: float32/float64 sum,
   mean, nansum (ATen's cascade order; the same on every capability), 1- and
-  2-norms (kernels/norm_order.py) and so gradient clipping, linspace
+  2-norms (kernels/norm_order.py) and so gradient clipping, float32
+  softmax/log_softmax over the last dim (SLEEF's exp/log), linspace
   and logspace (fused multiply-adds under AVX2/AVX512 only), the fused
   elementwise loops (tests/test_native.py), float64 normal sampling
   (tests/test_random.py, tests/test_nn_init.py);
@@ -134,6 +135,34 @@ def test_clip_grad_norm_bit_identical(torch):
         results.append([total] + [p.grad for p in params])
     for ours, theirs in zip(*results):
         _same_bits(ours, theirs)
+
+
+@pytest.mark.cpu_paths
+@given(rows=st.integers(1, 40), cols=st.one_of(st.integers(1, 70), st.sampled_from([256, 1000])),
+       scale=st.floats(0.01, 50.0), seed=st.integers(0, 2**16))
+def test_softmax_log_softmax_cross_entropy_bit_identical(torch, rows, cols, scale, seed):
+    """float32 softmax and log_softmax over the last dim in ATen's lane order, with
+    SLEEF's exp and log (kernels/softmax_order.py, sleef.py), and so the log-probs
+    cross_entropy starts from; also strided inputs (made contiguous first)."""
+    x = (np.random.default_rng(seed).standard_normal((rows, cols)) * scale).astype(np.float32)
+    ours, theirs = _pair(torch, x)
+    for fn in ("softmax", "log_softmax"):
+        _same_bits(getattr(glasstorch, fn)(ours, -1), getattr(torch, fn)(theirs, -1))
+        _same_bits(getattr(glasstorch, fn)(ours.t(), -1), getattr(torch, fn)(theirs.t(), -1))
+
+
+@pytest.mark.cpu_paths
+def test_softmax_nan_and_inf_rows(torch):
+    x = np.random.default_rng(0).normal(size=(5, 40)).astype(np.float32)
+    x[1, 7] = np.nan
+    x[2, :] = -np.inf
+    x[3, 5] = np.inf
+    x[4, :] = 1e30
+    ours, theirs = _pair(torch, x)
+    for fn in ("softmax", "log_softmax"):
+        a = getattr(glasstorch, fn)(ours, -1).numpy()
+        b = getattr(torch, fn)(theirs, -1).numpy()
+        assert np.array_equal(a, b, equal_nan=True), fn
 
 
 @pytest.mark.cpu_paths

@@ -12,28 +12,6 @@ from .helpers import assert_same
 pytestmark = pytest.mark.skipif(native.library() is None, reason="no C compiler on this machine")
 
 
-@given(st.integers(1, 64), st.sampled_from([256, 1000, 4096]), st.floats(0.1, 30.0), st.booleans())
-def test_softmax_and_log_softmax_match(torch, rows, cols, scale, log):
-    x = (np.random.default_rng(rows * cols).normal(size=(rows, cols)) * scale).astype(np.float32)
-    if rows * cols < 1 << 14:
-        x = np.tile(x, ((1 << 14) // (rows * cols) + 1, 1))
-    fn = "log_softmax" if log else "softmax"
-    ours = getattr(glasstorch, fn)(glasstorch.from_numpy(x), -1)
-    theirs = getattr(torch, fn)(torch.from_numpy(x), -1)
-    assert_same(ours, theirs, atol=1e-5, rtol=2e-5)
-
-
-def test_softmax_nan_and_inf_rows(torch):
-    x = np.random.default_rng(0).normal(size=(8, 4096)).astype(np.float32)
-    x[1, 7] = np.nan
-    x[2, :] = -np.inf
-    x[3, 5] = np.inf
-    for fn in ("softmax", "log_softmax"):
-        ours = getattr(glasstorch, fn)(glasstorch.from_numpy(x), -1)
-        theirs = getattr(torch, fn)(torch.from_numpy(x), -1)
-        assert_same(ours, theirs, atol=1e-5, rtol=2e-5)
-
-
 @pytest.mark.cpu_paths
 @given(st.integers(1 << 14, 1 << 18), st.floats(-10, 10))
 def test_sum_matches(torch, n, shift):

@@ -70,14 +70,18 @@ def _outer_edges(values, lo, hi, dtype):
 @impl("histc")
 def histc_impl(out, self, bins=100, min=0, max=0):
     """The bin edges are ``linspace(lo, hi, bins + 1)`` in the input's dtype; an
-    element's bin is the last edge not above it (HistogramKernel's upper_bound
-    search), the rightmost edge closing the last bin."""
+    element between the outer edges goes to bin ``(x - lo) * bins / (hi - lo)``,
+    truncated, computed in the input's arithmetic (float for float16/bfloat16):
+    HistogramKernel's linear interpolation, which histc takes without the local
+    search histogram() adds, so an element within rounding of an inner edge lands
+    where that arithmetic puts it; the rightmost edge closes the last bin."""
     if self.dtype.category != dt.FLOATING:
         raise NotImplementedError(f'"histogram_cpu" not implemented for \'{self.dtype._short}\'')
     values = self._np().astype(np.float64).ravel()
     lo, hi = _outer_edges(values, float(min), float(max), self.dtype)
-    edges = _linspace_values(lo, hi, bins + 1, self.dtype).astype(self.dtype.numpy) \
-        .astype(np.float64)
-    kept = values[(values >= edges[0]) & (values <= edges[-1])]
-    pos = np.minimum(np.searchsorted(edges, kept, side="right") - 1, bins - 1)
+    edges = _linspace_values(lo, hi, bins + 1, self.dtype).astype(self.dtype.numpy)
+    compute = np.float64 if self.dtype is dt.float64 else np.float32
+    left, right = edges[0].astype(compute), edges[-1].astype(compute)
+    kept = values[(values >= left) & (values <= right)].astype(compute)
+    pos = np.minimum(((kept - left) * compute(bins) / (right - left)).astype(np.int64), bins - 1)
     out._np()[...] = np.bincount(pos, minlength=bins)

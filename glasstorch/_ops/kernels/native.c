@@ -2,7 +2,7 @@
  *
  * numpy covers almost every CPU kernel.  A few loops matter for throughput
  * and numpy is slow at them: on machines without AVX-512 its float32 exp is
- * scalar (exp, softmax / log_softmax), and its arithmetic runs on one core
+ * scalar, and its arithmetic runs on one core
  * (add/sub/mul/div of large tensors).  Others must round as ATen's loops round
  * (sum's order of additions, fused multiply-adds), which numpy cannot say.
  * These are plain C loops that the compiler vectorizes (-O3 -march=native) and
@@ -12,6 +12,7 @@
  * -fno-math-errno and -fno-trapping-math (nothing here reads errno or FP
  * exception flags), which let the loops below vectorize.
  */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -64,42 +65,117 @@ void gt_exp_f32(const float *x, float *out, int64_t n) {
     for (int64_t i = 0; i < n; i++) out[i] = exp_f32(x[i]);
 }
 
-/* Softmax over rows of a contiguous (rows, cols) matrix.
- *   m = max(row)            (a NaN anywhere makes the whole row NaN, as in PyTorch)
- *   s = sum(exp(row - m))
- *   softmax:     out = exp(row - m) / s
- *   log_softmax: out = row - m - log(s)
- */
-void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int log_) {
+/* SLEEF's expf_u10 and logf_u10 (the functions ATen's Vectorized<float> calls
+ * under AVX2/AVX512), step for step with explicit fused multiply-adds; see
+ * kernels/sleef.py for the same steps in numpy and what they compute. */
+static inline float gt_pow2i(int32_t q) {
+    int32_t bits = (q + 0x7f) * (1 << 23);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline float sleef_expf(float d) {
+    if (!(d >= -104.0f)) return d != d ? d : 0.0f;
+    if (d > 100.0f) return INFINITY;
+    int32_t q = (int32_t)rintf(d * 1.442695040888963407359924681001892137426645954152985934135449406931f);
+    float qf = (float)q;
+    float s = fmaf(qf, -0.693145751953125f, d);
+    s = fmaf(qf, -1.428606765330187045e-06f, s);
+    float u = 0.000198527617612853646278381f;
+    u = fmaf(u, s, 0.00139304355252534151077271f);
+    u = fmaf(u, s, 0.00833336077630519866943359f);
+    u = fmaf(u, s, 0.0416664853692054748535156f);
+    u = fmaf(u, s, 0.166666671633720397949219f);
+    u = fmaf(u, s, 0.5f);
+    u = 1.0f + fmaf(s * s, u, s);
+    int32_t half = q >> 1;
+    return (u * gt_pow2i(half)) * gt_pow2i(q - half);
+}
+
+static inline float sleef_logf(float d) {
+    if (d != d || d < 0.0f) return NAN;
+    if (d == 0.0f) return -INFINITY;
+    if (d == INFINITY) return INFINITY;
+    int tiny = d < FLT_MIN;
+    float d2 = tiny ? d * 18446744073709551616.0f : d;           /* 2^64 */
+    float scaled = d2 * (1.0f / 0.75f);
+    int32_t bits, mbits;
+    memcpy(&bits, &scaled, sizeof bits);
+    int32_t e = ((bits >> 23) & 0xff) - 0x7f;
+    memcpy(&mbits, &d2, sizeof mbits);
+    mbits = (int32_t)((uint32_t)mbits + ((uint32_t)(-e) << 23));
+    float m;
+    memcpy(&m, &mbits, sizeof m);
+    float ef = (float)(tiny ? e - 64 : e);
+    const float ln2_hi = 0.69314718246459960938f, ln2_lo = -1.904654323148236017e-09f;
+    float sx = ln2_hi * ef;
+    float sy = fmaf(ln2_lo, ef, fmaf(ln2_hi, ef, -sx));
+    float ax = -1.0f + m, av = ax + 1.0f, ay = (-1.0f - (ax - av)) + (m - av);
+    float bx = 1.0f + m, bv = bx - 1.0f, by = (1.0f - (bx - bv)) + (m - bv);
+    float t = 1.0f / bx, x = ax * t, u = fmaf(t, ax, -x);
+    float v = fmaf(-by, t, fmaf(-bx, t, 1.0f));
+    float xl = fmaf(x, v, fmaf(ay, t, u));
+    float x2 = x * x;
+    float p = 0.3027294874f;
+    p = fmaf(p, x2, 0.3996108174f);
+    p = fmaf(p, x2, 0.6666694880f);
+    float hx = x * 2.0f, hl = xl * 2.0f;
+    float s = sx + hx, sl = (((sx - s) + hx) + sy) + hl;
+    float y = (x2 * x) * p;
+    float r = s + y;
+    sl = ((s - r) + y) + sl;
+    return r + sl;
+}
+
+/* vec::reduce_all(+) of n floats with ATen's lanes (see kernels/softmax_order.py). */
+static float gt_reduce_all_sum(const float *e, int64_t n, int lanes, int halves) {
+    if (n < lanes) {
+        float s = e[0];
+        for (int64_t j = 1; j < n; j++) s += e[j];
+        return s;
+    }
+    float acc[16];
+    for (int k = 0; k < lanes; k++) acc[k] = e[k];
+    int64_t whole = n - n % lanes;
+    for (int64_t d = lanes; d < whole; d += lanes)
+        for (int k = 0; k < lanes; k++) acc[k] += e[d + k];
+    for (int64_t k = 0; k < n - whole; k++) acc[k] += e[whole + k];
+    if (halves) {
+        for (int w = lanes / 2; w >= 1; w /= 2)
+            for (int k = 0; k < w; k++) acc[k] = acc[k] + acc[k + w];
+        return acc[0];
+    }
+    float s = acc[0];
+    for (int k = 1; k < lanes; k++) s += acc[k];
+    return s;
+}
+
+/* float32 softmax / log_softmax over the rows of a contiguous (rows, cols)
+ * matrix in ATen's order (kernels/softmax_order.py): max, exp(x - max) (SLEEF,
+ * or libm under DEFAULT), the lane sum, then e * (1 / sum) or (x - max) - log(sum). */
+void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int log_,
+                    int lanes, int halves, int use_libm) {
+    if (cols == 0) return;
     #pragma omp parallel for schedule(static) if (rows * cols > 32768)
     for (int64_t i = 0; i < rows; i++) {
         const float *row = x + i * cols;
         float *dst = out + i * cols;
         float m = -INFINITY;
         int nan = 0;
-        #pragma omp simd reduction(max:m) reduction(|:nan)
         for (int64_t j = 0; j < cols; j++) {
-            m = row[j] > m ? row[j] : m;
             nan |= row[j] != row[j];
+            m = row[j] > m ? row[j] : m;
         }
-        if (nan) m = NAN;
-        if (m == -INFINITY) m = 0.0f;   /* an all -inf row: exp(-inf - 0) = 0, sum 0 -> nan, as torch */
-        float s = 0.0f;
+        if (nan) m = NAN;                 /* vec::maximum propagates a NaN */
+        for (int64_t j = 0; j < cols; j++)
+            dst[j] = use_libm ? expf(row[j] - m) : sleef_expf(row[j] - m);
+        float total = gt_reduce_all_sum(dst, cols, lanes, halves);
         if (log_) {
-            #pragma omp simd reduction(+:s)
-            for (int64_t j = 0; j < cols; j++) s += exp_f32(row[j] - m);
-            float log_s = logf(s);
-            #pragma omp simd
-            for (int64_t j = 0; j < cols; j++) dst[j] = (row[j] - m) - log_s;   /* torch's order */
+            float lse = use_libm ? logf(total) : sleef_logf(total);
+            for (int64_t j = 0; j < cols; j++) dst[j] = (row[j] - m) - lse;
         } else {
-            #pragma omp simd reduction(+:s)
-            for (int64_t j = 0; j < cols; j++) {
-                float e = exp_f32(row[j] - m);
-                dst[j] = e;
-                s += e;
-            }
-            float inv = 1.0f / s;
-            #pragma omp simd
+            float inv = 1.0f / total;
             for (int64_t j = 0; j < cols; j++) dst[j] *= inv;
         }
     }
@@ -137,6 +213,16 @@ void gt_binary_f32(int op, const float *a, const float *b, float *out, int64_t n
 void gt_libm_f64(int which, const double *x, double *out, int64_t n) {
     double (*const fns[])(double) = {erf, erfc, log, log1p, cos, sin};
     double (*const fn)(double) = fns[which];
+    #pragma omp parallel for schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; i++) out[i] = fn(x[i]);
+}
+
+/* libm's float32 functions, one call per element: ATen's DEFAULT capability
+ * computes Vectorized<float>::exp()/log() lane by lane with std::exp/std::log
+ * (softmax, log_softmax).  which: 0 expf, 1 logf. */
+void gt_libm_f32(int which, const float *x, float *out, int64_t n) {
+    float (*const fns[])(float) = {expf, logf};
+    float (*const fn)(float) = fns[which];
     #pragma omp parallel for schedule(static) if (n > 32768)
     for (int64_t i = 0; i < n; i++) out[i] = fn(x[i]);
 }

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import ctypes
+import ctypes.util
 import hashlib
 import math
 import os
@@ -94,10 +95,12 @@ def _build():
     f32p = ctypes.POINTER(ctypes.c_float)
     i64 = ctypes.c_int64
     lib.gt_exp_f32.argtypes = [f32p, f32p, i64]
-    lib.gt_softmax_f32.argtypes = [f32p, f32p, i64, i64, ctypes.c_int]
     lib.gt_binary_f32.argtypes = [ctypes.c_int, f32p, f32p, f32p, i64]
     f64p = ctypes.POINTER(ctypes.c_double)
     lib.gt_libm_f64.argtypes = [ctypes.c_int, f64p, f64p, i64]
+    lib.gt_libm_f32.argtypes = [ctypes.c_int, f32p, f32p, i64]
+    lib.gt_softmax_f32.argtypes = [f32p, f32p, i64, i64, ctypes.c_int, ctypes.c_int,
+                                   ctypes.c_int, ctypes.c_int]
     f32 = ctypes.c_float
     lib.gt_gelu_f32.argtypes = [f32p, f32p, i64]
     lib.gt_gelu_backward_f32.argtypes = [f32p, f32p, f32p, i64]
@@ -159,13 +162,6 @@ def usable(*arrays) -> bool:
 
 def exp(x: np.ndarray, out: np.ndarray) -> None:
     library().gt_exp_f32(_ptr(x), _ptr(out), x.size)
-
-
-def softmax(x: np.ndarray, out: np.ndarray, log: bool) -> None:
-    """Softmax over the last axis of C-contiguous float32 arrays."""
-    cols = x.shape[-1] if x.ndim else 1
-    rows = x.size // cols if cols else 0
-    library().gt_softmax_f32(_ptr(x), _ptr(out), rows, cols, int(log))
 
 
 BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3}
@@ -260,6 +256,37 @@ def libm(name: str, x) -> np.ndarray:
     f64p = ctypes.POINTER(ctypes.c_double)
     lib.gt_libm_f64(_LIBM.index(name), x.ctypes.data_as(f64p), out.ctypes.data_as(f64p), x.size)
     return out
+
+
+def softmax(x: np.ndarray, out: np.ndarray, log: bool, lanes: int, halves: bool,
+            use_libm: bool) -> None:
+    """float32 softmax / log_softmax of the rows of C-contiguous 2-d ``x`` in ATen's
+    order (kernels/softmax_order.py)."""
+    library().gt_softmax_f32(_ptr(x), _ptr(out), x.shape[0], x.shape[1], int(log), lanes,
+                             int(halves), int(use_libm))
+
+
+_LIBM_F32 = ("expf", "logf")
+
+
+def libm_f32(name: str, x) -> np.ndarray:
+    """libm's float32 ``name`` (expf or logf) of a float32 array: the native loop,
+    else the C library called element by element."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    out = np.empty_like(x)
+    lib = library()
+    if lib is not None:
+        lib.gt_libm_f32(_LIBM_F32.index(name), _ptr(x), _ptr(out), x.size)
+        return out
+    fn = getattr(_c_library(), name)
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    out.ravel()[:] = [fn(v) for v in x.ravel().tolist()]
+    return out
+
+
+def _c_library():
+    """The C library (libm's functions are in it, or in libm beside it)."""
+    return ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
 
 
 def fma(a, b, c):

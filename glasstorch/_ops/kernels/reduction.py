@@ -31,7 +31,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, wrap_dim
-from . import impl, kernel, meta, native, norm_order
+from . import impl, kernel, meta, native, norm_order, softmax_order
 from ._inner import inner, observed
 from .cascade_sum import cascade_sum
 
@@ -173,7 +173,6 @@ def sum_impl(out, self, dim=None, keepdim=False, *, dtype=None):
 
 _add_reduce = np.add.reduce
 _CASCADE = (dt.float32, dt.float64)
-_NATIVE_MIN = 1 << 14   # below this numpy's call overhead beats ctypes' (softmax)
 
 
 def _cascade(out, self, a, acc, dims, nan=False):
@@ -722,21 +721,21 @@ meta("softmax")(_softmax_meta("softmax"))
 meta("log_softmax")(_softmax_meta("log_softmax"))
 
 
-def _native_softmax(out, self, dim, log) -> bool:
-    """Rows along the last dim of a contiguous float32 tensor: one fused native loop."""
-    if self.dtype is not dt.float32 or not self._shape or \
-            wrap_dim(dim, len(self._shape)) != len(self._shape) - 1:
+def _lastdim_softmax(out, self, dim, log) -> bool:
+    """float32 rows along the last dim: ATen's lastdim kernel, bit for bit
+    (kernels/softmax_order.py)."""
+    if self.dtype is not dt.float32 or (self._shape and
+                                        wrap_dim(dim, len(self._shape)) != len(self._shape) - 1):
         return False
-    a, o = self._np(), out._np()
-    if a.size < _NATIVE_MIN or not native.usable(a, o):
-        return False
-    native.softmax(a, o, log)
+    a = np.ascontiguousarray(self._np())
+    rows = a.reshape(-1, a.shape[-1] if a.ndim else 1)
+    _write(out, softmax_order.softmax_rows(rows, log).reshape(out._shape))
     return True
 
 
 @impl("softmax")
 def softmax_impl(out, self, dim, half_to_float):
-    if _native_softmax(out, self, dim, log=False):
+    if _lastdim_softmax(out, self, dim, log=False):
         return
     _, e, total = _softmax_parts(self, dim)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -745,7 +744,7 @@ def softmax_impl(out, self, dim, half_to_float):
 
 @impl("log_softmax")
 def log_softmax_impl(out, self, dim, half_to_float):
-    if _native_softmax(out, self, dim, log=True):
+    if _lastdim_softmax(out, self, dim, log=True):
         return
     shifted, _, total = _softmax_parts(self, dim)
     with np.errstate(invalid="ignore", divide="ignore"):

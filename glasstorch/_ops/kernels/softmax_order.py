@@ -1,0 +1,69 @@
+"""float32 softmax and log_softmax over the last dim in ATen's order
+(SoftMaxKernel.cpp's ``_vec_softmax_lastdim`` / ``_vec_log_softmax_lastdim``),
+so that they, and cross_entropy built on them, equal PyTorch's bit for bit.
+
+Per row, with ``Vectorized<float>`` lanes (16 under the AVX512 capability, 8
+under AVX2 and DEFAULT):
+
+    max      the row's maximum (a NaN anywhere makes it NaN)
+    e        exp(x - max): SLEEF's expf_u10 (AVX2, AVX512) or libm's expf (DEFAULT)
+    sum      reduce_all: the first lanes-wide block, each further block added
+             lane-wise, the leftover elements added into the first lanes, then
+             the lanes folded in halves (AVX2/AVX512's shuffles) or one by one
+             (DEFAULT); a row shorter than the lanes is added element by element
+    softmax      e * (1 / sum)
+    log_softmax  (x - max) - log(sum), SLEEF's logf_u10 or libm's logf
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import native, sleef
+from .native import cpu_capability, libm_f32
+
+f32 = np.float32
+
+
+def softmax_rows(x: np.ndarray, log: bool) -> np.ndarray:
+    """Softmax (or log_softmax) of each row of the 2-d float32 array ``x``: the
+    native loop (native.c), or the same steps in numpy where there is no compiler."""
+    capability = cpu_capability()
+    vectorized = capability != "DEFAULT"
+    lanes = 16 if capability == "AVX512" else 8
+    if native.library() is not None:
+        x = np.ascontiguousarray(x)
+        out = np.empty_like(x)
+        native.softmax(x, out, log, lanes, vectorized, not vectorized)
+        return out
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        top = x.max(axis=1, keepdims=True) if x.shape[1] else np.zeros((x.shape[0], 1), f32)
+        shifted = x - top
+        e = sleef.expf_u10(shifted) if vectorized else libm_f32("expf", shifted)
+        total = _reduce_all(e, lanes, vectorized)[:, None]
+        if log:
+            return shifted - (sleef.logf_u10(total) if vectorized else libm_f32("logf", total))
+        return e * (f32(1) / total)
+
+
+def _reduce_all(e, lanes, halves):
+    """vec::reduce_all(+) of each row (see the module docstring)."""
+    n = e.shape[1]
+    if n < lanes:
+        total = e[:, 0] if n else np.zeros(e.shape[0], f32)
+        for j in range(1, n):
+            total = total + e[:, j]
+        return total
+    whole = n - n % lanes
+    acc = np.cumsum(e[:, :whole].reshape(e.shape[0], -1, lanes), axis=1, dtype=f32)[:, -1]
+    if whole < n:
+        acc[:, :n - whole] += e[:, whole:]
+    if halves:
+        width = lanes
+        while width > 1:
+            width //= 2
+            acc = acc[:, :width] + acc[:, width:2 * width]
+        return acc[:, 0]
+    total = acc[:, 0]
+    for j in range(1, lanes):
+        total = total + acc[:, j]
+    return total
