@@ -318,12 +318,13 @@ def _double_in_place(queue, answers):
 
 
 def _fill_or_fail(i, out, how):
-    """Process ``i`` of a group: write into the shared ``out``, or fail as ``how`` says."""
+    """Process ``i`` of a group: write into the shared ``out``, or fail as ``how``
+    says (one process each, so which failure is reported does not race)."""
     if how == "raise" and i == 1:
         raise ValueError(f"bad {i}")
-    if how == "exit":
+    if how == "exit" and i == 0:
         os._exit(3)
-    if how == "kill":
+    if how == "kill" and i == 1:
         os.kill(os.getpid(), signal.SIGKILL)
     out[i] = i + 10
 
