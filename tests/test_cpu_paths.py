@@ -152,6 +152,35 @@ def test_softmax_log_softmax_cross_entropy_bit_identical(torch, rows, cols, scal
 
 
 @pytest.mark.cpu_paths
+@given(rows=st.integers(1, 300), classes=st.integers(1, 70), weighted=st.booleans(),
+       ignored=st.sampled_from([0.0, 0.3]), reduction=st.sampled_from(["mean", "sum"]),
+       seed=st.integers(0, 2**16))
+def test_cross_entropy_and_gradient_bit_identical(torch, rows, classes, weighted, ignored,
+                                                  reduction, seed):
+    """cross_entropy = log_softmax + nll_loss (LossNLL.cpp's cascaded sums, native.c's
+    gt_nll_cascade), and its gradient through _log_softmax_backward_data (fused under
+    AVX2/AVX512); softmax's gradient too."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((rows, classes)) * 3).astype(np.float32)
+    t = rng.integers(0, classes, rows)
+    t[rng.random(rows) < ignored] = -100
+    w = rng.uniform(0.1, 2.0, classes).astype(np.float32) if weighted else None
+    g = rng.standard_normal((rows, classes)).astype(np.float32)
+    results = []
+    for lib in (glasstorch, torch):
+        logits = lib.from_numpy(x.copy()).requires_grad_()
+        loss = lib.nn.functional.cross_entropy(
+            logits, lib.from_numpy(t.copy()), weight=None if w is None else lib.from_numpy(w),
+            reduction=reduction)
+        loss.backward()
+        probs = lib.from_numpy(x.copy()).requires_grad_()
+        lib.softmax(probs, -1).backward(lib.from_numpy(g))
+        results.append((loss, logits.grad, probs.grad))
+    for ours, theirs in zip(*results):
+        _same_bits(ours, theirs)
+
+
+@pytest.mark.cpu_paths
 def test_softmax_nan_and_inf_rows(torch):
     x = np.random.default_rng(0).normal(size=(5, 40)).astype(np.float32)
     x[1, 7] = np.nan

@@ -24,9 +24,9 @@ from ..._core import dtype as dt
 from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, broadcast_shapes, result_type
-from . import impl, kernel, meta
+from . import impl, kernel, meta, native
 from ._inner import observed
-from .cascade_sum import cascade_sum
+from .cascade_sum import _ceil_log2, cascade_sum
 
 aten = ops.aten
 
@@ -108,15 +108,48 @@ def _nll_compute(out, total_out, x, t, weight, reduction, ignore_index, class_ax
         np.copyto(out._np(), losses, casting="unsafe")
         total_out._np()[()] = 0
         return
-    acc = _acc(compute)
-    total = w.sum(dtype=acc)
-    s = losses.sum(dtype=acc)
+    if class_axis == 1 and x.ndim == 2 and x.dtype in (np.float32, np.float64):
+        s, total = _nll_cascade(-losses, w, ignored)     # nll_loss_forward: ATen's order
+        if weight is None:
+            total = compute.type(ignored.size - np.count_nonzero(ignored))
+    else:
+        acc = _acc(compute)
+        total = w.sum(dtype=acc)
+        s = losses.sum(dtype=acc)
     total_out._np()[()] = total
     if reduction == SUM:
         out._np()[()] = s
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             out._np()[()] = s / total if total != 0 else (np.nan if s == 0 else s / total)
+
+
+def _nll_cascade(terms, weights, ignored):
+    """nll_loss_forward's loss and weight sums as LossNLL.cpp adds them: 8 levels
+    of partial sums, carried up every 2^p targets (native.c's gt_nll_cascade,
+    or the same loop here where there is no compiler)."""
+    power = max(4, _ceil_log2(terms.size) // 8)
+    terms, weights = np.ascontiguousarray(terms), np.ascontiguousarray(weights)
+    ignored = np.ascontiguousarray(ignored, dtype=np.uint8)
+    if native.library() is not None:
+        return native.nll_cascade(terms, weights, ignored, power)
+    kind = terms.dtype.type
+    loss, weight = [kind(0)] * 8, [kind(0)] * 8
+    mask = (1 << power) - 1
+    for b in range(terms.size):
+        if ignored[b]:
+            continue
+        loss[0] = loss[0] - terms[b]
+        weight[0] = weight[0] + weights[b]
+        for j in range(7):
+            if b & (mask << (j * power)):
+                break
+            loss[j + 1], weight[j + 1] = loss[j + 1] + loss[j], weight[j + 1] + weight[j]
+            loss[j], weight[j] = kind(0), kind(0)
+    total_loss, total_weight = kind(0), kind(0)
+    for j in range(8):
+        total_loss, total_weight = total_loss + loss[j], total_weight + weight[j]
+    return total_loss, total_weight
 
 
 @impl("nll_loss_forward")

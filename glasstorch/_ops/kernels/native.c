@@ -181,6 +181,61 @@ void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int 
     }
 }
 
+/* The gradient of softmax / log_softmax rows (kernels/softmax_order.py), y the
+ * output: (g - sum(g * y)) * y, or g - exp(y) * sum(g) (fused where ATen's is). */
+void gt_softmax_backward_f32(const float *g, const float *y, float *out, int64_t rows,
+                             int64_t cols, int log_, int lanes, int halves, int use_libm,
+                             int fused) {
+    if (cols == 0) return;
+    #pragma omp parallel for schedule(static) if (rows * cols > 32768)
+    for (int64_t i = 0; i < rows; i++) {
+        const float *gr = g + i * cols, *yr = y + i * cols;
+        float *dst = out + i * cols;
+        if (log_) {
+            float total = gt_reduce_all_sum(gr, cols, lanes, halves);
+            for (int64_t j = 0; j < cols; j++) {
+                float e = use_libm ? expf(yr[j]) : sleef_expf(yr[j]);
+                dst[j] = fused ? fmaf(-e, total, gr[j]) : gr[j] - e * total;
+            }
+        } else {
+            for (int64_t j = 0; j < cols; j++) dst[j] = gr[j] * yr[j];
+            float total = gt_reduce_all_sum(dst, cols, lanes, halves);
+            for (int64_t j = 0; j < cols; j++) dst[j] = (gr[j] - total) * yr[j];
+        }
+    }
+}
+
+/* nll_loss's reduced loss and weight sums in ATen's order (LossNLL.cpp): 8
+ * partial sums; each target's term goes into level 0, and after target b, while
+ * b's bits at level j are all zero, level j is carried into level j + 1 (levels
+ * of 2^p targets, p = max(4, ceil(log2 n) / 8)); ignored targets add nothing and
+ * carry nothing; at the end the levels are added in order.  terms[b] is
+ * input[b][target[b]] * weight, weights[b] the weight. */
+#define GT_NLL_CASCADE(T, SUFFIX)                                                          \
+void gt_nll_cascade_##SUFFIX(const T *terms, const T *weights, const uint8_t *ignored,     \
+                             int64_t n, int power, T *loss_out, T *weight_out) {          \
+    T loss[8] = {0}, weight[8] = {0};                                                      \
+    int64_t mask = ((int64_t)1 << power) - 1;                                              \
+    for (int64_t b = 0; b < n; b++) {                                                      \
+        if (ignored[b]) continue;                                                          \
+        loss[0] -= terms[b];                                                               \
+        weight[0] += weights[b];                                                           \
+        for (int j = 0; j + 1 < 8; j++) {                                                  \
+            if ((b & (mask << (j * power))) != 0) break;                                   \
+            weight[j + 1] += weight[j];                                                    \
+            loss[j + 1] += loss[j];                                                        \
+            weight[j] = 0;                                                                 \
+            loss[j] = 0;                                                                   \
+        }                                                                                  \
+    }                                                                                      \
+    T total_loss = 0, total_weight = 0;                                                    \
+    for (int j = 0; j < 8; j++) { total_loss += loss[j]; total_weight += weight[j]; }     \
+    *loss_out = total_loss;                                                                \
+    *weight_out = total_weight;                                                            \
+}
+GT_NLL_CASCADE(float, f32)
+GT_NLL_CASCADE(double, f64)
+
 /* out = a (op) b for contiguous float32 arrays of equal size, threaded: the
  * arithmetic ops numpy runs on one core.  op: 0 add, 1 sub, 2 mul, 3 div. */
 void gt_binary_f32(int op, const float *a, const float *b, float *out, int64_t n) {

@@ -99,8 +99,12 @@ def _build():
     f64p = ctypes.POINTER(ctypes.c_double)
     lib.gt_libm_f64.argtypes = [ctypes.c_int, f64p, f64p, i64]
     lib.gt_libm_f32.argtypes = [ctypes.c_int, f32p, f32p, i64]
+    for suffix, p in (("f32", f32p), ("f64", f64p)):
+        getattr(lib, f"gt_nll_cascade_{suffix}").argtypes = [
+            p, p, ctypes.POINTER(ctypes.c_uint8), i64, ctypes.c_int, p, p]
     lib.gt_softmax_f32.argtypes = [f32p, f32p, i64, i64, ctypes.c_int, ctypes.c_int,
                                    ctypes.c_int, ctypes.c_int]
+    lib.gt_softmax_backward_f32.argtypes = [f32p, f32p, f32p, i64, i64] + [ctypes.c_int] * 5
     f32 = ctypes.c_float
     lib.gt_gelu_f32.argtypes = [f32p, f32p, i64]
     lib.gt_gelu_backward_f32.argtypes = [f32p, f32p, f32p, i64]
@@ -264,6 +268,26 @@ def softmax(x: np.ndarray, out: np.ndarray, log: bool, lanes: int, halves: bool,
     order (kernels/softmax_order.py)."""
     library().gt_softmax_f32(_ptr(x), _ptr(out), x.shape[0], x.shape[1], int(log), lanes,
                              int(halves), int(use_libm))
+
+
+def softmax_backward(g: np.ndarray, y: np.ndarray, out: np.ndarray, log: bool, lanes: int,
+                     halves: bool, use_libm: bool, fused_: int) -> None:
+    """The gradient of float32 softmax / log_softmax rows (kernels/softmax_order.py)."""
+    library().gt_softmax_backward_f32(_ptr(g), _ptr(y), _ptr(out), g.shape[0], g.shape[1],
+                                      int(log), lanes, int(halves), int(use_libm), fused_)
+
+
+def nll_cascade(terms: np.ndarray, weights: np.ndarray, ignored: np.ndarray, power: int):
+    """nll_loss's (loss, weight) sums in ATen's order (native.c's gt_nll_cascade)."""
+    suffix = "f32" if terms.dtype == np.float32 else "f64"
+    ctype = ctypes.c_float if suffix == "f32" else ctypes.c_double
+    loss, weight = ctype(), ctype()
+    p = ctypes.POINTER(ctype)
+    getattr(library(), f"gt_nll_cascade_{suffix}")(
+        terms.ctypes.data_as(p), weights.ctypes.data_as(p),
+        ignored.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), terms.size, power,
+        ctypes.byref(loss), ctypes.byref(weight))
+    return terms.dtype.type(loss.value), terms.dtype.type(weight.value)
 
 
 _LIBM_F32 = ("expf", "logf")

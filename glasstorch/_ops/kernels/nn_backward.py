@@ -35,7 +35,7 @@ from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
 from ..structured import TensorMeta, broadcast_shapes, elementwise_strides, empty_tensor, \
     result_type, wrap_dim
-from . import impl, kernel, meta
+from . import impl, kernel, meta, softmax_order
 from ._inner import inner, observed
 from .conv_backends import convolution_backward_route
 from .conv import (_adaptive_ranges, _conv_forward, _conv_transposed, _expand_param,
@@ -102,14 +102,31 @@ def _softmax_operands(out, grad_output, output, dim):
     return g, y, axis
 
 
+def _lastdim_backward(out, grad_output, output, dim, log) -> bool:
+    """float32 rows along the last dim: ATen's lastdim kernel, bit for bit
+    (kernels/softmax_order.py)."""
+    if out.dtype is not dt.float32 or grad_output.dtype is not dt.float32 or (
+            grad_output._shape and wrap_dim(dim, len(grad_output._shape))
+            != len(grad_output._shape) - 1):
+        return False
+    cols = grad_output._shape[-1] if grad_output._shape else 1
+    g, y = (np.ascontiguousarray(t._np()).reshape(-1, cols) for t in (grad_output, output))
+    _write(out, softmax_order.softmax_backward_rows(g, y, log).reshape(out._shape))
+    return True
+
+
 @impl("_softmax_backward_data")
 def softmax_backward_data_impl(out, grad_output, output, dim, input_dtype):
+    if _lastdim_backward(out, grad_output, output, dim, log=False):
+        return
     g, y, axis = _softmax_operands(out, grad_output, output, dim)
     _write(out, y * (g - np.sum(g * y, axis=axis, keepdims=True)))
 
 
 @impl("_log_softmax_backward_data")
 def log_softmax_backward_data_impl(out, grad_output, output, dim, input_dtype):
+    if _lastdim_backward(out, grad_output, output, dim, log=True):
+        return
     g, y, axis = _softmax_operands(out, grad_output, output, dim)
     with np.errstate(over="ignore", invalid="ignore"):
         _write(out, g - np.exp(y) * np.sum(g, axis=axis, keepdims=True))

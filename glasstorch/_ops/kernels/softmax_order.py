@@ -13,13 +13,18 @@ under AVX2 and DEFAULT):
              (DEFAULT); a row shorter than the lanes is added element by element
     softmax      e * (1 / sum)
     log_softmax  (x - max) - log(sum), SLEEF's logf_u10 or libm's logf
+
+and their backward (``_vec_host_softmax_backward_lastdim``), with y the output:
+
+    softmax      (g - sum(g * y)) * y
+    log_softmax  g - exp(y) * sum(g), fused (fma) under AVX2/AVX512
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import native, sleef
-from .native import cpu_capability, libm_f32
+from .native import cpu_capability, fma, fused, libm_f32
 
 f32 = np.float32
 
@@ -43,6 +48,25 @@ def softmax_rows(x: np.ndarray, log: bool) -> np.ndarray:
         if log:
             return shifted - (sleef.logf_u10(total) if vectorized else libm_f32("logf", total))
         return e * (f32(1) / total)
+
+
+def softmax_backward_rows(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
+    """The gradient of softmax (or log_softmax) rows: ``g`` the output's gradient,
+    ``y`` the output, both 2-d float32 (see the module docstring)."""
+    capability = cpu_capability()
+    vectorized = capability != "DEFAULT"
+    lanes = 16 if capability == "AVX512" else 8
+    if native.library() is not None:
+        g, y = np.ascontiguousarray(g), np.ascontiguousarray(y)
+        out = np.empty_like(g)
+        native.softmax_backward(g, y, out, log, lanes, vectorized, not vectorized, fused())
+        return out
+    with np.errstate(invalid="ignore", over="ignore"):
+        if not log:
+            return (g - _reduce_all(g * y, lanes, vectorized)[:, None]) * y
+        total = np.broadcast_to(_reduce_all(g, lanes, vectorized)[:, None], g.shape)
+        e = sleef.expf_u10(y) if vectorized else libm_f32("expf", y)
+        return fma(-e, total, g) if fused() else g - e * total
 
 
 def _reduce_all(e, lanes, halves):
