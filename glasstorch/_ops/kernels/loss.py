@@ -121,7 +121,7 @@ def _nll_compute(out, total_out, x, t, weight, reduction, ignore_index, class_ax
         out._np()[()] = s
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
-            out._np()[()] = s / total if total != 0 else (np.nan if s == 0 else s / total)
+            out._np()[()] = compute.type(s) / compute.type(total)    # 0 / 0: the CPU's NaN
 
 
 def _nll_cascade(terms, weights, ignored):

@@ -75,9 +75,10 @@ static inline float gt_pow2i(int32_t q) {
     return f;
 }
 
-static inline float sleef_expf(float d) {
-    if (!(d >= -104.0f)) return d != d ? d : 0.0f;
-    if (d > 100.0f) return INFINITY;
+static inline float sleef_expf(float x) {
+    /* branch-free, so that loops of it vectorize; out-of-range and NaN inputs take
+       d = 0 through the arithmetic and are replaced at the end, as SLEEF selects */
+    float d = (x >= -104.0f && x <= 100.0f) ? x : 0.0f;
     int32_t q = (int32_t)rintf(d * 1.442695040888963407359924681001892137426645954152985934135449406931f);
     float qf = (float)q;
     float s = fmaf(qf, -0.693145751953125f, d);
@@ -90,7 +91,10 @@ static inline float sleef_expf(float d) {
     u = fmaf(u, s, 0.5f);
     u = 1.0f + fmaf(s * s, u, s);
     int32_t half = q >> 1;
-    return (u * gt_pow2i(half)) * gt_pow2i(q - half);
+    u = (u * gt_pow2i(half)) * gt_pow2i(q - half);
+    u = x < -104.0f ? 0.0f : u;
+    u = x > 100.0f ? INFINITY : u;
+    return x != x ? x : u;
 }
 
 static inline float sleef_logf(float d) {
@@ -163,13 +167,18 @@ void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int 
         float *dst = out + i * cols;
         float m = -INFINITY;
         int nan = 0;
+        #pragma omp simd reduction(max:m) reduction(|:nan)
         for (int64_t j = 0; j < cols; j++) {
             nan |= row[j] != row[j];
             m = row[j] > m ? row[j] : m;
         }
         if (nan) m = NAN;                 /* vec::maximum propagates a NaN */
-        for (int64_t j = 0; j < cols; j++)
-            dst[j] = use_libm ? expf(row[j] - m) : sleef_expf(row[j] - m);
+        if (use_libm) {
+            for (int64_t j = 0; j < cols; j++) dst[j] = expf(row[j] - m);
+        } else {
+            #pragma omp simd
+            for (int64_t j = 0; j < cols; j++) dst[j] = sleef_expf(row[j] - m);
+        }
         float total = gt_reduce_all_sum(dst, cols, lanes, halves);
         if (log_) {
             float lse = use_libm ? logf(total) : sleef_logf(total);
@@ -193,10 +202,14 @@ void gt_softmax_backward_f32(const float *g, const float *y, float *out, int64_t
         float *dst = out + i * cols;
         if (log_) {
             float total = gt_reduce_all_sum(gr, cols, lanes, halves);
-            for (int64_t j = 0; j < cols; j++) {
-                float e = use_libm ? expf(yr[j]) : sleef_expf(yr[j]);
-                dst[j] = fused ? fmaf(-e, total, gr[j]) : gr[j] - e * total;
+            if (use_libm) {
+                for (int64_t j = 0; j < cols; j++) dst[j] = expf(yr[j]);
+            } else {
+                #pragma omp simd
+                for (int64_t j = 0; j < cols; j++) dst[j] = sleef_expf(yr[j]);
             }
+            for (int64_t j = 0; j < cols; j++)
+                dst[j] = fused ? fmaf(-dst[j], total, gr[j]) : gr[j] - dst[j] * total;
         } else {
             for (int64_t j = 0; j < cols; j++) dst[j] = gr[j] * yr[j];
             float total = gt_reduce_all_sum(dst, cols, lanes, halves);

@@ -329,7 +329,8 @@ def fma(a, b, c):
     p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl    # a * b == p + p_err exactly
     s, s_err = _two_sum(p, c)
     v, v_err = _two_sum(s_err, p_err)
-    return s + _round_to_odd(v, v_err)
+    r = s + _round_to_odd(v, v_err)
+    return np.where((r == 0) & (s == 0), s, r)     # -0 * x + -0 is -0, as from a real fma
 
 
 def _split(x):
@@ -355,7 +356,12 @@ def _round_to_odd(v, err):
 def multiply_add(a, b, c):
     """a * b + c as ATen's CPU kernels round it under the capability: fused
     (``fma``) under AVX2/AVX512, else a rounded product and a rounded sum.
-    Infinities and NaNs come out of the plain expression, as from a real fma."""
+    Infinities and NaNs come out of the plain expression, as from a real fma.
+    Operands of the reduced float types (a 0-d float16 or bfloat16 next to the
+    other) compute in float32, as ATen's opmath does."""
+    wide = np.float64 if any(np.asarray(v).dtype == np.float64 for v in (a, b, c)) \
+        else np.float32
+    a, b, c = (np.asarray(v, dtype=wide) if np.asarray(v).dtype != wide else v for v in (a, b, c))
     plain = a * b + c
     if not fused():
         return plain

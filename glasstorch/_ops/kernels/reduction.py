@@ -728,8 +728,13 @@ def _lastdim_softmax(out, self, dim, log) -> bool:
                                         wrap_dim(dim, len(self._shape)) != len(self._shape) - 1):
         return False
     a = np.ascontiguousarray(self._np())
-    rows = a.reshape(-1, a.shape[-1] if a.ndim else 1)
-    _write(out, softmax_order.softmax_rows(rows, log).reshape(out._shape))
+    cols = a.shape[-1] if a.ndim else 1
+    rows = a.reshape(-1, cols)
+    o = out._np()
+    if o.flags.c_contiguous:      # written in place
+        softmax_order.softmax_rows(rows, log, o.reshape(-1, cols))
+    else:
+        _write(out, softmax_order.softmax_rows(rows, log).reshape(out._shape))
     return True
 
 

@@ -29,15 +29,16 @@ from .native import cpu_capability, fma, fused, libm_f32
 f32 = np.float32
 
 
-def softmax_rows(x: np.ndarray, log: bool) -> np.ndarray:
+def softmax_rows(x: np.ndarray, log: bool, out: np.ndarray | None = None) -> np.ndarray:
     """Softmax (or log_softmax) of each row of the 2-d float32 array ``x``: the
-    native loop (native.c), or the same steps in numpy where there is no compiler."""
+    native loop (native.c), written into ``out`` when given (C-contiguous), or the
+    same steps in numpy where there is no compiler."""
     capability = cpu_capability()
     vectorized = capability != "DEFAULT"
     lanes = 16 if capability == "AVX512" else 8
     if native.library() is not None:
         x = np.ascontiguousarray(x)
-        out = np.empty_like(x)
+        out = np.empty_like(x) if out is None else out
         native.softmax(x, out, log, lanes, vectorized, not vectorized)
         return out
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -46,8 +47,13 @@ def softmax_rows(x: np.ndarray, log: bool) -> np.ndarray:
         e = sleef.expf_u10(shifted) if vectorized else libm_f32("expf", shifted)
         total = _reduce_all(e, lanes, vectorized)[:, None]
         if log:
-            return shifted - (sleef.logf_u10(total) if vectorized else libm_f32("logf", total))
-        return e * (f32(1) / total)
+            result = shifted - (sleef.logf_u10(total) if vectorized else libm_f32("logf", total))
+        else:
+            result = e * (f32(1) / total)
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def softmax_backward_rows(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray:
