@@ -109,6 +109,8 @@ def _lastdim_backward(out, grad_output, output, dim, log) -> bool:
             grad_output._shape and wrap_dim(dim, len(grad_output._shape))
             != len(grad_output._shape) - 1):
         return False
+    if out.numel() == 0:
+        return True
     cols = grad_output._shape[-1] if grad_output._shape else 1
     g, y = (np.ascontiguousarray(t._np()).reshape(-1, cols) for t in (grad_output, output))
     _write(out, softmax_order.softmax_backward_rows(g, y, log).reshape(out._shape))

@@ -727,6 +727,8 @@ def _lastdim_softmax(out, self, dim, log) -> bool:
     if self.dtype is not dt.float32 or (self._shape and
                                         wrap_dim(dim, len(self._shape)) != len(self._shape) - 1):
         return False
+    if self.numel() == 0:
+        return True
     a = np.ascontiguousarray(self._np())
     cols = a.shape[-1] if a.ndim else 1
     rows = a.reshape(-1, cols)
