@@ -132,8 +132,10 @@ static inline float sleef_logf(float d) {
     return r + sl;
 }
 
-/* vec::reduce_all(+) of n floats with ATen's lanes (see kernels/softmax_order.py). */
-static float gt_reduce_all_sum(const float *e, int64_t n, int lanes, int halves) {
+/* vec::reduce_all(+) of n floats with ATen's lanes (see kernels/softmax_order.py);
+ * inlined with a constant lane count below, so the lane loop vectorizes. */
+static inline __attribute__((always_inline))
+float gt_reduce_all_sum_lanes(const float *e, int64_t n, int lanes, int halves) {
     if (n < lanes) {
         float s = e[0];
         for (int64_t j = 1; j < n; j++) s += e[j];
@@ -153,6 +155,11 @@ static float gt_reduce_all_sum(const float *e, int64_t n, int lanes, int halves)
     float s = acc[0];
     for (int k = 1; k < lanes; k++) s += acc[k];
     return s;
+}
+
+static float gt_reduce_all_sum(const float *e, int64_t n, int lanes, int halves) {
+    return lanes == 16 ? gt_reduce_all_sum_lanes(e, n, 16, halves)
+                       : gt_reduce_all_sum_lanes(e, n, 8, halves);
 }
 
 /* float32 softmax / log_softmax over the rows of a contiguous (rows, cols)
