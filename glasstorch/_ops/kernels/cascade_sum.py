@@ -273,9 +273,13 @@ def cascade_sum(a: np.ndarray, out: np.ndarray, dims, nan: bool = False,
         # two-pass: one partial sum per thread (a buffer of get_num_threads()
         # zeros), then the buffer summed into the output
         buffer = np.zeros(threads, dtype)
-        for thread, begin, end in _chunks(numel, GRAIN_SIZE, threads):
-            _walk(sizes, in_strides, out_strides, address_in,
-                  buffer.ctypes.data + thread * dtype.itemsize, begin, end, step)
+        ranges = _chunks(numel, GRAIN_SIZE, threads)
+        if lib is not None and whole:   # the ranges on the OpenMP threads, as PyTorch's
+            native.sum_chunks(address_in, numel, ranges[0][2], dtype.itemsize, nan, buffer)
+        else:
+            for thread, begin, end in ranges:
+                _walk(sizes, in_strides, out_strides, address_in,
+                      buffer.ctypes.data + thread * dtype.itemsize, begin, end, step)
         _walk([threads], [dtype.itemsize], [0], buffer.ctypes.data, address_out, 0,
               threads, step)
     else:

@@ -529,6 +529,20 @@ double gt_sum_contiguous_##SUF(const char *in, int64_t n, int nan) {            
     T out = 0;                                                                              \
     gt_cascade_sum_##SUF(in, (char *)&out, sizeof(T), 0, 0, 0, n, 1, nan);                  \
     return out;                                                                             \
+}                                                                                           \
+                                                                                            \
+/* parallel_reduce's first pass over `n` contiguous elements: range t (`chunk` elements)    \
+ * summed in one step by thread t into partial[t] */                                        \
+void gt_sum_chunks_##SUF(const char *in, int64_t n, int64_t chunk, int nan, T *partial) {    \
+    int64_t parts = (n + chunk - 1) / chunk;                                                \
+    _Pragma("omp parallel for schedule(static, 1) num_threads(parts)")                      \
+    for (int64_t t = 0; t < parts; t++) {                                                   \
+        int64_t begin = t * chunk, end = begin + chunk < n ? begin + chunk : n;             \
+        T s = 0;                                                                            \
+        gt_cascade_sum_##SUF(in + begin * (int64_t)sizeof(T), (char *)&s, sizeof(T), 0, 0, 0, \
+                             end - begin, 1, nan);                                          \
+        partial[t] = s;                                                                     \
+    }                                                                                       \
 }
 
 GT_CASCADE(float, f32)

@@ -119,6 +119,8 @@ def _build():
     for fn in (lib.gt_sum_contiguous_f32, lib.gt_sum_contiguous_f64):
         fn.argtypes = [ctypes.c_void_p, i64, cint]
         fn.restype = ctypes.c_double
+    for fn in (lib.gt_sum_chunks_f32, lib.gt_sum_chunks_f64):
+        fn.argtypes = [ctypes.c_void_p, i64, i64, cint, ctypes.c_void_p]
     lib.gt_set_num_threads.argtypes = [ctypes.c_int]
     lib.gt_get_num_threads.restype = ctypes.c_int
     if _threads is not None:
@@ -376,6 +378,14 @@ def cascade_sum(address_in: int, address_out: int, strides, size0: int, size1: i
     lib = library()
     fn = lib.gt_cascade_sum_f32 if itemsize == 4 else lib.gt_cascade_sum_f64
     fn(address_in, address_out, *strides, size0, size1, int(nan))
+
+
+def sum_chunks(address: int, n: int, chunk: int, itemsize: int, nan: bool,
+               partial: np.ndarray) -> None:
+    """The per-thread partial sums of ``n`` contiguous elements, ranges of ``chunk``
+    elements summed on the OpenMP threads into ``partial`` (parallel_reduce)."""
+    fn = library().gt_sum_chunks_f32 if itemsize == 4 else library().gt_sum_chunks_f64
+    fn(address, n, chunk, int(nan), partial.ctypes.data)
 
 
 def sum_contiguous(address: int, n: int, itemsize: int, nan: bool) -> float:
