@@ -127,3 +127,4 @@ from . import profiler  # noqa: E402,F401  (torch.profiler; also binds torch.aut
 from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: tensor reducers)
 from .utils import _pytree  # noqa: E402,F401  (torch.utils._pytree)
 from . import _subclasses  # noqa: E402,F401  (torch._subclasses: FakeTensor, FakeTensorMode)
+from . import fx  # noqa: E402,F401  (torch.fx: graphs, symbolic tracing)

@@ -1,0 +1,300 @@
+"""``torch.fx.Graph``: a program as a list of nodes, and its Python source
+(torch/fx/graph.py).
+
+The nodes form a doubly linked list behind a sentinel (``_root``); new nodes
+go at the insertion point (the end by default; ``inserting_before`` /
+``inserting_after`` move it).  Names are unique Python identifiers made from
+the target (``add``, ``add_1``, and ``sum_1`` since ``sum`` would shadow a
+builtin).  ``python_code`` writes the ``forward`` PyTorch writes: one line per
+node, a binary operator where the target is one, and ``;  x = None`` after a
+value's last use so memory is freed as early as in PyTorch's generated code.
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import keyword
+import re
+from types import SimpleNamespace
+
+from .node import MAGIC_METHODS, Node, map_arg, qualified_name
+
+__all__ = ["Graph", "PythonCode"]
+
+
+class _Namespace:
+    """Unique, legal names (torch.fx.graph._Namespace)."""
+
+    _illegal = re.compile(r"[^0-9a-zA-Z_]+")
+    _suffix = re.compile(r"(.*)_(\d+)$")
+
+    def __init__(self):
+        self._used: set = set()
+        self._base_count: dict = {}
+
+    def create_name(self, candidate: str) -> str:
+        candidate = self._illegal.sub("_", candidate) or "_unnamed"
+        if candidate[0].isdigit():
+            candidate = f"_{candidate}"
+        match = self._suffix.match(candidate)
+        base, num = (candidate, None) if match is None else (match.group(1), int(match.group(2)))
+        candidate = base if num is None else f"{base}_{num}"
+        if not num:
+            num = self._base_count.get(base, 0)
+        while candidate in self._used or self._is_illegal(candidate):
+            num += 1
+            candidate = f"{base}_{num}"
+        self._used.add(candidate)
+        self._base_count[base] = num
+        return candidate
+
+    @staticmethod
+    def _is_illegal(name: str) -> bool:
+        return keyword.iskeyword(name) or name in builtins.__dict__ or \
+            name in ("torch", "inf", "nan", "NoneType", "device")
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def _candidate(op: str, target) -> str:
+    if op in ("placeholder", "call_method"):
+        return target
+    if op in ("get_attr", "call_module"):
+        return target.replace(".", "_")
+    if op == "output":
+        return "output"
+    name = getattr(target, "__name__", None) or "node"
+    return _snake(name.strip("_")) if name.startswith("__") else _snake(name)
+
+
+class PythonCode(SimpleNamespace):
+    """``src``: the generated source; ``globals``: the names it uses."""
+
+
+class Graph:
+    """A program as nodes (see the module docstring)."""
+
+    def __init__(self, owning_module=None):
+        self._root = Node(self, "", "placeholder", "", (), {})
+        self._namespace = _Namespace()
+        self._insert = self._root.prepend        # the insertion point: before the sentinel
+        self._len = 0
+        self.owning_module = owning_module
+
+    # -- the nodes --
+
+    @property
+    def nodes(self):
+        return _NodeList(self)
+
+    def create_node(self, op, target, args=(), kwargs=None, name=None, type_expr=None) -> Node:
+        node = Node(self, self._namespace.create_name(name or _candidate(op, target)), op,
+                    target, tuple(args), dict(kwargs or {}), type_expr)
+        self._insert(node)
+        self._len += 1
+        return node
+
+    def placeholder(self, name: str, type_expr=None, default_value=()) -> Node:
+        args = () if default_value == () else (default_value,)
+        return self.create_node("placeholder", name, args, type_expr=type_expr)
+
+    def get_attr(self, qualified_name: str, type_expr=None) -> Node:
+        return self.create_node("get_attr", qualified_name, type_expr=type_expr)
+
+    def call_function(self, the_function, args=(), kwargs=None, type_expr=None) -> Node:
+        return self.create_node("call_function", the_function, args, kwargs, type_expr=type_expr)
+
+    def call_method(self, method_name: str, args=(), kwargs=None, type_expr=None) -> Node:
+        return self.create_node("call_method", method_name, args, kwargs, type_expr=type_expr)
+
+    def call_module(self, module_name: str, args=(), kwargs=None, type_expr=None) -> Node:
+        return self.create_node("call_module", module_name, args, kwargs, type_expr=type_expr)
+
+    def output(self, result, type_expr=None) -> Node:
+        return self.create_node("output", "output", (result,), type_expr=type_expr)
+
+    def erase_node(self, to_erase: Node) -> None:
+        if to_erase.users:
+            raise RuntimeError(f"Tried to erase Node {to_erase} but it still had "
+                               f"{len(to_erase.users)} users in the graph: {to_erase.users}!")
+        to_erase._update_args_kwargs((), {})
+        to_erase._remove_from_list()
+        to_erase._erased = True
+        self._len -= 1
+
+    @contextlib.contextmanager
+    def inserting_before(self, n: Node | None = None):
+        saved = self._insert
+        self._insert = (n or self._root._next).prepend
+        try:
+            yield
+        finally:
+            self._insert = saved
+
+    @contextlib.contextmanager
+    def inserting_after(self, n: Node | None = None):
+        saved = self._insert
+        self._insert = (n or self._root).append
+        try:
+            yield
+        finally:
+            self._insert = saved
+
+    def node_copy(self, node: Node, arg_transform=lambda x: x) -> Node:
+        """A copy of ``node`` (from another graph) here, its inputs mapped."""
+        copy = self.create_node(node.op, node.target, map_arg(node.args, arg_transform),
+                                map_arg(node.kwargs, arg_transform), node.name, node.type)
+        copy.meta = dict(node.meta)
+        return copy
+
+    def eliminate_dead_code(self) -> bool:
+        """Erase the nodes nothing uses (in reverse, so chains go); True if any did."""
+        changed = False
+        for node in reversed(list(self.nodes)):
+            if not node.users and not node.is_impure():
+                self.erase_node(node)
+                changed = True
+        return changed
+
+    def lint(self) -> None:
+        """Check the invariants: nodes belong here, inputs come earlier, names are unique."""
+        seen, names = set(), set()
+        for node in self.nodes:
+            if node.graph is not self:
+                raise RuntimeError(f"Node {node} does not belong to this Graph!")
+            for arg in node._input_nodes:
+                if arg not in seen:
+                    raise RuntimeError(f"Argument '{arg}' of Node '{node}' was used before it "
+                                       "has been defined! Please check that Nodes in the graph "
+                                       "are topologically ordered")
+            if node.name in names:
+                raise RuntimeError(f"Node redefined name {node.name}!")
+            seen.add(node)
+            names.add(node.name)
+
+    # -- printing and source --
+
+    def __str__(self) -> str:
+        lines = ["graph():"] + ["    " + n.format_node() for n in self.nodes]
+        return "\n".join(lines)
+
+    def python_code(self, root_module: str) -> PythonCode:
+        """The ``forward`` PyTorch generates for this graph (see the module docstring)."""
+        globals_: dict = {}
+        last_use: dict = {}
+        for node in reversed(list(self.nodes)):
+            map_arg((node.args, node.kwargs), lambda n: last_use.setdefault(n, node))
+        frees: dict = {}
+        for value, user in last_use.items():
+            frees.setdefault(user, []).append(value)
+        for user, values in frees.items():
+            order = list(user._input_nodes)
+            values.sort(key=order.index)
+        params, body = [], []
+        for node in self.nodes:
+            if node.op == "placeholder":
+                params.append(node.name if not node.args else
+                              f"{node.name} = {_value(node.args[0], globals_)}")
+                continue
+            if node.op == "output":
+                body.append(f"    return {_value(node.args[0], globals_)}\n")
+                continue
+            line = f"    {node.name} = {_expression(node, root_module, globals_)}"
+            dead = frees.get(node, []) + ([node] if not node.users else [])
+            body.append(line + (f";  {' = '.join(n.name for n in dead)} = None\n" if dead
+                                else "\n"))
+        signature = ", ".join([root_module] + params)
+        src = f"\n\n\ndef forward({signature}):\n{''.join(body)}    "
+        return PythonCode(src=src, globals=globals_)
+
+    def print_tabular(self) -> None:
+        rows = [[n.op, n.name, n._pretty_target(), n.args, n.kwargs] for n in self.nodes]
+        from tabulate import tabulate
+        print(tabulate(rows, headers=["opcode", "name", "target", "args", "kwargs"]))
+
+
+class _NodeList:
+    """``graph.nodes``: the linked list in order (a view: it sees later changes)."""
+
+    def __init__(self, graph: Graph):
+        self._graph = graph
+
+    def __len__(self) -> int:
+        return self._graph._len
+
+    def __iter__(self):
+        root = self._graph._root
+        node = root._next
+        while node is not root:
+            following = node._next
+            yield node
+            node = following
+
+    def __reversed__(self):
+        return iter(list(self)[::-1])
+
+
+def _value(arg, globals_) -> str:
+    """A constant or node reference as Python source."""
+    if isinstance(arg, Node):
+        return arg.name
+    if isinstance(arg, tuple):
+        items = ", ".join(_value(a, globals_) for a in arg)
+        return f"({items},)" if len(arg) == 1 else f"({items})"
+    if isinstance(arg, list):
+        return "[" + ", ".join(_value(a, globals_) for a in arg) + "]"
+    if isinstance(arg, dict):
+        return "{" + ", ".join(f"{k!r}: {_value(v, globals_)}" for k, v in arg.items()) + "}"
+    if isinstance(arg, slice):
+        return f"slice({_value(arg.start, globals_)}, {_value(arg.stop, globals_)}, " \
+               f"{_value(arg.step, globals_)})"
+    import glasstorch
+    if isinstance(arg, glasstorch.dtype):
+        return repr(arg)
+    return repr(arg)
+
+
+def _format_target(base: str, target: str) -> str:
+    """``self.a.b``, with ``getattr(..., "0")`` for a path part that is no identifier
+    (a Sequential's children)."""
+    for atom in target.split("."):
+        base = f"{base}.{atom}" if atom.isidentifier() else f'getattr({base}, "{atom}")'
+    return base
+
+
+def _call_args(args, kwargs, globals_) -> str:
+    parts = [_value(a, globals_) for a in args]
+    parts += [f"{k} = {_value(v, globals_)}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+
+def _expression(node: Node, root_module: str, globals_) -> str:
+    args, kwargs = node.args, node.kwargs
+    if node.op == "get_attr":
+        return _format_target(root_module, node.target)
+    if node.op == "call_module":
+        return f"{_format_target(root_module, node.target)}({_call_args(args, kwargs, globals_)})"
+    if node.op == "call_method":
+        return f"{_value(args[0], globals_)}.{node.target}" \
+               f"({_call_args(args[1:], kwargs, globals_)})"
+    target = node.target
+    if target in MAGIC_METHODS and not kwargs:
+        return MAGIC_METHODS[target].format(*(_value(a, globals_) for a in args))
+    import operator
+    if target is operator.getitem and not kwargs:
+        return f"{_value(args[0], globals_)}[{_value(args[1], globals_)}]"
+    if target is builtins.getattr and len(args) == 2 and isinstance(args[1], str) \
+            and args[1].isidentifier():
+        return f"{_value(args[0], globals_)}.{args[1]}"
+    name = qualified_name(target)
+    if name.startswith("torch."):
+        import glasstorch
+        globals_["torch"] = glasstorch
+    elif name.startswith("builtins."):
+        name = name[len("builtins."):]
+    else:   # a global of its own, named after its module as PyTorch names it
+        name = re.sub(r"[^0-9a-zA-Z_]+", "_", f"{target.__module__}.{target.__name__}")
+        globals_[name] = target
+    return f"{name}({_call_args(args, kwargs, globals_)})"
