@@ -150,3 +150,25 @@ def test_recompile_after_an_edit_changes_forward():
     gm.recompile()
     assert "x * 1" in gm.code
     assert np.array_equal(gm(gt.full((2,), 3.0)).numpy(), np.array([3.0, 3.0], np.float32))
+
+
+def test_shape_prop_and_transformer_as_torch():
+    """ShapeProp's node.meta["tensor_meta"] and a Transformer's rewritten graph."""
+    import torch.fx  # noqa: F401
+    from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
+
+    from glasstorch.fx.passes.shape_prop import ShapeProp
+    results = []
+    for lib, shape_prop in ((gt, ShapeProp), (torch, TorchShapeProp)):
+        gm = lib.fx.symbolic_trace(lambda x: ((x + 1).relu().t(), x.shape))
+        shape_prop(gm).propagate(lib.ones(2, 3))
+        metas = [repr(n.meta.get("tensor_meta")) for n in gm.graph.nodes]
+
+        class Swap(lib.fx.Transformer):
+            def call_method(self, target, args, kwargs):
+                return super().call_method("sigmoid" if target == "relu" else target, args,
+                                           kwargs)
+        swapped = Swap(gm).transform()
+        results.append((metas, swapped.code, repr(swapped),
+                        np.round(swapped(lib.full((2, 3), 0.5))[0].tolist(), 6).tolist()))
+    assert results[0] == results[1]

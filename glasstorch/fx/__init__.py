@@ -3,14 +3,16 @@
 ``symbolic_trace`` records a function or Module into a ``Graph`` of ``Node``s
 (placeholder, get_attr, call_function, call_method, call_module, output);
 ``GraphModule`` runs it as Python source generated from the graph (``.code``,
-as PyTorch spells it); ``Interpreter`` runs it node by node.
+as PyTorch spells it); ``Interpreter`` runs it node by node, ``Transformer``
+rewrites it, ``passes.shape_prop.ShapeProp`` notes each node's tensor metadata.
 """
 from ._symbolic_trace import Tracer, symbolic_trace
 from .graph import Graph
 from .graph_module import GraphModule
-from .interpreter import Interpreter
+from . import passes
+from .interpreter import Interpreter, Transformer
 from .node import Node, map_arg
 from .proxy import Proxy
 
-__all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "map_arg",
-           "symbolic_trace"]
+__all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer",
+           "map_arg", "symbolic_trace"]

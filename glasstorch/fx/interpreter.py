@@ -5,12 +5,13 @@ opcode has a method of the same name (``placeholder``, ``get_attr``,
 ``call_function``, ``call_method``, ``call_module``, ``output``) taking
 ``(target, args, kwargs)``, which a subclass overrides to observe or change
 what a node does (a profiler, a shape propagator, a replacement of ops).
+``Transformer`` runs the same walk on Proxies, so it writes a new graph.
 """
 from __future__ import annotations
 
 from .node import map_arg
 
-__all__ = ["Interpreter"]
+__all__ = ["Interpreter", "Transformer"]
 
 
 class Interpreter:
@@ -76,3 +77,42 @@ class Interpreter:
 
     def output(self, target, args, kwargs):
         return args[0]
+
+
+class Transformer(Interpreter):
+    """An Interpreter that records instead of computing: each opcode method makes
+    a node of a new graph (override one to change what it makes); ``transform()``
+    returns the new graph as a GraphModule over the same module."""
+
+    def __init__(self, module):
+        super().__init__(module)
+        from ._symbolic_trace import Tracer
+        from .graph import Graph
+        self.new_graph = Graph()
+        self.tracer = Tracer()
+        self.tracer.graph, self.tracer.root = self.new_graph, module
+
+    def placeholder(self, target, args, kwargs):
+        from .proxy import Proxy
+        default = args[0] if args else ()
+        return Proxy(self.new_graph.placeholder(target, default_value=default), self.tracer)
+
+    def get_attr(self, target, args, kwargs):
+        return self.tracer.create_proxy("get_attr", target, args, kwargs)
+
+    def call_function(self, target, args, kwargs):
+        return self.tracer.create_proxy("call_function", target, args, kwargs)
+
+    def call_method(self, target, args, kwargs):
+        return self.tracer.create_proxy("call_method", target, args, kwargs)
+
+    def call_module(self, target, args, kwargs):
+        submodule = self.fetch_attr(target)
+        return self.tracer.call_module(submodule, submodule.forward, args, kwargs)
+
+    def transform(self):
+        from .graph_module import GraphModule
+        result = self.run()
+        if result is not None:
+            self.new_graph.output(self.tracer.create_arg(result))
+        return GraphModule(self.module, self.new_graph)

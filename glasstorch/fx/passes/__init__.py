@@ -1,0 +1,1 @@
+"""``torch.fx.passes``: analyses and rewrites over FX graphs."""
