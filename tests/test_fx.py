@@ -158,7 +158,7 @@ def test_shape_prop_and_transformer_as_torch():
     from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
 
     from glasstorch.fx.passes.shape_prop import ShapeProp
-    results = []
+    results, values = [], []
     for lib, shape_prop in ((gt, ShapeProp), (torch, TorchShapeProp)):
         gm = lib.fx.symbolic_trace(lambda x: ((x + 1).relu().t(), x.shape))
         shape_prop(gm).propagate(lib.ones(2, 3))
@@ -169,6 +169,7 @@ def test_shape_prop_and_transformer_as_torch():
                 return super().call_method("sigmoid" if target == "relu" else target, args,
                                            kwargs)
         swapped = Swap(gm).transform()
-        results.append((metas, swapped.code, repr(swapped),
-                        np.round(swapped(lib.full((2, 3), 0.5))[0].tolist(), 6).tolist()))
+        results.append((metas, swapped.code, repr(swapped)))
+        values.append(swapped(lib.full((2, 3), 0.5))[0].tolist())
     assert results[0] == results[1]
+    np.testing.assert_allclose(values[0], values[1], rtol=1e-6)    # sigmoid: SLEEF's exp in torch
