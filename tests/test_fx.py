@@ -173,3 +173,16 @@ def test_shape_prop_and_transformer_as_torch():
         values.append(swapped(lib.full((2, 3), 0.5))[0].tolist())
     assert results[0] == results[1]
     np.testing.assert_allclose(values[0], values[1], rtol=1e-6)    # sigmoid: SLEEF's exp in torch
+
+
+def test_print_readable_and_tabular_as_torch(capsys):
+    import torch.fx  # noqa: F401
+    outputs = []
+    for lib in (gt, torch):
+        def f(x):
+            return (x + 1).relu().transpose(0, 1)
+        gm = lib.fx.symbolic_trace(f)
+        readable = gm.print_readable(print_output=False)
+        gm.graph.print_tabular()
+        outputs.append((readable, capsys.readouterr().out))
+    assert outputs[0] == outputs[1]

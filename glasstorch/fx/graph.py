@@ -210,7 +210,7 @@ class Graph:
         return PythonCode(src=src, globals=globals_)
 
     def print_tabular(self) -> None:
-        rows = [[n.op, n.name, n._pretty_target(), n.args, n.kwargs] for n in self.nodes]
+        rows = [[n.op, n.name, n.target, n.args, n.kwargs] for n in self.nodes]
         from tabulate import tabulate
         print(tabulate(rows, headers=["opcode", "name", "target", "args", "kwargs"]))
 

@@ -87,9 +87,12 @@ class GraphModule(Module):
         return python_code
 
     def print_readable(self, print_output: bool = True) -> str:
-        """The generated class as PyTorch prints it."""
-        body = self._code.strip("\n").replace("\n", "\n    ")
-        text = f"class {type(self).__name__}(torch.nn.Module):\n    {body.rstrip()}\n"
+        """The generated class as PyTorch prints it (nodes made by tracing have no
+        stack trace recorded, which PyTorch notes once)."""
+        head, _, body = self._code.strip("\n").partition("\n")
+        note = "    # No stacktrace found for following nodes\n" if body.strip() else ""
+        code = f"{head}\n{note}{body}".replace("\n", "\n    ")
+        text = f"class {type(self).__name__}(torch.nn.Module):\n    {code.rstrip()}\n"
         if print_output:
             print(text)
         return text
