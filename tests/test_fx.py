@@ -186,3 +186,26 @@ def test_print_readable_and_tabular_as_torch(capsys):
         gm.graph.print_tabular()
         outputs.append((readable, capsys.readouterr().out))
     assert outputs[0] == outputs[1]
+
+
+def test_deepcopy_as_torch():
+    """A deep copy prints the same code, computes the same values and owns its
+    parameters: training the copy leaves the original alone."""
+    import copy
+
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        lib.manual_seed(0)
+        gm = lib.fx.symbolic_trace(_tree(lib))
+        clone = copy.deepcopy(gm)
+        x, y = lib.ones(2, 4), lib.ones(2, 1)
+        same = [a.tolist() if isinstance(a, lib.Tensor) else a
+                for a in clone(x, y)] == [a.tolist() if isinstance(a, lib.Tensor) else a
+                                          for a in gm(x, y)]
+        with lib.no_grad():
+            clone.param.add_(1)
+        results.append((clone.code == gm.code, str(clone.graph) == str(gm.graph), repr(clone),
+                        same, gm.param.sum().item(), clone.param.sum().item(),
+                        clone.graph is gm.graph))
+    assert results[0] == results[1]

@@ -149,6 +149,27 @@ class Graph:
         copy.meta = dict(node.meta)
         return copy
 
+    def graph_copy(self, g: "Graph", val_map: dict, return_output_node: bool = False):
+        """Copy ``g``'s nodes here (``val_map``: old node -> new, filled in as it
+        goes); the output node is not copied: its mapped value is returned."""
+        for node in g.nodes:
+            if node in val_map:
+                continue
+            if node.op == "output":
+                value = map_arg(node.args[0], lambda n: val_map[n])
+                return (value, node) if return_output_node else value
+            val_map[node] = self.node_copy(node, lambda n: val_map[n])
+        return None
+
+    def __deepcopy__(self, memo) -> "Graph":
+        """Fresh nodes with the same names; the owning module is not copied."""
+        g = Graph()
+        copied = g.graph_copy(self, {}, return_output_node=True)
+        if copied is not None:
+            value, old_output = copied
+            g.output(value, old_output.type).meta = dict(old_output.meta)
+        return g
+
     def eliminate_dead_code(self) -> bool:
         """Erase the nodes nothing uses (in reverse, so chains go); True if any did."""
         changed = False

@@ -10,6 +10,7 @@ PyTorch, so its repr reads like the original module's.
 """
 from __future__ import annotations
 
+import copy
 import linecache
 
 from ..nn.modules.module import Module
@@ -96,3 +97,12 @@ class GraphModule(Module):
         if print_output:
             print(text)
         return text
+
+    def __deepcopy__(self, memo):
+        """A copy with its own graph, submodules and parameters (the same code)."""
+        root = Module()
+        root.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        result = GraphModule(root, root.__dict__["_graph"])  # torch names copies GraphModule
+        memo[id(self)] = result
+        return result
+
