@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import copy
 import keyword
 import re
 from types import SimpleNamespace
@@ -69,6 +70,40 @@ def _candidate(op: str, target) -> str:
     return _snake(name.strip("_")) if name.startswith("__") else _snake(name)
 
 
+class CodeGen:
+    """How ``forward`` takes its inputs and returns (torch.fx.graph.CodeGen): as
+    the placeholders, one parameter each, and the output value as written."""
+
+    def gen_fn_def(self, params: list, root_module: str, globals_: dict) -> str:
+        return f"def forward({', '.join([root_module] + params)}):\n"
+
+    def generate_output(self, value, globals_: dict) -> str:
+        return _value(value, globals_)
+
+
+class _PyTreeCodeGen(CodeGen):
+    """A ``forward`` taking the original (nested) arguments and returning the
+    original structure: it flattens its inputs with ``self._in_spec`` into the
+    placeholders and rebuilds the output with ``self._out_spec``, as PyTorch's
+    does for make_fx and AOTAutograd graphs. ``orig_args``: the parameter names."""
+
+    def __init__(self, orig_args: list, in_spec, out_spec=None):
+        self.orig_args, self.in_spec, self.out_spec = orig_args, in_spec, out_spec
+
+    def gen_fn_def(self, params: list, root_module: str, globals_: dict) -> str:
+        from . import _pytree as fx_pytree
+        globals_["fx_pytree"] = fx_pytree
+        args = ", ".join(self.orig_args)
+        flat = "".join(f"{p}, " for p in params)
+        return (f"def forward({', '.join([root_module] + self.orig_args)}):\n"
+                f"    {flat}= fx_pytree.tree_flatten_spec([{args}], self._in_spec)\n")
+
+    def generate_output(self, value, globals_: dict) -> str:
+        from ..utils import _pytree as pytree
+        globals_["pytree"] = pytree
+        return f"pytree.tree_unflatten({_value(value, globals_)}, self._out_spec)"
+
+
 class PythonCode(SimpleNamespace):
     """``src``: the generated source; ``globals``: the names it uses."""
 
@@ -82,6 +117,7 @@ class Graph:
         self._insert = self._root.prepend        # the insertion point: before the sentinel
         self._len = 0
         self.owning_module = owning_module
+        self._codegen = CodeGen()
 
     # -- the nodes --
 
@@ -164,6 +200,7 @@ class Graph:
     def __deepcopy__(self, memo) -> "Graph":
         """Fresh nodes with the same names; the owning module is not copied."""
         g = Graph()
+        g._codegen = copy.deepcopy(self._codegen)
         copied = g.graph_copy(self, {}, return_output_node=True)
         if copied is not None:
             value, old_output = copied
@@ -220,14 +257,14 @@ class Graph:
                               f"{node.name} = {_value(node.args[0], globals_)}")
                 continue
             if node.op == "output":
-                body.append(f"    return {_value(node.args[0], globals_)}\n")
+                body.append(f"    return {self._codegen.generate_output(node.args[0], globals_)}\n")
                 continue
             line = f"    {node.name} = {_expression(node, root_module, globals_)}"
             dead = frees.get(node, []) + ([node] if not node.users else [])
             body.append(line + (f";  {' = '.join(n.name for n in dead)} = None\n" if dead
                                 else "\n"))
-        signature = ", ".join([root_module] + params)
-        src = f"\n\n\ndef forward({signature}):\n{''.join(body)}    "
+        head = self._codegen.gen_fn_def(params, root_module, globals_)
+        src = f"\n\n\n{head}{''.join(body)}    "
         return PythonCode(src=src, globals=globals_)
 
     def print_tabular(self) -> None:

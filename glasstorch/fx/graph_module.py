@@ -13,8 +13,9 @@ from __future__ import annotations
 import copy
 import linecache
 
+from .._tensor import Tensor
 from ..nn.modules.module import Module
-from .graph import Graph
+from .graph import Graph, _PyTreeCodeGen
 
 __all__ = ["GraphModule"]
 
@@ -32,7 +33,9 @@ def _copy_attr(root: Module, gm: Module, path: str) -> None:
             setattr(gm, item, child)
         gm = child
     value = getattr(root, field)
-    if isinstance(value, Module) or field in root._parameters or field in root._buffers:
+    if isinstance(value, Tensor) and field not in root._parameters:
+        gm.register_buffer(field, value)    # a tensor constant is a buffer, as in PyTorch
+    elif isinstance(value, Module) or field in root._parameters:
         setattr(gm, field, value)
     else:
         gm.__dict__[field] = value
@@ -78,6 +81,9 @@ class GraphModule(Module):
         global _sources
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
+        codegen = self._graph._codegen
+        if isinstance(codegen, _PyTreeCodeGen):     # the specs its forward reads
+            self._in_spec, self._out_spec = codegen.in_spec, codegen.out_spec
         _sources += 1
         filename = f"<eval_with_key>.{_sources}"
         linecache.cache[filename] = (len(self._code), None, self._code.splitlines(True),

@@ -54,6 +54,7 @@ def qualified_name(target) -> str:
         if getattr(namespace, name, None) is target:
             return f"{prefix}.{name}"
     module = (getattr(target, "__module__", None) or "").replace("glasstorch", "torch")
+    module = module.replace("torch._ops", "torch.ops")    # OpOverloads: torch.ops.aten.t.default
     return f"{module}.{name}" if module else name
 
 
