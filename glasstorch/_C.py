@@ -255,3 +255,23 @@ def _current_graph_task_id() -> int:
 def _will_engine_execute_node(node) -> bool:
     from .autograd.engine import will_engine_execute_node
     return will_engine_execute_node(node)
+
+
+# -- the generated nn bindings by their C module's name ---------------------------------
+
+class _BindingModule:
+    """``torch._C._nn``: the nn bindings by name (``_nn.linear``, ``_nn.gelu``), as
+    code PyTorch generates (FX's ``forward``) calls them; what glasstorch writes
+    in Python (``softplus``, ``one_hot``) comes from ``nn.functional``."""
+
+    def __getattr__(self, name: str):
+        from ._ops.registry import FUNCTIONS
+        from .nn import functional
+        found = FUNCTIONS["nn"].get(name) or (getattr(functional, name, None)
+                                              if not name.startswith("_") else None)
+        if found is None:
+            raise AttributeError(f"module 'torch._C._nn' has no attribute '{name}'")
+        return found
+
+
+_nn = _BindingModule()

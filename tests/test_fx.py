@@ -7,6 +7,7 @@ import operator
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 import torch
 
 import glasstorch as gt
@@ -209,3 +210,150 @@ def test_deepcopy_as_torch():
                         same, gm.param.sum().item(), clone.param.sum().item(),
                         clone.graph is gm.graph))
     assert results[0] == results[1]
+
+
+# -- what torch.* and torch.nn.functional calls record, and how the code names them --
+
+def _functional_calls(lib):
+    F = lib.nn.functional
+
+    def f(x, w):
+        a = F.gelu(F.relu(F.linear(x, w)))
+        b = F.dropout(F.layer_norm(F.softmax(a, dim=-1), (4,)), 0.0)
+        c = lib.flatten(lib.cat([lib.matmul(b, w), b], 1))
+        d = F.conv2d(x.view(1, 1, 4, 4), w.view(1, 1, 4, 4))
+        return (lib.sigmoid(c), F.log_softmax(x, 1), F.silu(x), F.mse_loss(x, w),
+                F.cross_entropy(x, w.softmax(1)), F.max_pool2d(d, 1), F.pad(x, (1, 1)),
+                F.scaled_dot_product_attention(x, x, x), F.embedding(x.long().abs(), w),
+                lib.zeros(3), F.softplus(x), F.l1_loss(x, w), lib.tensordot(x, w, 1))
+    return f
+
+
+@settings(max_examples=10, deadline=None)
+@given(values=st.lists(st.floats(-3, 3, width=32), min_size=32, max_size=32))
+def test_functional_calls_record_and_print_as_torch(values):
+    """Python-level functionals record torch's keyword form (defaults filled in),
+    C-bound ones their own path (``torch._C._nn.linear``); a tensor made while
+    tracing becomes a ``_tensor_constant`` attribute; the results agree."""
+    import torch.fx  # noqa: F401
+    x, w = np.array(values[:16], np.float32).reshape(4, 4), np.array(values[16:], np.float32)
+    traced, outputs = [], []
+    for lib in (gt, torch):
+        gm = lib.fx.symbolic_trace(_functional_calls(lib))
+        traced.append((gm.code, str(gm.graph), sorted(k for k, _ in gm.named_buffers())))
+        outputs.append(gm(lib.tensor(x), lib.tensor(w.reshape(4, 4))))
+    assert traced[0] == traced[1]
+    for a, b in zip(*outputs):
+        np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-4, atol=1e-5)
+
+
+def test_c_nn_bindings_by_name():
+    """Generated code calls ``torch._C._nn.linear``: the name must reach the op."""
+    x, w = gt.ones(2, 3), gt.ones(4, 3)
+    assert gt._C._nn.linear(x, w).tolist() == gt.nn.functional.linear(x, w).tolist()
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        gt._C._nn.nope
+
+
+# -- concrete_args, fx.wrap and autowrap --
+
+def _specialised(x, flag, scale=2.0, opt=None):
+    if flag:
+        x = x * scale
+    if opt is None:
+        x = x + 1
+    return x
+
+
+def _nested(x, d):
+    return x + d["a"] * d["b"]
+
+
+@pytest.mark.parametrize("concrete", [{"flag": True, "opt": None}, {"flag": False, "scale": 4.0},
+                                      (gt.fx.PH, True, 2.0, None)])
+def test_concrete_args_specialise_as_torch(concrete):
+    """Each concrete value becomes a placeholder ``<name>_1`` guarded by
+    ``torch._assert`` (``_assert_is_none`` for None); other inputs fail the guard."""
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        own = tuple(lib.fx.PH if c is gt.fx.PH else c for c in concrete) \
+            if isinstance(concrete, tuple) else concrete
+        gm = lib.fx.symbolic_trace(_specialised, concrete_args=own)
+        args = dict(zip(("flag", "scale", "opt"), (True, 2.0, None)))
+        args.update({k: v for k, v in (own.items() if isinstance(own, dict) else [])})
+        value = gm(lib.full((2,), 3.0), *args.values()).tolist()
+        with pytest.raises(AssertionError) as info:
+            gm(lib.full((2,), 3.0), not args["flag"], args["scale"], args["opt"])
+        results.append((gm.code, str(gm.graph), value, str(info.value)))
+    assert results[0] == results[1]
+
+
+def test_concrete_args_structure_of_placeholders_as_torch():
+    """``{'d': {'a': PH, 'b': PH}}``: forward takes ``d`` and flattens it."""
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        gm = lib.fx.symbolic_trace(_nested, concrete_args={"d": {"a": lib.fx.PH, "b": lib.fx.PH}})
+        out = gm(lib.full((2,), 1.0), {"a": lib.full((2,), 2.0), "b": lib.full((2,), 3.0)})
+        results.append((gm.code, str(gm.graph), out.tolist()))
+    assert results[0] == results[1]
+
+
+def test_concrete_args_bad_count_as_torch():
+    import torch.fx  # noqa: F401
+    errors = []
+    for lib in (gt, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib.fx.symbolic_trace(_specialised, concrete_args=(True,))
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def _leaf_sum(x, y):
+    return x.sum() + y
+
+
+def _leaf_decorated(x):
+    return x * 2
+
+
+gt.fx.wrap("_leaf_sum")
+torch.fx.wrap("_leaf_sum")
+_leaf_decorated = torch.fx.wrap(gt.fx.wrap(_leaf_decorated))
+
+
+def autowrapped_triple(x):
+    return x * 3
+
+
+def _uses_leaves(x):
+    import math
+    return _leaf_sum(x, math.sqrt(x.shape[0])) + _leaf_decorated(x) + autowrapped_triple(x) + \
+        math.floor(2.5)
+
+
+def test_wrap_and_autowrap_as_torch():
+    """fx.wrap'd functions and autowrapped ones (math's, autowrap_functions) are
+    call_function leaves; the code wraps them again; the original globals return."""
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        tracer = lib.fx.Tracer(autowrap_functions=(autowrapped_triple,))
+        graph = tracer.trace(_uses_leaves)
+        gm = lib.fx.GraphModule(tracer.root, graph, "_uses_leaves")
+        plain = lib.fx.symbolic_trace(_uses_leaves)
+        results.append((gm.code, str(gm.graph), plain.code, gm(lib.ones(4)).tolist(),
+                        _leaf_sum.__name__, globals()["autowrapped_triple"] is autowrapped_triple))
+    assert results[0] == results[1]
+
+
+def test_wrap_refused_as_torch():
+    import torch.fx  # noqa: F401
+    errors = []
+    for lib in (gt, torch):
+        for bad in (3, "inner"):
+            with pytest.raises((RuntimeError, NotImplementedError)) as info:
+                lib.fx.wrap(bad)
+            errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[:2] == errors[2:]

@@ -6,7 +6,7 @@
 as PyTorch spells it); ``Interpreter`` runs it node by node, ``Transformer``
 rewrites it, ``passes.shape_prop.ShapeProp`` notes each node's tensor metadata.
 """
-from ._symbolic_trace import Tracer, symbolic_trace
+from ._symbolic_trace import PH, Tracer, symbolic_trace, wrap
 from .graph import Graph
 from .graph_module import GraphModule
 from . import passes
@@ -15,4 +15,4 @@ from .node import Node, map_arg
 from .proxy import Proxy
 
 __all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer",
-           "map_arg", "symbolic_trace"]
+           "PH", "map_arg", "symbolic_trace", "wrap"]

@@ -264,7 +264,13 @@ class Graph:
             body.append(line + (f";  {' = '.join(n.name for n in dead)} = None\n" if dead
                                 else "\n"))
         head = self._codegen.gen_fn_def(params, root_module, globals_)
-        src = f"\n\n\n{head}{''.join(body)}    "
+        # functions fx.wrap made leaves are made leaves again where the code runs
+        wrapped = dict.fromkeys(_global_name(n.target, globals_) for n in self.nodes
+                                if n.op == "call_function" and n.meta.get("is_wrapped"))
+        if wrapped:
+            globals_["torch"] = _torch_module()
+        prelude = "\n".join(f'torch.fx._symbolic_trace.wrap("{name}")' for name in wrapped)
+        src = f"\n{prelude}\n\n{head}{''.join(body)}    "
         return PythonCode(src=src, globals=globals_)
 
     def print_tabular(self) -> None:
@@ -346,13 +352,24 @@ def _expression(node: Node, root_module: str, globals_) -> str:
     if target is builtins.getattr and len(args) == 2 and isinstance(args[1], str) \
             and args[1].isidentifier():
         return f"{_value(args[0], globals_)}.{args[1]}"
+    return f"{_global_name(target, globals_)}({_call_args(args, kwargs, globals_)})"
+
+
+def _torch_module():
+    import glasstorch
+    return glasstorch
+
+
+def _global_name(target, globals_) -> str:
+    """How the generated code names a function: ``torch.*`` paths through the
+    ``torch`` global, builtins bare, anything else a global of its own named
+    after its module as PyTorch names it (``math_sqrt``, ``_operator_abs``)."""
     name = qualified_name(target)
     if name.startswith("torch."):
-        import glasstorch
-        globals_["torch"] = glasstorch
-    elif name.startswith("builtins."):
-        name = name[len("builtins."):]
-    else:   # a global of its own, named after its module as PyTorch names it
-        name = re.sub(r"[^0-9a-zA-Z_]+", "_", f"{target.__module__}.{target.__name__}")
-        globals_[name] = target
-    return f"{name}({_call_args(args, kwargs, globals_)})"
+        globals_["torch"] = _torch_module()
+        return name
+    if name.startswith("builtins."):
+        return name[len("builtins."):]
+    name = re.sub(r"[^0-9a-zA-Z_]+", "_", f"{target.__module__}.{target.__name__}")
+    globals_[name] = target
+    return name

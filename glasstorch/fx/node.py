@@ -10,9 +10,9 @@ reads this one to None (an ordered set).
 """
 from __future__ import annotations
 
-import builtins
 import operator
-import types
+
+from ._torch_names import qualified_name
 
 __all__ = ["Node", "map_arg", "map_aggregate"]
 
@@ -37,25 +37,6 @@ def map_aggregate(a, fn):
 def map_arg(a, fn):
     """``fn`` applied to every Node inside ``a``."""
     return map_aggregate(a, lambda x: fn(x) if isinstance(x, Node) else x)
-
-
-def qualified_name(target) -> str:
-    """How PyTorch names a call_function target: ``operator.add``, ``torch.relu``,
-    ``builtins.getattr``; glasstorch's functions print as the torch ones they are."""
-    if getattr(target, "__module__", None) in ("_operator", "operator"):
-        return f"operator.{target.__name__}"
-    if isinstance(target, types.BuiltinFunctionType) and getattr(builtins, target.__name__,
-                                                                 None) is target:
-        return f"builtins.{target.__name__}"
-    import glasstorch
-    name = getattr(target, "__name__", repr(target))
-    for prefix, namespace in (("torch", glasstorch), ("torch.nn.functional",
-                                                      glasstorch.nn.functional)):
-        if getattr(namespace, name, None) is target:
-            return f"{prefix}.{name}"
-    module = (getattr(target, "__module__", None) or "").replace("glasstorch", "torch")
-    module = module.replace("torch._ops", "torch.ops")    # OpOverloads: torch.ops.aten.t.default
-    return f"{module}.{name}" if module else name
 
 
 def _format_arg(a) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import builtins
 import operator
 
+from ._torch_names import torch_call_args
 from .node import MAGIC_METHODS, Node, map_aggregate
 
 __all__ = ["Proxy", "Attribute", "TraceError"]
@@ -69,7 +70,8 @@ class Proxy:
         import glasstorch
         if getattr(glasstorch.Tensor, name, None) is func:   # a Tensor method, as x.sum()
             return tracer.create_proxy("call_method", name, args, kwargs or {})
-        return tracer.create_proxy("call_function", func, args, kwargs or {})
+        args, kwargs = torch_call_args(func, args, kwargs or {})
+        return tracer.create_proxy("call_function", func, args, kwargs)
 
 
 def _proxies(a):
