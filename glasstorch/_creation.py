@@ -448,7 +448,7 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     out = empty_tensor(values.shape, dtype, _CPU)
     if values.size:
         out._np()[...] = values
-    out = _on_device(out, Device(device) if device is not None else self.device)
+    out = _lift_fresh(_on_device(out, Device(device) if device is not None else self.device))
     if requires_grad:
         _check_requires_grad(out)
         out.requires_grad_(True)

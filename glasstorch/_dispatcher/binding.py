@@ -22,6 +22,7 @@ import numpy as np
 
 from .._core import dtype as dt
 from .._core.device import device as Device
+from .._core.tls import default_device as _tls_default_device
 from .._tensor import Tensor
 
 __all__ = ["make_parser", "resolve_overload", "PythonSignature", "parser_source"]
@@ -288,6 +289,29 @@ def _listing_order(signatures):
     return ordered
 
 
+def _tensor_options_lines(sig: PythonSignature, env: dict) -> list:
+    """A factory's TensorOptions as torch's binding fills them: ``pin_memory``
+    False when not given, and for a factory with no tensor input (``ones``, not
+    ``ones_like`` / ``new_ones``) the default device, so ops below the binding
+    (dispatch modes, make_fx graphs) see ``device=cpu, pin_memory=False``."""
+    names = {arg.name for arg in sig.schema.arguments}
+    if not _FACTORY_OPTIONS <= names:
+        return []
+    unless_out = "out is None and " if sig.out_op is not None else ""
+    lines = [f"    if {unless_out}pin_memory is None: pin_memory = False"]
+    if not any(arg.type.base == "Tensor" for arg in sig.schema.arguments):
+        env["_default_device"] = _default_device
+        lines.append(f"    if {unless_out}device is None: device = _default_device()")
+    return lines
+
+
+def _default_device():
+    return _tls_default_device() or _CPU
+
+
+_CPU = Device("cpu")
+
+
 def _default_repr(v):
     return "None" if v is None else str(v)
 
@@ -355,6 +379,7 @@ def make_parser(sig: PythonSignature):
         if f"_d_{pyname}" not in env:
             break
         lines.append(f"    if len(args) == {i + 1} and args[-1] is _d_{pyname}: args.pop()")
+    lines += _tensor_options_lines(sig, env)
     lines.append("    kwargs = {}")
     for pyname, arg in kwonly:
         if arg.has_default_value() or arg.type.optional:

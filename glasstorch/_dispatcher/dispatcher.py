@@ -370,6 +370,7 @@ class OpOverload:
         self.overloadpacket = packet
         self._overloadname = overload_name or "default"
         self._name = entry.name
+        self._opname = packet.__name__
         self.__name__ = f"{packet.__name__}.{self._overloadname}"
         self.__qualname__ = self.__name__
         self.__module__ = packet.__module__

@@ -80,7 +80,7 @@ def python_fallback(op, keyset, args, kwargs):
     _tls.excluded = excluded | _BELOW_AUTOGRAD
     try:
         types = dispatch_types(args, kwargs)
-        args = tuple(_as_python_number(a) for a in args)
+        args, kwargs = _without_defaults(op, tuple(_as_python_number(a) for a in args), kwargs)
         if stack:
             mode = stack[-1]
             _set_stack(stack[:-1])          # popped while its handler runs
@@ -106,6 +106,48 @@ def python_fallback(op, keyset, args, kwargs):
     raise TypeError(f"Multiple dispatch failed for 'torch._ops.{op}'; all __torch_dispatch__ "
                     f"handlers returned NotImplemented:\n\n{listed}\n"
                     "For more information, try re-running with TORCH_LOGS=not_implemented")
+
+
+def _without_defaults(op, args: tuple, kwargs: dict):
+    """The call as PyTorch hands it to Python (torch's parseIValuesToPyArgsKwargs):
+    trailing positional arguments and keyword-only ones that equal their schema
+    defaults are left out, however the caller spelled them."""
+    defaults = _DEFAULTS.get(op)
+    if defaults is None:
+        defaults = _DEFAULTS[op] = _schema_defaults(op._schema)
+    positional, keyword_only = defaults
+    end = len(args)
+    while end and end <= len(positional) and _is_default(args[end - 1], positional[end - 1]):
+        end -= 1
+    if kwargs:
+        kwargs = {k: v for k, v in kwargs.items()
+                  if k not in keyword_only or not _is_default(v, keyword_only[k])}
+    return (args if end == len(args) else args[:end]), kwargs
+
+
+_NO_DEFAULT = object()
+_DEFAULTS: dict = {}
+
+
+def _schema_defaults(schema):
+    """([default or _NO_DEFAULT per positional argument], {keyword-only: default})."""
+    positional, keyword_only = [], {}
+    for arg in schema.arguments:
+        default = arg.default_value if arg.has_default_value() else _NO_DEFAULT
+        if arg.kwarg_only:
+            if default is not _NO_DEFAULT:
+                keyword_only[arg.name] = default
+        else:
+            positional.append(default)
+    return positional, keyword_only
+
+
+def _is_default(value, default) -> bool:
+    if default is None or default is _NO_DEFAULT:
+        return value is default
+    if isinstance(default, (list, tuple)):
+        return isinstance(value, (list, tuple)) and list(value) == list(default)
+    return type(value) is type(default) and value == default
 
 
 def _as_python_number(value):

@@ -80,7 +80,7 @@ def _tensor_or_tensors_to_tuple(tensors, length):
 def _make_grads(outputs, grads, is_grads_batched=False):
     """Seeds for the roots: ``ones_like`` for one-element outputs, checked
     shapes for given ones (PyTorch's errors otherwise)."""
-    from .. import ones_like
+    from .. import ones_like, preserve_format
     new_grads = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
         if isinstance(grad, Tensor):
@@ -101,7 +101,7 @@ def _make_grads(outputs, grads, is_grads_batched=False):
                 if out.dtype.category < 2:
                     raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                        f"outputs but got {out.dtype}")
-                new_grads.append(ones_like(out))
+                new_grads.append(ones_like(out, memory_format=preserve_format))
             else:
                 new_grads.append(None)
         else:

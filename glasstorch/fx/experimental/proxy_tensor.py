@@ -1,0 +1,227 @@
+"""``torch.fx.experimental.proxy_tensor``: ``make_fx``, a program traced
+through the dispatcher into a graph of ATen ops.
+
+Symbolic tracing (``fx.symbolic_trace``) records the Python calls a program
+makes; make_fx records what reaches the kernels.  It runs the program for real
+(or on FakeTensors) with ``ProxyTorchDispatchMode`` on the Python dispatch
+stack.  That mode sees each op below autograd, after composite ops have
+decomposed and with autograd's own ops (``detach``, the backward's ``mm``\\ s)
+included, and writes one ``call_function`` node per op, targeting its
+OpOverload (``torch.ops.aten.addmm.default``).  It tracks which node made each
+tensor, so later ops name their inputs; a tensor it never saw made becomes a
+constant attribute (``_param_constant0`` for a Parameter, ``_tensor_constant0``
+otherwise).  An in-place op re-points its tensor at the new node, so reads after
+a mutation name the mutating node, as PyTorch's graphs do.  Every node carries
+``meta["val"]`` (a FakeTensor with the result's metadata) and
+``meta["tensor_meta"]``.
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+import weakref
+
+from ..._dispatcher.dispatcher import ops
+from ..._ops.tags import Tag
+from ..._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+from ..._tensor import Tensor
+from ...nn.modules.module import Module
+from ...nn.parameter import Parameter
+from ...utils import _pytree as pytree
+from ...utils._python_dispatch import TorchDispatchMode
+from ..graph import Graph, _PyTreeCodeGen
+from ..graph_module import GraphModule
+from ..passes.shape_prop import _extract_tensor_metadata
+
+__all__ = ["make_fx", "ProxyTorchDispatchMode", "PythonKeyTracer", "get_isolated_graphmodule"]
+
+
+_LIFT_FRESH, _LIFT_FRESH_COPY = ops.aten.lift_fresh.default, ops.aten.lift_fresh_copy.default
+_DATA_DEPENDENT = Tag.data_dependent_output
+
+
+class PythonKeyTracer:
+    """The graph being written and what it knows (PyTorch's PythonKeyTracer):
+    which node made each live tensor, and the constants stowed on ``root``."""
+
+    def __init__(self):
+        self.graph = Graph()
+        self.root = Module()
+        self.tensor_tracker: dict = {}       # id(tensor) -> (weakref to it, node)
+        self._constant_names: dict = {}      # id(constant) -> (constant, attribute name)
+        self.fake_mode: FakeTensorMode | None = None
+
+    def track(self, t: Tensor, node) -> None:
+        self.tensor_tracker[id(t)] = (weakref.ref(t), node)
+        node.meta["val"] = self._fake_of(t)
+        node.meta["tensor_meta"] = _extract_tensor_metadata(t)
+
+    def _fake_of(self, t: Tensor) -> FakeTensor:
+        """A FakeTensor with ``t``'s metadata, a snapshot that later in-place
+        changes of ``t`` do not reach (PyTorch's extract_val)."""
+        with self.fake_mode:
+            return t.new_empty_strided(t.shape, t.stride()) if isinstance(t, FakeTensor) \
+                else self.fake_mode.from_tensor(t).new_empty_strided(t.shape, t.stride())
+
+    def node_of(self, t: Tensor):
+        """The node ``t`` came from, or a get_attr node for it as a constant."""
+        entry = self.tensor_tracker.get(id(t))
+        if entry is not None and entry[0]() is t:
+            return entry[1]
+        known = self._constant_names.get(id(t))
+        if known is None or known[0] is not t:
+            prefix = "_param_constant" if isinstance(t, Parameter) else "_tensor_constant"
+            i = 0
+            while hasattr(self.root, f"{prefix}{i}"):
+                i += 1
+            known = (t, f"{prefix}{i}")
+            self._constant_names[id(t)] = known
+            setattr(self.root, known[1], t)
+        return self.graph.get_attr(known[1])
+
+    def to_arg(self, value):
+        """``value`` with every tensor replaced by its node (lists, tuples, dicts kept)."""
+        if isinstance(value, Tensor):
+            return self.node_of(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.to_arg(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self.to_arg(v) for k, v in value.items()}
+        return value
+
+
+class ProxyTorchDispatchMode(TorchDispatchMode):
+    """Records each op that reaches it into ``tracer``'s graph, then runs it."""
+
+    def __init__(self, tracer: PythonKeyTracer, tracing_mode: str = "real",
+                 decomposition_table: dict | None = None):
+        super().__init__()
+        self.tracer, self.tracing_mode = tracer, tracing_mode
+        self.decomposition_table = decomposition_table or {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        decomposition = self.decomposition_table.get(func)
+        if decomposition is not None:
+            with self:               # the decomposition's own ops are recorded
+                result = decomposition(*args, **kwargs)
+            if result is not NotImplemented:
+                return result
+        tracer = self.tracer
+        if _DATA_DEPENDENT in func.tags and self.tracing_mode == "real":
+            raise RuntimeError(
+                f"It appears that you're trying to get value out of a tracing tensor with "
+                f"{func} - erroring out! It's likely that this is caused by data-dependent "
+                f"control flow or similar.  It may be possible to trace this with dynamic "
+                f"shapes; try setting tracing_mode='symbolic' in your make_fx call.")
+        target = _LIFT_FRESH_COPY if func is _LIFT_FRESH else func
+        node = tracer.graph.create_node("call_function", target, tracer.to_arg(args),
+                                        tracer.to_arg(kwargs), name=target._opname)
+        out = func(*args, **kwargs)
+        _track_outputs(tracer, out, node)
+        return out
+
+
+def _track_outputs(tracer: PythonKeyTracer, out, node) -> None:
+    """Point each output tensor at ``node`` (``node[i]`` getitem nodes for the
+    elements of a tuple or list result, made in order, as PyTorch does)."""
+    if isinstance(out, Tensor):
+        tracer.track(out, node)
+    elif isinstance(out, (tuple, list)):
+        node.meta["val"] = type(out)(tracer._fake_of(o) if isinstance(o, Tensor) else o
+                                     for o in out)
+        for i, element in enumerate(out):
+            if isinstance(element, Tensor):
+                tracer.track(element, tracer.graph.call_function(operator.getitem, (node, i)))
+    else:
+        node.meta["val"] = out
+
+
+def _names_of(f, args: tuple) -> tuple[list, str]:
+    """The parameter names and class name a traced ``f`` gets: its own, or
+    ``arg0, arg1, ...`` and ``<lambda>`` where ``f`` has no fixed signature
+    (a Module, ``*args``), as PyTorch's fake_signature gives."""
+    code = getattr(inspect.unwrap(f), "__code__", None)
+    if code is None or code.co_flags & inspect.CO_VARARGS:
+        return [f"arg{i}" for i in range(len(args))], "<lambda>"
+    names = list(code.co_varnames[:code.co_argcount])
+    if inspect.ismethod(f):
+        names = names[1:]
+    if len(names) != len(args):
+        raise RuntimeError(f"Tracing expected {len(names)} arguments but got {len(args)} "
+                           f"concrete arguments")
+    return names, getattr(f, "__name__", "<lambda>")
+
+
+class _MakeFxTracer:
+    """One make_fx trace: placeholders, the traced run, the output, the module."""
+
+    def __init__(self, tracing_mode: str, decomposition_table, allow_non_fake_inputs: bool):
+        if tracing_mode not in ("real", "fake", "symbolic"):
+            raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
+        if tracing_mode == "symbolic":
+            raise NotImplementedError("make_fx(tracing_mode='symbolic') needs symbolic sizes "
+                                      "(SymInt), which glasstorch does not have yet")
+        self.tracing_mode = tracing_mode
+        self.decomposition_table = dict(decomposition_table or {})
+        self.allow_non_fake_inputs = allow_non_fake_inputs
+
+    def trace(self, f, *args) -> GraphModule:
+        tracer = PythonKeyTracer()
+        fake_mode = FakeTensorMode(allow_non_fake_inputs=self.allow_non_fake_inputs) \
+            if self.tracing_mode == "fake" else None
+        tracer.fake_mode = fake_mode or FakeTensorMode(allow_non_fake_inputs=True)
+        names, class_name = _names_of(f, args)
+        if fake_mode is not None:
+            args = pytree.tree_map(
+                lambda a: fake_mode.from_tensor(a) if isinstance(a, Tensor) and
+                not isinstance(a, FakeTensor) else a, args)
+        flat_args, in_spec = pytree.tree_flatten(tuple(args))
+        nested = not all(child.is_leaf() for child in in_spec.children())
+        graph = tracer.graph
+        for name, arg in zip(names, args):
+            for i, leaf in enumerate(pytree.tree_leaves(arg), 1):
+                node = graph.placeholder(f"{name}_{i}")
+                if isinstance(leaf, Tensor):
+                    tracer.track(leaf, node)
+                else:
+                    node.meta["val"] = leaf
+        mode = ProxyTorchDispatchMode(tracer, self.tracing_mode, self.decomposition_table)
+        if fake_mode is not None:
+            with fake_mode, mode:
+                out = f(*args)
+        else:
+            with mode:
+                out = f(*args)
+        if nested:
+            flat_out, out_spec = pytree.tree_flatten(out)
+            graph._codegen = _PyTreeCodeGen(names, in_spec, out_spec)
+            graph.output(tracer.to_arg(flat_out))
+        else:
+            graph.output(tracer.to_arg(out))
+        return GraphModule(tracer.root, graph, class_name)
+
+
+def make_fx(f, decomposition_table=None, tracing_mode: str = "real",
+            _allow_non_fake_inputs: bool = False, *, pre_dispatch: bool = False,
+            record_module_stack: bool = False, _allow_fake_constant: bool = False,
+            _error_on_data_dependent_ops: bool = True, record_stack_traces: bool = False):
+    """``make_fx(f)(*args)``: a GraphModule of the ATen ops ``f`` runs on ``args``
+    (``tracing_mode="fake"``: on FakeTensors, allocating nothing).  Ops in
+    ``decomposition_table`` are replaced by their decompositions' ops."""
+    tracer = _MakeFxTracer(tracing_mode, decomposition_table, _allow_non_fake_inputs)
+
+    def wrapped(*args):
+        return tracer.trace(f, *args)
+    return wrapped
+
+
+def get_isolated_graphmodule(func, args, kwargs, tracing_mode: str = "real",
+                             decomposition_table=None) -> GraphModule:
+    """A graph of ``func(*args, **kwargs)`` traced on its own, outside any trace
+    in progress (PyTorch's helper for nested tracing)."""
+    from ...utils._python_dispatch import _disable_current_modes
+    with _disable_current_modes():
+        return make_fx(lambda a, k: func(*a, **k), decomposition_table, tracing_mode)(args,
+                                                                                      kwargs)
+
