@@ -1,0 +1,376 @@
+"""glasstorch._decomp against torch._decomp.
+
+Each decomposition runs in both libraries on equal inputs under a logging
+TorchDispatchMode that records ``str(func)`` of every op reaching it; the
+recorded sequences must be equal, and the outputs equal in dtype, shape,
+strides and values.  Values: the same aten ops in the same order, so only the
+kernels' float rounding can differ: float64 within rtol=atol=1e-7, float32
+within rtol=1e-5, atol=1e-6, float16 within rtol=atol=1e-3 (one half ULP
+around 1 is ~5e-4).
+"""
+import numpy as np
+import pytest
+import torch
+import torch._decomp as T
+from hypothesis import given, settings, strategies as st
+from torch.utils._python_dispatch import TorchDispatchMode as TMode
+
+import glasstorch as g
+import glasstorch._decomp as G
+from glasstorch.utils._python_dispatch import TorchDispatchMode as GMode
+
+
+def _logging(base):
+    class Log(base):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+    return Log
+
+
+GLog, TLog = _logging(GMode), _logging(TMode)
+
+TOL = {"float64": (1e-7, 1e-7), "float32": (1e-5, 1e-6), "float16": (1e-3, 1e-3),
+       "bfloat16": (1e-2, 1e-2)}
+
+
+class Arr:
+    """An input given as a numpy array, built in each library as a tensor."""
+
+    def __init__(self, a, dtype=None):
+        self.a, self.dtype = np.asarray(a), dtype or str(np.asarray(a).dtype)
+
+    def make(self, lib):
+        return lib.tensor(self.a).to(getattr(lib, self.dtype))
+
+
+def _build(lib, x):
+    if isinstance(x, Arr):
+        return x.make(lib)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_build(lib, v) for v in x)
+    if isinstance(x, dict):
+        return {k: _build(lib, v) for k, v in x.items()}
+    if isinstance(x, Dtype):
+        return getattr(lib, x.name)
+    return x
+
+
+class Dtype:
+    """A dtype argument, by name."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _flat(x):
+    if isinstance(x, (list, tuple)):
+        return [leaf for v in x for leaf in _flat(v)]
+    return [x]
+
+
+def _compare(gr, tr):
+    gl, tl = _flat(gr), _flat(tr)
+    assert len(gl) == len(tl)
+    for a, b in zip(gl, tl):
+        if b is None or not isinstance(b, torch.Tensor):
+            assert str(a).split(".")[-1] == str(b).split(".")[-1]
+            continue
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+        assert tuple(a.shape) == tuple(b.shape)
+        assert tuple(a.stride()) == tuple(b.stride())
+        rtol, atol = TOL.get(str(b.dtype).split(".")[-1], (0, 0))
+        np.testing.assert_allclose(a.detach().to(g.float64).numpy() if a.is_floating_point()
+                                   else a.numpy(),
+                                   b.detach().double().numpy() if b.is_floating_point()
+                                   else b.numpy(), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def check(name, *args, seed=None, **kwargs):
+    """Run both decompositions of ``aten.<name>`` on the same inputs; returns
+    the recorded op sequence."""
+    base, _, overload = name.partition(".")
+    gop = getattr(getattr(g.ops.aten, base), overload or "default")
+    top = getattr(getattr(torch.ops.aten, base), overload or "default")
+    gargs, gkw = _build(g, args), _build(g, kwargs)
+    targs, tkw = _build(torch, args), _build(torch, kwargs)
+    if seed is not None:
+        g.manual_seed(seed)
+        torch.manual_seed(seed)
+    with GLog() as glog:
+        gr = G.decomposition_table[gop](*gargs, **gkw)
+    if seed is not None:
+        torch.manual_seed(seed)
+    with TLog() as tlog:
+        tr = T.decomposition_table[top](*targs, **tkw)
+    assert glog.ops == tlog.ops
+    _compare(gr, tr)
+    _compare(gargs, targs)   # in-place effects (running statistics, out=)
+    return tlog.ops
+
+
+# -- inputs ------------------------------------------------------------------------------
+
+shapes = st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple)
+seeds = st.integers(0, 2 ** 16)
+float_dtypes = st.sampled_from(["float32", "float64"])
+SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
+
+
+def rand(seed, shape, dtype="float32", offset=0):
+    return Arr(np.random.default_rng(seed + offset).standard_normal(shape), dtype)
+
+
+# -- pointwise ---------------------------------------------------------------------------
+
+@SETTINGS
+@given(shapes, seeds, st.sampled_from(["float32", "float64", "float16"]),
+       st.sampled_from(["none", "tanh"]))
+def test_gelu(shape, seed, dtype, approximate):
+    x, gr = rand(seed, shape, dtype), rand(seed, shape, dtype, 1)
+    check("gelu", x, approximate=approximate)
+    check("gelu_backward", gr, x, approximate=approximate)
+
+
+@SETTINGS
+@given(shapes, seeds, st.sampled_from(["float32", "float64", "float16"]))
+def test_activation_backwards(shape, seed, dtype):
+    x, gr = rand(seed, shape, dtype), rand(seed, shape, dtype, 1)
+    check("silu", x)
+    check("silu_backward", gr, x)
+    check("sigmoid_backward", gr, x)
+    check("tanh_backward", gr, x)
+    check("threshold_backward", gr, x, 0.25)
+    check("addcmul", x, gr, x, value=0.5)
+    check("addcdiv", x, gr, rand(seed, shape, dtype, 2), value=2)
+
+
+@SETTINGS
+@given(shapes, seeds, float_dtypes, st.sampled_from([0, 1, 2]))
+def test_mse_loss(shape, seed, dtype, reduction):
+    x, y = rand(seed, shape, dtype), rand(seed, shape, dtype, 1)
+    out = check("mse_loss", x, y, reduction)
+    assert out[-1] == {0: "aten.pow.Tensor_Scalar", 1: "aten.mean.default",
+                       2: "aten.sum.default"}[reduction]
+    grad = Arr(np.float64(0.5), dtype) if reduction else rand(seed, shape, dtype, 2)
+    check("mse_loss_backward", grad, x, y, reduction)
+
+
+def test_out_overloads():
+    x = rand(0, (3, 4))
+    assert check("gelu.out", x, out=Arr(np.zeros((3, 4)), "float32"))[-1] == "aten.copy_.default"
+    # a wrongly sized out is resized first
+    assert check("gelu.out", x, out=Arr(np.zeros(0), "float32"))[-2:] == \
+        ["aten.resize_.default", "aten.copy_.default"]
+    check("native_layer_norm.out", x, [4], None, None, 1e-5,
+          out0=Arr(np.zeros((3, 4)), "float32"), out1=Arr(np.zeros((3, 1)), "float32"),
+          out2=Arr(np.zeros((3, 1)), "float32"))
+
+
+# -- softmax -----------------------------------------------------------------------------
+
+@SETTINGS
+@given(shapes, seeds, st.sampled_from(["float32", "float64", "float16"]), st.data())
+def test_softmax(shape, seed, dtype, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    x = rand(seed, shape, dtype)
+    half_to_float = dtype == "float16" and data.draw(st.booleans())
+    check("_softmax", x, dim, half_to_float)
+    check("_log_softmax", x, dim, half_to_float)
+    gr, y = rand(seed, shape, dtype, 1), rand(seed, shape, dtype, 2)
+    check("_softmax_backward_data", gr, y, dim, Dtype(dtype))
+    check("_log_softmax_backward_data", gr, y, dim, Dtype(dtype))
+
+
+class ArrT(Arr):
+    """A transposed (non-contiguous) input."""
+
+    def make(self, lib):
+        return super().make(lib).t()
+
+
+def test_softmax_non_contiguous_input_is_cloned():
+    x = ArrT(np.random.default_rng(0).standard_normal((4, 3)), "float32")
+    assert check("_softmax", x, 0, False)[0] == "aten.clone.default"
+
+
+# -- matrix products, dropout --------------------------------------------------------------
+
+@SETTINGS
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4), seeds, float_dtypes,
+       st.sampled_from([(1, 1), (0, 2), (0.5, -1)]))
+def test_addmm(m, k, n, seed, dtype, scales):
+    beta, alpha = scales
+    ops = check("addmm", rand(seed, (n,), dtype), rand(seed, (m, k), dtype, 1),
+                rand(seed, (k, n), dtype, 2), beta=beta, alpha=alpha)
+    assert ops[0] == "aten.mm.default"
+
+
+@SETTINGS
+@given(shapes, seeds, st.sampled_from([0.0, 0.3, 1.0]), st.booleans())
+def test_dropout(shape, seed, p, train):
+    x = rand(seed, shape)
+    check("dropout", x, p, train, seed=seed)
+    check("native_dropout", x, p, train, seed=seed)
+    mask = Arr(np.random.default_rng(seed).random(shape) > 0.5)
+    check("native_dropout_backward", x, mask, 2.0)
+
+
+# -- normalization -----------------------------------------------------------------------
+
+@SETTINGS
+@given(st.lists(st.integers(1, 4), min_size=2, max_size=3).map(tuple), seeds,
+       st.sampled_from(["float32", "float64"]), st.booleans(), st.booleans())
+def test_layer_norm(shape, seed, dtype, affine, last_only):
+    normalized = list(shape[-1:] if last_only else shape[1:])
+    w = rand(seed, normalized, dtype, 1) if affine else None
+    b = rand(seed, normalized, dtype, 2) if affine else None
+    x = rand(seed, shape, dtype)
+    check("native_layer_norm", x, normalized, w, b, 1e-5)
+    out, mean, rstd = torch.native_layer_norm(_build(torch, x), normalized, _build(torch, w),
+                                              _build(torch, b), 1e-5)
+    mean, rstd = Arr(mean.numpy(), dtype), Arr(rstd.numpy(), dtype)
+    for mask in ([True, True, True], [True, False, False]):
+        check("native_layer_norm_backward", rand(seed, shape, dtype, 3), x, normalized, mean,
+              rstd, w, b, mask)
+
+
+@SETTINGS
+@given(st.lists(st.integers(1, 4), min_size=2, max_size=4).map(tuple), seeds,
+       st.sampled_from(["float32", "float64"]), st.booleans(), st.booleans())
+def test_batch_norm(shape, seed, dtype, training, affine):
+    if training and np.prod(shape) // shape[1] < 2:
+        shape = (2,) + shape[1:]
+    c = shape[1]
+    w = rand(seed, (c,), dtype, 1) if affine else None
+    b = rand(seed, (c,), dtype, 2) if affine else None
+    rm = rand(seed, (c,), dtype, 3)
+    rv = Arr(np.random.default_rng(seed).random(c) + 0.5, dtype)
+    x = rand(seed, shape, dtype)
+    check("native_batch_norm", x, w, b, rm, rv, training, 0.1, 1e-5)
+    tx = _build(torch, x)
+    _, mean, invstd = torch.native_batch_norm(tx, _build(torch, w), _build(torch, b),
+                                              _build(torch, rm), _build(torch, rv),
+                                              True, 0.1, 1e-5)
+    mean, invstd = Arr(mean.numpy(), dtype), Arr(invstd.numpy(), dtype)
+    check("native_batch_norm_backward", rand(seed, shape, dtype, 4), x, w, rm, rv, mean, invstd,
+          training, 1e-5, [True, affine, affine])
+
+
+# -- nll_loss ----------------------------------------------------------------------------
+
+@SETTINGS
+@given(st.integers(1, 5), st.integers(2, 5), seeds, float_dtypes, st.sampled_from([0, 1, 2]),
+       st.booleans(), st.booleans())
+def test_nll_loss(n, c, seed, dtype, reduction, weighted, batched):
+    rng = np.random.default_rng(seed)
+    x = rand(seed, (n, c) if batched else (c,), dtype)
+    target = rng.integers(0, c, n if batched else ())
+    if batched:
+        target[0] = -100           # an ignored row
+    target = Arr(target.astype(np.int64))
+    weight = Arr(rng.random(c) + 0.1, dtype) if weighted else None
+    check("nll_loss_forward", x, target, weight, reduction, -100)
+    out, total = torch.ops.aten.nll_loss_forward(_build(torch, x), _build(torch, target),
+                                                 _build(torch, weight), reduction, -100)
+    grad = rand(seed, (n,), dtype, 5) if reduction == 0 and batched else \
+        Arr(np.float64(1.5), dtype)
+    check("nll_loss_backward", grad, x, target, weight, reduction, -100,
+          Arr(total.numpy(), dtype))
+
+
+# -- the tables --------------------------------------------------------------------------
+
+def _names(table):
+    return {op.name().replace("aten::", "") for op in table
+            if getattr(op, "namespace", None) == "aten"}
+
+
+def _declared():
+    from glasstorch._dispatcher.dispatcher import dispatcher
+    return {n.replace("aten::", "") for n in dispatcher.operators if n.startswith("aten::")}
+
+
+PACKETS = ["gelu", "gelu_backward", "silu", "silu_backward", "sigmoid_backward",
+           "tanh_backward", "threshold_backward", "_softmax", "_log_softmax",
+           "_softmax_backward_data", "_log_softmax_backward_data", "addmm", "dropout",
+           "native_dropout", "native_dropout_backward", "native_layer_norm",
+           "native_layer_norm_backward", "native_batch_norm", "native_batch_norm_backward",
+           "mse_loss", "mse_loss_backward", "nll_loss_forward", "nll_loss_backward", "addcmul",
+           "addcdiv"]
+
+# Overloads of those packets in torch's table that glasstorch declares but does
+# not decompose: the rest of addmm (dtype overloads are not declared) and the
+# backward .out overloads, whose torch decompositions are separate functions.
+NOT_DECOMPOSED = {"native_layer_norm_backward.out", "native_batch_norm_backward.out"}
+
+
+def test_get_decompositions_packets_expand():
+    gtab = G.get_decompositions([getattr(g.ops.aten, p) for p in PACKETS])
+    ttab = T.get_decompositions([getattr(torch.ops.aten, p) for p in PACKETS])
+    assert _names(gtab) == (_names(ttab) & _declared()) - NOT_DECOMPOSED
+    assert all(gtab[op] is G.decomposition_table[op] for op in gtab)
+
+
+def test_get_decompositions_overloads_and_missing():
+    aten = g.ops.aten
+    got = G.get_decompositions([aten.addmm.default, aten.mm.default, aten.gelu])
+    assert set(got) == {aten.addmm.default, aten.gelu.default, aten.gelu.out}
+    assert G.get_decompositions([]) == {}
+    with pytest.raises(AssertionError):
+        G.get_decompositions([aten.gelu], type="nonsense")
+
+
+def test_table_is_a_subset_of_torchs():
+    assert _names(G.decomposition_table) <= _names(T.decomposition_table)
+
+
+def test_register_decomposition_expands_and_refuses_duplicates():
+    registry = {}
+
+    @G.register_decomposition(g.ops.aten.gelu, registry=registry)
+    def f(x):
+        return x
+    assert set(registry) == {g.ops.aten.gelu.default, g.ops.aten.gelu.out}
+    with pytest.raises(RuntimeError, match="duplicate"):
+        G.register_decomposition(g.ops.aten.gelu.out, registry=registry)(f)
+
+
+def test_core_aten_decompositions():
+    gcore, tcore = G.core_aten_decompositions(), T.core_aten_decompositions()
+    gnames, tnames = _names(gcore), _names(tcore)
+    assert gnames <= tnames
+    # every decomposition glasstorch has that torch's core table holds is in ours
+    assert _names(G.decomposition_table) & tnames <= gnames
+    # the functional composites decompose through their own kernels
+    aten = g.ops.aten
+    for op in (aten.layer_norm.default, aten.linear.default, aten.cross_entropy_loss.default):
+        assert gcore[op] == op.decompose
+    assert aten.gelu.default not in gcore     # not in torch's core list
+    assert aten.gelu_backward.default in gcore
+
+
+def test_core_composites_match_torchs():
+    """The functional composites in both core tables: glasstorch's are all in
+    torch's; torch's that glasstorch declares differ only as listed below."""
+    gcore, tcore = G.core_aten_decompositions(), T.core_aten_decompositions()
+    t_cia = {op.name().replace("aten::", "") for op in tcore
+             if getattr(op, "namespace", None) == "aten" and
+             torch._C._dispatch_has_kernel_for_dispatch_key(op.name(),
+                                                            "CompositeImplicitAutograd")}
+    g_cia = {op.name().replace("aten::", "") for op, f in gcore.items() if f == op.decompose}
+    assert g_cia <= _names(tcore)
+    assert (t_cia & _declared()) - g_cia == CIA_NOT_COMPOSITE_HERE
+
+
+# Composites in torch that glasstorch runs with kernels of its own (so its core
+# table cannot map them to their kernel), and two whose entry here is the
+# decomposition in decompositions.py (silu_backward) or none (mish_backward).
+CIA_NOT_COMPOSITE_HERE = {"clip", "clip.Tensor", "isclose", "isfinite", "mish_backward",
+                          "silu_backward", "square", "std.out", "true_divide.Scalar",
+                          "true_divide.Tensor", "where.Scalar", "where.ScalarOther",
+                          "where.ScalarSelf"}
