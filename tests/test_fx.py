@@ -357,3 +357,163 @@ def test_wrap_refused_as_torch():
                 lib.fx.wrap(bad)
             errors.append((type(info.value).__name__, str(info.value)))
     assert errors[:2] == errors[2:]
+
+
+# -- editing graphs and modules, saving GraphModules --
+
+def _editable(lib):
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = lib.nn.Linear(3, 3)
+            self.unused = lib.nn.ReLU()
+            self.sub = lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.Tanh())
+
+        def forward(self, x, y=2):
+            return lib.relu(self.sub(self.lin(x))) + y * x.sum()
+    lib.manual_seed(0)
+    return lib.fx.symbolic_trace(M())
+
+
+def test_node_and_graph_editing_api_as_torch():
+    """find_nodes, update_arg/update_kwarg, replace_input_with, next/prev,
+    all_input_nodes, inserting_before/after (None: the start / the end) and
+    erase_node's refusals and warning."""
+    import warnings
+
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        gm = _editable(lib)
+        g = gm.graph
+        nodes = list(g.nodes)
+        add = g.find_nodes(op="call_function", target=operator.add)[0]
+        found = (g.find_nodes(op="call_module"), g.find_nodes(op="call_function", target=lib.relu),
+                 g.find_nodes(op="placeholder"))
+        with pytest.raises(AssertionError) as info:
+            g.find_nodes(op="call_function")
+        links = [(n.prev.name, n.next.name, n.all_input_nodes) for n in nodes]
+        add.update_arg(1, 5)
+        add.update_kwarg("alpha", 2)
+        nodes[3].replace_input_with(nodes[2], nodes[0])
+        with g.inserting_before(nodes[1]):
+            neg = g.call_function(operator.neg, (nodes[0],))
+        with g.inserting_before():
+            first = g.call_function(operator.pos, (1,))
+        with g.inserting_after():
+            last = g.placeholder("z")
+        errors = []
+        for graph, node in ((g, nodes[0]), (lib.fx.Graph(), neg)):
+            with pytest.raises(RuntimeError) as err:
+                graph.erase_node(node)
+            errors.append(str(err.value).split(" in the graph")[0])
+        g.erase_node(neg)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            g.erase_node(neg)
+        results.append(repr((found, str(info.value), links, add.args, add.kwargs, str(g),
+                             [first.name, last.name], errors, [str(w.message) for w in caught])))
+    assert results[0] == results[1]
+
+
+def test_proxy_unpacking_and_refusals_as_torch():
+    """``a, b = proxy`` unpacks into getitems; loops, len() and bool() raise
+    what torch raises."""
+    import torch.fx  # noqa: F401
+
+    def unpack(x):
+        a, b = x
+        return a - b
+
+    def loop(x):
+        return [a for a in x]
+
+    def length(x):
+        return len(x)
+
+    def branch(x):
+        return 1 if x else 0
+    results = []
+    for lib in (gt, torch):
+        gm = lib.fx.symbolic_trace(unpack)
+        outcome = [gm.code, str(gm), gm(lib.tensor([5.0, 2.0])).item()]
+        for fn in (loop, length, branch):
+            with pytest.raises(Exception) as info:
+                lib.fx.symbolic_trace(fn)
+            outcome.append((type(info.value).__name__, str(info.value)))
+        results.append(outcome)
+    assert results[0] == results[1]
+
+
+def test_submodule_editing_as_torch():
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        gm = _editable(lib)
+        deleted = (gm.delete_submodule("unused"), gm.delete_submodule("nope"),
+                   gm.delete_submodule("sub.0"), gm.delete_submodule("lin.weight"))
+        added = (gm.add_submodule("new.inner", lib.nn.ReLU()),
+                 gm.add_submodule("lin.extra", lib.nn.ReLU()))
+        before = [n for n, _ in gm.named_modules()]
+        gm.delete_all_unused_submodules()
+        results.append((deleted, added, before, [n for n, _ in gm.named_modules()]))
+    assert results[0] == results[1]
+
+
+class _Saved:
+    """A module whose trace holds every kind of global: an operator, a wrapped
+    math function, a tensor constant, a Sequential's child."""
+
+    @staticmethod
+    def build(lib):
+        import math
+
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = lib.nn.Linear(2, 2)
+                self.act = lib.nn.ReLU()
+                self.p = lib.nn.Parameter(lib.ones(2))
+                self.register_buffer("b", lib.zeros(2))
+                self.seq = lib.nn.Sequential(lib.nn.Linear(2, 2))
+
+            def forward(self, x):
+                return abs(self.act(self.lin(x))) + self.p + self.b + \
+                    math.sqrt(x.shape[0]) + self.seq(x) + lib.zeros(2)
+        lib.manual_seed(0)
+        return lib.fx.symbolic_trace(M())
+
+
+@settings(max_examples=5, deadline=None)
+@given(values=st.lists(st.floats(-4, 4, width=32), min_size=6, max_size=6))
+def test_pickle_round_trip_as_torch(values):
+    """Unpickling retraces the code: same code, graph and class name as torch's,
+    and the same values as before pickling."""
+    import pickle
+
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        gm = _Saved.build(lib)
+        back = pickle.loads(pickle.dumps(gm))
+        x = lib.tensor(np.array(values, np.float32).reshape(3, 2))
+        results.append((type(back).__name__, back.code, str(back.graph), back.code == gm.code,
+                        to_numpy(back(x)).tolist() == to_numpy(gm(x)).tolist()))
+        np.testing.assert_allclose(to_numpy(back(x)), to_numpy(_Saved.build(torch)(
+            torch.tensor(np.array(values, np.float32).reshape(3, 2)))), rtol=1e-5, atol=1e-5)
+    assert results[0] == results[1]
+
+
+def test_to_folder_writes_torchs_module_file(tmp_path):
+    import os
+
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        folder = tmp_path / lib.__name__
+        with pytest.warns(UserWarning) as caught:
+            _Saved.build(lib).to_folder(folder, "Foo")
+        text = (folder / "module.py").read_text().replace(str(folder), "FOLDER")
+        results.append((text, sorted(os.listdir(folder)), (folder / "__init__.py").read_text(),
+                        [str(w.message) for w in caught]))
+    assert results[0] == results[1]

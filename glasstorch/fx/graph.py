@@ -16,6 +16,7 @@ import contextlib
 import copy
 import keyword
 import re
+import warnings
 from types import SimpleNamespace
 
 from .node import MAGIC_METHODS, Node, map_arg, qualified_name
@@ -151,10 +152,23 @@ class Graph:
     def output(self, result, type_expr=None) -> Node:
         return self.create_node("output", "output", (result,), type_expr=type_expr)
 
+    def find_nodes(self, *, op: str, target=None, sort: bool = True) -> list:
+        """The nodes with opcode ``op`` (and ``target``, which call_function needs),
+        always in graph order (so ``sort`` changes nothing)."""
+        if op == "call_function" and target is None:
+            raise AssertionError("target must not be None for call_function op")
+        return [n for n in self.nodes if n.op == op and (target is None or n.target == target)]
+
     def erase_node(self, to_erase: Node) -> None:
+        """Remove a node nothing uses (erasing one twice only warns, as in PyTorch)."""
         if to_erase.users:
             raise RuntimeError(f"Tried to erase Node {to_erase} but it still had "
                                f"{len(to_erase.users)} users in the graph: {to_erase.users}!")
+        if to_erase.graph is not self:
+            raise RuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
+        if to_erase._erased:
+            warnings.warn(f"erase_node({to_erase}) on an already erased node")
+            return
         to_erase._update_args_kwargs((), {})
         to_erase._remove_from_list()
         to_erase._erased = True
@@ -162,6 +176,7 @@ class Graph:
 
     @contextlib.contextmanager
     def inserting_before(self, n: Node | None = None):
+        """New nodes go before ``n`` (at the start without one)."""
         saved = self._insert
         self._insert = (n or self._root._next).prepend
         try:
@@ -171,8 +186,9 @@ class Graph:
 
     @contextlib.contextmanager
     def inserting_after(self, n: Node | None = None):
+        """New nodes go after ``n`` (at the end without one)."""
         saved = self._insert
-        self._insert = (n or self._root).append
+        self._insert = n.append if n is not None else self._root.prepend
         try:
             yield
         finally:
@@ -344,7 +360,7 @@ def _expression(node: Node, root_module: str, globals_) -> str:
         return f"{_value(args[0], globals_)}.{node.target}" \
                f"({_call_args(args[1:], kwargs, globals_)})"
     target = node.target
-    if target in MAGIC_METHODS and not kwargs:
+    if target in MAGIC_METHODS:     # as PyTorch, keywords are not shown
         return MAGIC_METHODS[target].format(*(_value(a, globals_) for a in args))
     import operator
     if target is operator.getitem and not kwargs:

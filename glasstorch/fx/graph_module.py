@@ -12,14 +12,67 @@ from __future__ import annotations
 
 import copy
 import linecache
+import types
 
 from .._tensor import Tensor
-from ..nn.modules.module import Module
+from ..nn.modules.module import Module, _addindent
 from .graph import Graph, _PyTreeCodeGen
 
 __all__ = ["GraphModule"]
 
 _sources = 0
+# the names generated code may use, as PyTorch's module files import them
+_PRELUDE = "\n".join(("from math import inf", "from math import nan", "NoneType = type(None)",
+                      "import torch", "from torch import device",
+                      "import torch.fx._pytree as fx_pytree",
+                      "import torch.utils._pytree as pytree"))
+
+
+# the layers to_folder writes as their repr (a constructor call)
+_SAFE_REPRS = ("Linear", "Conv1d", "Conv2d", "Conv3d", "BatchNorm1d", "BatchNorm2d",
+               "BatchNorm3d")
+
+
+def _exec_forward(src: str, globals_: dict):
+    """Run generated source (kept in linecache, so tracebacks show its lines) and
+    return the ``forward`` it defines."""
+    global _sources
+    _sources += 1
+    filename = f"<eval_with_key>.{_sources}"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    namespace = dict(globals_)
+    exec(compile(src, filename, "exec"), namespace)
+    return namespace["forward"]
+
+
+def _import_block(globals_: dict) -> str:
+    """Import lines giving the generated code's globals back, with ``torch`` the
+    library that wrote it (a module pickles by name, not by value)."""
+    lines = set()
+    for name, value in globals_.items():
+        if isinstance(value, types.ModuleType):
+            lines.add(f"import {value.__name__} as {name}")
+        else:
+            lines.add(f"from {value.__module__} import {value.__qualname__} as {name}")
+    return "\n".join(sorted(lines))
+
+
+def _rebuild(body: dict, import_block: str) -> "GraphModule":
+    """Unpickling: the code's ``forward`` on a module holding ``body``, traced
+    with every submodule a leaf (a class named GraphModule, as in PyTorch)."""
+    from ._symbolic_trace import Tracer
+
+    class KeepModules(Tracer):
+        def is_leaf_module(self, m, module_qualified_name):
+            return True
+    code_only = type("CodeOnlyModule", (Module,),
+                     {"forward": _exec_forward(import_block + body["_code"], {})})()
+    code_only.__dict__.update(body)
+    gm = GraphModule(code_only, KeepModules().trace(code_only))
+    for name, value in body.items():
+        if not hasattr(gm, name):
+            setattr(gm, name, value)
+    return gm
 
 
 def _copy_attr(root: Module, gm: Module, path: str) -> None:
@@ -78,20 +131,120 @@ class GraphModule(Module):
 
     def recompile(self):
         """Generate ``forward`` from the graph again (after editing it)."""
-        global _sources
         python_code = self._graph.python_code(root_module="self")
         self._code = python_code.src
         codegen = self._graph._codegen
         if isinstance(codegen, _PyTreeCodeGen):     # the specs its forward reads
             self._in_spec, self._out_spec = codegen.in_spec, codegen.out_spec
-        _sources += 1
-        filename = f"<eval_with_key>.{_sources}"
-        linecache.cache[filename] = (len(self._code), None, self._code.splitlines(True),
-                                     filename)
-        namespace = dict(python_code.globals)
-        exec(compile(self._code, filename, "exec"), namespace)
-        type(self).forward = namespace["forward"]
+        type(self).forward = _exec_forward(self._code, python_code.globals)
         return python_code
+
+    # -- submodules --
+
+    def add_submodule(self, target: str, m: Module) -> bool:
+        """Install ``m`` at the dotted path ``target``, creating empty Modules on
+        the way; False if something on the way is not a Module."""
+        *path, field = target.split(".")
+        mod = self
+        for item in path:
+            if not hasattr(mod, item):
+                mod.add_module(item, Module())
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                return False
+        mod.add_module(field, m)
+        return True
+
+    def delete_submodule(self, target: str) -> bool:
+        """Remove the submodule at ``target``; False if there is none."""
+        *path, field = target.split(".")
+        mod = self
+        for item in path:
+            if not hasattr(mod, item):
+                return False
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                return False
+        if not isinstance(getattr(mod, field, None), Module):
+            return False
+        delattr(mod, field)
+        return True
+
+    def delete_all_unused_submodules(self) -> None:
+        """Remove the submodules no node names: kept are those a ``call_module``
+        or ``get_attr`` path runs through or ends at, and all inside a called one."""
+        used = set()
+        for node in self._graph.nodes:
+            if node.op not in ("call_module", "get_attr"):
+                continue
+            atoms = node.target.split(".")
+            used.update(".".join(atoms[:i]) for i in range(1, len(atoms) + 1))
+            if node.op == "call_module":
+                try:
+                    called = self.get_submodule(node.target)
+                except AttributeError:    # a node naming a missing module keeps nothing
+                    continue
+                used.update(f"{node.target}.{name}" for name, _ in called.named_modules() if name)
+        for name in [name for name, _ in self.named_modules() if name and name not in used]:
+            self.delete_submodule(name)
+
+    # -- saving --
+
+    def __reduce__(self):
+        """Pickled as the generated code and the instance's dict (not the graph):
+        loading runs the code again and traces it back into a graph, every
+        submodule a leaf."""
+        python_code = self.recompile()
+        body = {k: v for k, v in self.__dict__.items() if k != "_graph"}
+        return _rebuild, (body, _import_block(python_code.globals))
+
+    def to_folder(self, folder, module_name: str = "FxModule") -> None:
+        """Write a package ``folder`` defining ``module_name``: ``module.py`` with
+        the generated forward, the state dict in ``state_dict.pt``, submodules
+        PyTorch cannot write as a repr pickled beside it (text as PyTorch's)."""
+        import warnings
+        from pathlib import Path
+
+        from .. import nn, save
+        folder = Path(folder)
+        folder.mkdir(exist_ok=True)
+        save(self.state_dict(), folder / "state_dict.pt")
+        tab = " " * 4
+        text = (f"\nimport torch\n{_PRELUDE}\n\nfrom torch.nn import *\n"
+                f"class {module_name}(torch.nn.Module):\n    def __init__(self):\n"
+                f"        super().__init__()\n")
+        safe_reprs = tuple(getattr(nn, name) for name in _SAFE_REPRS if hasattr(nn, name))
+        pickled = []
+        for name, module in self.named_children():
+            if type(module) in safe_reprs:
+                text += f"{tab * 2}setattr(self, '{name}', {module!r})\n"
+                continue
+            module_file = folder / f"{name}.pt"
+            save(module, module_file)
+            pickled.append(name)
+            shown = repr(module).replace("\r", " ").replace("\n", " ")
+            text += (f"{tab * 2}setattr(self, '{name}', torch.load(r'{module_file}', "
+                     f"weights_only=False)) # {shown}\n")
+        for name, buffer in self._buffers.items():
+            if buffer is not None:
+                text += (f"{tab * 2}self.register_buffer('{name}', torch.empty("
+                         f"{list(buffer.shape)}, dtype={buffer.dtype}))\n")
+        for name, param in self._parameters.items():
+            if param is not None:
+                text += (f"{tab * 2}setattr(self, '{name}', torch.nn.Parameter(torch.empty("
+                         f"{list(param.shape)}, dtype={param.dtype})))\n")
+        text += f"{tab * 2}self.load_state_dict(torch.load(r'{folder}/state_dict.pt'))\n"
+        text += _addindent(self.code, 4) + "\n"
+        (folder / "module.py").write_text(text)
+        (folder / "__init__.py").write_text("from .module import *")
+        if pickled:
+            warnings.warn("Was not able to save the following children modules as reprs -"
+                          f"saved as pickled files instead: {pickled}")
+
+    def __str__(self) -> str:
+        """The module's repr, its code and PyTorch's pointer to print_readable."""
+        return "\n".join([super().__str__(), self._code,
+                          "# To see more debug info, please use `graph_module.print_readable()`"])
 
     def print_readable(self, print_output: bool = True) -> str:
         """The generated class as PyTorch prints it (nodes made by tracing have no

@@ -113,6 +113,16 @@ class Node:
             replaced.append(user)
         return replaced
 
+    def update_arg(self, idx: int, arg) -> None:
+        """Set ``args[idx]`` (uses follow)."""
+        args = list(self._args)
+        args[idx] = arg
+        self.args = args
+
+    def update_kwarg(self, key: str, arg) -> None:
+        """Set ``kwargs[key]`` (uses follow)."""
+        self.kwargs = {**self._kwargs, key: arg}
+
     def replace_input_with(self, old: "Node", new: "Node") -> None:
         swap = lambda n: new if n is old else n      # noqa: E731
         self._update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))

@@ -11,6 +11,8 @@ truth value, its length, iterating it) raises ``TraceError``, as in PyTorch.
 from __future__ import annotations
 
 import builtins
+import dis
+import inspect
 import operator
 
 from ._torch_names import torch_call_args
@@ -42,6 +44,12 @@ class Proxy:
         return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
 
     def __iter__(self):
+        """Unpacking (``a, b = proxy``: the caller's next instruction says how
+        many) gives a Proxy per item; any other iteration cannot be traced."""
+        caller = inspect.currentframe().f_back
+        for instruction in dis.get_instructions(caller.f_code):
+            if instruction.offset == caller.f_lasti and instruction.opname == "UNPACK_SEQUENCE":
+                return (self[i] for i in range(instruction.argval))
         raise TraceError("Proxy object cannot be iterated. This can be attempted when the "
                          "Proxy is used in a loop or as a *args or **kwargs function argument. "
                          "See the torch.fx docs on pytorch.org for a more detailed explanation "
