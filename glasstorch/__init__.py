@@ -128,3 +128,4 @@ from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: tensor
 from .utils import _pytree  # noqa: E402,F401  (torch.utils._pytree)
 from . import _subclasses  # noqa: E402,F401  (torch._subclasses: FakeTensor, FakeTensorMode)
 from . import fx  # noqa: E402,F401  (torch.fx: graphs, symbolic tracing)
+from . import func  # noqa: E402,F401  (torch.func: function transforms)
