@@ -517,3 +517,282 @@ def test_to_folder_writes_torchs_module_file(tmp_path):
         results.append((text, sorted(os.listdir(folder)), (folder / "__init__.py").read_text(),
                         [str(w.message) for w in caught]))
     assert results[0] == results[1]
+
+
+# -- subgraph rewriting --
+
+def _rewritten(lib):
+    """The docs' replace_pattern example, a pattern with a literal, a filter,
+    ignore_literals and a two-output pattern: every resulting graph."""
+    from importlib import import_module
+    rewriter = import_module(f"{lib.__name__}.fx.subgraph_rewriter")
+
+    class M(lib.nn.Module):
+        def forward(self, x, w1, w2):
+            m1 = lib.cat([w1, w2]).sum()
+            m2 = lib.cat([w1, w2]).sum()
+            return x + lib.max(m1) + lib.max(m2)
+
+    def chain(x, y):
+        a = lib.relu(x + y)
+        b = lib.relu(a + 1)
+        return lib.relu(b + y), a
+
+    def two(x):
+        a, b = x.sin(), x.cos()
+        return a + b, a * b
+    out = []
+
+    def record(gm, matches):
+        out.append((gm.code, str(gm.graph),
+                    [(m.anchor.name, sorted((k.name, repr(v)) for k, v in m.nodes_map.items()))
+                     for m in matches]))
+    gm = lib.fx.symbolic_trace(M())
+    record(gm, lib.fx.replace_pattern(gm, lambda w1, w2: lib.cat([w1, w2]).sum(),
+                                      lambda w1, w2: lib.cat([w1, w2], 0) * 2))
+    gm = lib.fx.symbolic_trace(chain)
+    record(gm, lib.fx.replace_pattern(gm, lambda p, q: lib.relu(p + q),
+                                      lambda p, q: lib.sigmoid(p * q)))
+    gm = lib.fx.symbolic_trace(chain)
+    replaced = rewriter.replace_pattern_with_filters(
+        gm, lambda p: lib.relu(p + 1), lambda p: lib.neg(p),
+        match_filters=[lambda match, graph, pattern: True])
+    record(gm, replaced)
+    out.append([[r.name for r in m.replacements] for m in replaced])
+    gm = lib.fx.symbolic_trace(chain)
+    record(gm, rewriter.replace_pattern_with_filters(
+        gm, lambda p, q: lib.relu(p + q), lambda p, q: p - q, ignore_literals=True))
+    gm = lib.fx.symbolic_trace(chain)
+    record(gm, rewriter.replace_pattern_with_filters(
+        gm, lambda p, q: lib.relu(p + q), lambda p, q: p - q,
+        match_filters=[lambda match, graph, pattern:
+                       match.nodes_map[match.anchors[0]].name != "relu"]))
+    gm = lib.fx.symbolic_trace(two)
+    record(gm, lib.fx.replace_pattern(gm, lambda x: (x.sin(), x.cos()),
+                                      lambda x: (x.cos(), x.sin())))
+    out.append(gm(lib.full((2,), 0.5))[1].tolist())
+    return out
+
+
+def test_replace_pattern_as_torch():
+    import torch.fx  # noqa: F401
+    ours, theirs = _rewritten(gt), _rewritten(torch)
+    assert ours[:-1] == theirs[:-1]
+    np.testing.assert_allclose(ours[-1], theirs[-1], rtol=1e-6)
+
+
+def test_replace_pattern_refusals_as_torch():
+    """A pattern with dead code; a replacement taking another number of inputs."""
+    import torch.fx  # noqa: F401
+
+    def dead(x):
+        x.neg()
+        return x.relu()
+    errors = []
+    for lib in (gt, torch):
+        for pattern, replacement in ((dead, lambda x: x), (lambda x: x.relu(), lambda x, y: x)):
+            gm = lib.fx.symbolic_trace(lambda x: x.relu() + 1)
+            with pytest.raises(AssertionError) as info:
+                lib.fx.replace_pattern(gm, pattern, replacement)
+            errors.append(str(info.value))
+    assert errors[:2] == errors[2:]
+
+
+# -- the torch.fx documentation's programs, run unchanged on both libraries --
+
+def _small_cnn(lib):
+    class CNN(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = lib.nn.Conv2d(1, 4, 3, padding=1)
+            self.bn = lib.nn.BatchNorm2d(4)
+            self.pool = lib.nn.MaxPool2d(2)
+            self.fc = lib.nn.Linear(4 * 4 * 4, 10)
+
+        def forward(self, x):
+            x = self.pool(lib.relu(self.bn(self.conv(x))))
+            return lib.nn.functional.log_softmax(self.fc(lib.flatten(x, 1)), dim=-1)
+    lib.manual_seed(0)
+    return CNN()
+
+
+def test_doc_custom_tracer_leaf_override_as_torch():
+    """A Tracer subclass: a user module kept as a leaf, and Linear traced through
+    (its forward's F.linear printed as torch._C._nn.linear)."""
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        class Special(lib.nn.Module):
+            def forward(self, x):
+                return x.neg().exp()
+
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.special = Special()
+                self.lin = lib.nn.Linear(3, 2)
+
+            def forward(self, x):
+                return self.lin(self.special(x)).relu()
+
+        class LeafTracer(lib.fx.Tracer):
+            def is_leaf_module(self, m, module_qualified_name):
+                if isinstance(m, lib.nn.Linear):
+                    return False
+                return isinstance(m, Special) or super().is_leaf_module(m, module_qualified_name)
+        lib.manual_seed(0)
+        net = Net()
+        graph = LeafTracer().trace(net)
+        gm = lib.fx.GraphModule(net, graph)
+        x = lib.ones(2, 3)
+        results.append((gm.code, str(graph), to_numpy(gm(x)).round(5).tolist(),
+                        to_numpy(net(x)).round(5).tolist()))
+    assert results[0] == results[1]
+
+
+def test_doc_replace_add_with_mul_as_torch():
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        class M(lib.nn.Module):
+            def forward(self, x, y):
+                return lib.add(x, y), lib.add(x, y) + x
+
+        def transform(m):
+            gm = lib.fx.symbolic_trace(m)
+            for node in gm.graph.nodes:
+                if node.op == "call_function" and node.target == lib.add:
+                    node.target = lib.mul
+            gm.graph.lint()
+            gm.recompile()
+            return gm
+        gm = transform(M())
+        a, b = gm(lib.full((2,), 3.0), lib.full((2,), 4.0))
+        results.append((gm.code, str(gm.graph), a.tolist(), b.tolist()))
+    assert results[0] == results[1]
+
+
+def test_doc_inline_submodule_graph_as_torch():
+    """A submodule kept as a call_module node, then its own graph copied in its
+    place (graph_copy with the call's arguments for its placeholders)."""
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        class Inner(lib.nn.Module):
+            def forward(self, a, b):
+                return lib.sigmoid(a) * b + a
+
+        class Outer(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Inner()
+
+            def forward(self, x):
+                return self.inner(x.relu(), x) - 1
+
+        class KeepInner(lib.fx.Tracer):
+            def is_leaf_module(self, m, qualname):
+                return isinstance(m, Inner) or super().is_leaf_module(m, qualname)
+        outer = Outer()
+        gm = lib.fx.GraphModule(outer, KeepInner().trace(outer))
+        before = gm.code
+        call = next(n for n in gm.graph.nodes if n.op == "call_module")
+        inner_graph = lib.fx.symbolic_trace(outer.inner).graph
+        val_map = dict(zip([n for n in inner_graph.nodes if n.op == "placeholder"], call.args))
+        with gm.graph.inserting_before(call):
+            value = gm.graph.graph_copy(inner_graph, val_map)
+        call.replace_all_uses_with(value)
+        gm.graph.erase_node(call)
+        gm.delete_all_unused_submodules()
+        gm.recompile()
+        x = lib.tensor([-1.0, 0.5, 2.0])
+        results.append((before, gm.code, str(gm.graph), [n for n, _ in gm.named_modules()],
+                        to_numpy(gm(x)).round(6).tolist(), to_numpy(outer(x)).round(6).tolist()))
+    assert results[0] == results[1]
+
+
+def test_doc_profiling_interpreter_as_torch():
+    """The docs' ProfilingInterpreter: every node timed once; the nodes and the
+    result agree (not the times)."""
+    import time
+
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        class ProfilingInterpreter(lib.fx.Interpreter):
+            def __init__(self, mod):
+                super().__init__(lib.fx.symbolic_trace(mod))
+                self.total_runtime_sec = []
+                self.runtimes_sec = {}
+
+            def run(self, *args):
+                start = time.time()
+                value = super().run(*args)
+                self.total_runtime_sec.append(time.time() - start)
+                return value
+
+            def run_node(self, n):
+                start = time.time()
+                value = super().run_node(n)
+                self.runtimes_sec.setdefault(n, []).append(time.time() - start)
+                return value
+        model = _small_cnn(lib).eval()
+        interp = ProfilingInterpreter(model)
+        x = lib.tensor(np.linspace(-1, 1, 2 * 64, dtype=np.float32).reshape(2, 1, 8, 8))
+        out = interp.run(x)
+        results.append(([(n.name, n.op, len(t)) for n, t in interp.runtimes_sec.items()],
+                        len(interp.total_runtime_sec), to_numpy(out)))
+    assert results[0][:2] == results[1][:2]
+    np.testing.assert_allclose(results[0][2], results[1][2], rtol=1e-4, atol=1e-5)
+
+
+def test_doc_graph_inversion_as_torch():
+    """The docs' ``invert``: a new graph built backwards with each function's
+    inverse, run on the forward's outputs."""
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        invert_mapping = {}
+        for a, b in ((lib.sin, lib.asin), (lib.cos, lib.acos), (lib.tan, lib.atan),
+                     (lib.exp, lib.log)):
+            invert_mapping[a], invert_mapping[b] = b, a
+
+        def invert(model):
+            fx_model = lib.fx.symbolic_trace(model)
+            new_graph = lib.fx.Graph()
+            env = {}
+            for node in reversed(fx_model.graph.nodes):
+                if node.op == "call_function":
+                    new_node = new_graph.call_function(invert_mapping[node.target],
+                                                       (env[node.name],))
+                    env[node.args[0].name] = new_node
+                elif node.op == "output":
+                    new_node = new_graph.placeholder(node.name)
+                    env[node.args[0].name] = new_node
+                elif node.op == "placeholder":
+                    new_graph.output(env[node.name])
+                else:
+                    raise NotImplementedError
+            return lib.fx.GraphModule(fx_model, new_graph)
+
+        def f(x):
+            return lib.exp(lib.tan(x))
+        inverted = invert(f)
+        x = lib.tensor([0.1, 0.5, 1.0])
+        results.append((inverted.code, str(inverted.graph),
+                        to_numpy(inverted(f(x))).round(5).tolist()))
+    assert results[0] == results[1]
+
+
+def test_doc_shape_prop_on_a_cnn_as_torch():
+    import torch.fx  # noqa: F401
+    from torch.fx.passes.shape_prop import ShapeProp as TorchShapeProp
+
+    from glasstorch.fx.passes.shape_prop import ShapeProp
+    results = []
+    for lib, shape_prop in ((gt, ShapeProp), (torch, TorchShapeProp)):
+        gm = lib.fx.symbolic_trace(_small_cnn(lib))
+        shape_prop(gm).propagate(lib.ones(2, 1, 8, 8))
+        results.append((gm.code,
+                        [(n.name, repr(n.meta.get("tensor_meta"))) for n in gm.graph.nodes]))
+    assert results[0] == results[1]

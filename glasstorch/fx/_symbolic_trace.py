@@ -6,6 +6,12 @@ through ``Tracer.call_module``: a leaf (a module of ``torch.nn`` itself, unless
 ``is_leaf_module`` says otherwise) becomes one ``call_module`` node, any other
 module is traced through; reading a parameter or buffer of the root gives a
 ``get_attr`` node.  The result becomes the ``output`` node.
+
+Functions ``fx.wrap`` registered (and ``math``'s, ``autowrap_functions``) are
+swapped for leaf wrappers in the globals that name them for the length of the
+trace, so calling one on a Proxy records a single ``call_function`` node.
+``concrete_args`` fix some inputs to values: the trace specialises on them and
+guards them (``_placeholders``).
 """
 from __future__ import annotations
 
@@ -286,9 +292,10 @@ class Tracer:
             count = itertools.count(1)
             args.append(pytree.tree_map(
                 lambda v: self._concrete(p.name, v, default, next(count)), concrete_args[p.name]))
-        if any(not pytree.tree_structure(v).is_leaf() for v in concrete_args.values()):     # forward takes the structures and flattens them itself
+        if any(not pytree.tree_structure(v).is_leaf() for v in concrete_args.values()):
+            # forward takes the structures (in a list) and flattens them itself
             self.graph._codegen = _PyTreeCodeGen(
-                [p.name for p in params], pytree.tree_structure(args[int(is_module):]))   # as forward lists them
+                [p.name for p in params], pytree.tree_structure(args[int(is_module):]))
         return args
 
 

@@ -1,0 +1,1 @@
+"""``torch.fx.passes.utils``: helpers shared by graph passes."""
