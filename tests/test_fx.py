@@ -796,3 +796,25 @@ def test_doc_shape_prop_on_a_cnn_as_torch():
         results.append((gm.code,
                         [(n.name, repr(n.meta.get("tensor_meta"))) for n in gm.graph.nodes]))
     assert results[0] == results[1]
+
+
+def test_variadic_and_keyword_only_parameters_as_torch():
+    """``*args`` / ``**kwargs`` become one placeholder each (``*args``, named
+    ``_args``), keyword-only parameters positional ones."""
+    import torch.fx  # noqa: F401
+
+    def star(x, *args, **kw):
+        return x + args[0] * kw["s"]
+
+    def keyword_only(x, *, k=2):
+        return x * k
+    results = []
+    for lib in (gt, torch):
+        class Rest(lib.nn.Module):
+            def forward(self, x, *rest):
+                return x + rest[1]
+        traced = [lib.fx.symbolic_trace(fn) for fn in (star, keyword_only, Rest())]
+        values = (traced[0](lib.ones(1), lib.full((1,), 2.0), s=3).item(),
+                  traced[1](lib.ones(1), 3).item(), traced[2](lib.ones(1), 1, 5).item())
+        results.append(([(gm.code, str(gm.graph)) for gm in traced], values))
+    assert results[0] == results[1]

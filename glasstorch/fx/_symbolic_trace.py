@@ -19,6 +19,7 @@ import functools
 import inspect
 import itertools
 import math
+import types
 import warnings
 
 import glasstorch as _glasstorch
@@ -219,6 +220,9 @@ class Tracer:
                              if isinstance(v, Tensor) and not isinstance(v, Parameter)]
         fn_globals = inspect.unwrap(fn).__globals__
         args = self._placeholders(fn, isinstance(root, Module), concrete_args)
+        code = inspect.unwrap(fn).__code__
+        if code.co_kwonlyargcount or code.co_flags & _VARIADIC:
+            fn = _all_positional(inspect.unwrap(fn))
         tracer, patcher = self, _Patcher()
         original_call, original_getattr = Module.__call__, Module.__getattr__
 
@@ -275,8 +279,8 @@ class Tracer:
         ``forward`` take the structure and flatten it into the placeholders."""
         signature = inspect.signature(inspect.unwrap(fn))
         params = list(signature.parameters.values())[1 if is_module else 0:]
-        if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
-            raise NotImplementedError("symbolic_trace: *args are not supported yet")
+        variadic = [p for p in params if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        params = [p for p in params if p not in variadic]
         if isinstance(concrete_args, tuple):
             if len(concrete_args) != len(params):
                 raise RuntimeError(f"Tracing expected {len(params)} arguments but got "
@@ -292,11 +296,29 @@ class Tracer:
             count = itertools.count(1)
             args.append(pytree.tree_map(
                 lambda v: self._concrete(p.name, v, default, next(count)), concrete_args[p.name]))
+        stars = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}
+        args += [self.create_proxy("placeholder", stars[p.kind] + p.name, (), {})
+                 for p in variadic]
         if any(not pytree.tree_structure(v).is_leaf() for v in concrete_args.values()):
             # forward takes the structures (in a list) and flattens them itself
             self.graph._codegen = _PyTreeCodeGen(
                 [p.name for p in params], pytree.tree_structure(args[int(is_module):]))
         return args
+
+
+_VARIADIC = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _all_positional(fn):
+    """``fn`` with every parameter positional, ``*args`` and ``**kwargs`` too (one
+    argument each: the Proxy standing for the tuple or dict), so the trace can
+    pass a placeholder per parameter."""
+    code = fn.__code__
+    count = code.co_argcount + code.co_kwonlyargcount + \
+        bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    code = code.replace(co_flags=code.co_flags & ~_VARIADIC, co_argcount=count,
+                        co_kwonlyargcount=0)
+    return types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 def symbolic_trace(root, concrete_args=None) -> GraphModule:

@@ -268,9 +268,11 @@ class Graph:
             values.sort(key=order.index)
         params, body = [], []
         for node in self.nodes:
-            if node.op == "placeholder":
-                params.append(node.name if not node.args else
-                              f"{node.name} = {_value(node.args[0], globals_)}")
+            if node.op == "placeholder":      # target: the parameter, as ``*args``
+                params.append(node.target if not node.args else
+                              f"{node.target} = {_value(node.args[0], globals_)}")
+                if node.target.lstrip("*") != node.name:
+                    body.append(f"    {node.name} = {node.target.lstrip('*')}\n")
                 continue
             if node.op == "output":
                 body.append(f"    return {self._codegen.generate_output(node.args[0], globals_)}\n")
