@@ -22,7 +22,11 @@ class device:
     __slots__ = ("type", "index")
     _cache: dict = {}
 
-    def __new__(cls, type_or_str, index=None):
+    def __new__(cls, type_or_str=None, index=None, *, type=None):
+        if type_or_str is None:         # device(type='cpu'), as repr writes it
+            if type is None:
+                raise TypeError("device() missing required argument 'type' (pos 1)")
+            type_or_str = type
         if isinstance(type_or_str, device):
             return type_or_str
         if isinstance(type_or_str, int) and index is None:

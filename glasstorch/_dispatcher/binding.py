@@ -96,7 +96,7 @@ def _to_int(v):
 
 
 def _conv_int_list(v, fixed_size, where=("", "")):
-    """int[] / SymInt[]: a list of ints; int[N] also takes one int.  ``where``: the
+    """int[] / SymInt[]: a list of ints; int[N] also takes one int, repeated N times.  ``where``: the
     function and argument names an overflowing element's error names."""
     if isinstance(v, (list, tuple)):
         try:
@@ -107,9 +107,9 @@ def _conv_int_list(v, fixed_size, where=("", "")):
             raise UnpackError(f"{where[0]}(): argument '{where[1]}' failed to unpack the object "
                               f"at pos {pos} with error \"{e}\"") from None
     if fixed_size is not None and (isinstance(v, INT) and not isinstance(v, bool)):
-        return [_to_int(v)]
+        return [_to_int(v)] * fixed_size       # int[2] from 3: [3, 3], as torch's parser
     if fixed_size is not None and isinstance(v, Tensor) and not v._shape:
-        return [_to_int(v)]
+        return [_to_int(v)] * fixed_size
     raise _NoMatch
 
 

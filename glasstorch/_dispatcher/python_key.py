@@ -111,16 +111,18 @@ def python_fallback(op, keyset, args, kwargs):
 def _without_defaults(op, args: tuple, kwargs: dict):
     """The call as PyTorch hands it to Python (torch's parseIValuesToPyArgsKwargs):
     trailing positional arguments and keyword-only ones that equal their schema
-    defaults are left out, however the caller spelled them."""
+    defaults are left out, however the caller spelled them, and lists are lists."""
     defaults = _DEFAULTS.get(op)
     if defaults is None:
         defaults = _DEFAULTS[op] = _schema_defaults(op._schema)
     positional, keyword_only = defaults
+    if any(type(a) is tuple for a in args):     # an int[] arrives as a list
+        args = tuple(list(a) if type(a) is tuple else a for a in args)
     end = len(args)
     while end and end <= len(positional) and _is_default(args[end - 1], positional[end - 1]):
         end -= 1
     if kwargs:
-        kwargs = {k: v for k, v in kwargs.items()
+        kwargs = {k: list(v) if type(v) is tuple else v for k, v in kwargs.items()
                   if k not in keyword_only or not _is_default(v, keyword_only[k])}
     return (args if end == len(args) else args[:end]), kwargs
 

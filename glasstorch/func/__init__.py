@@ -1,7 +1,8 @@
 """``torch.func``: function transforms (functorch's public API).
 
 A transform takes a function and returns a function that computes something
-else about it; today that is ``functionalize``.
+else about it; today that is ``functionalize``.  ``functional_call`` runs a
+Module as a function of its parameters and buffers.
 """
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import functools
 
 from .._tensor import Tensor
 from .._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
+from ..nn.utils.stateless import _functional_call as functional_call
 from ..utils import _pytree as pytree
 
-__all__ = ["functionalize"]
+__all__ = ["functional_call", "functionalize"]
 
 
 def functionalize(func, *, remove="mutations"):

@@ -15,6 +15,7 @@ import builtins
 import contextlib
 import copy
 import keyword
+import math
 import re
 import warnings
 from types import SimpleNamespace
@@ -332,9 +333,13 @@ def _value(arg, globals_) -> str:
     if isinstance(arg, slice):
         return f"slice({_value(arg.start, globals_)}, {_value(arg.stop, globals_)}, " \
                f"{_value(arg.step, globals_)})"
+    if isinstance(arg, float) and not math.isfinite(arg):    # inf, -inf, nan by name
+        globals_["inf" if math.isinf(arg) else "nan"] = arg if math.isnan(arg) else math.inf
     import glasstorch
-    if isinstance(arg, glasstorch.dtype):
-        return repr(arg)
+    if isinstance(arg, glasstorch.device):     # device(type='cpu') needs the name
+        globals_["device"] = glasstorch.device
+    elif isinstance(arg, (glasstorch.dtype, glasstorch.layout, glasstorch.memory_format)):
+        globals_["torch"] = glasstorch          # torch.float32, torch.strided, ...
     return repr(arg)
 
 

@@ -177,9 +177,13 @@ class Node:
 
     def is_impure(self) -> bool:
         """Side effects keep a node alive in dead-code elimination: placeholders,
-        outputs, and in-place calls (a target name ending in ``_``)."""
+        outputs, ATen ops whose schema writes an argument, and in-place calls (a
+        target name ending in ``_``)."""
         if self.op in ("placeholder", "output"):
             return True
+        schema = getattr(self.target, "_schema", None)
+        if self.op == "call_function" and schema is not None:     # an ATen op: it writes
+            return schema.is_mutable
         name = self.target if isinstance(self.target, str) else \
             getattr(self.target, "__name__", "")
         return self.op in ("call_function", "call_method") and name.endswith("_") and \

@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.layout import strided
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
 from ..structured import TensorMeta, wrap_dim
@@ -375,7 +376,7 @@ def _batch_norm_impl_index(input, weight, bias, running_mean, running_var, train
             raise RuntimeError(f"{name} must be defined in evaluation mode")
     _check_features("weight", channels, weight)
     _check_features("bias", channels, bias)
-    reserve = aten.empty.memory_format([0], dtype=dt.uint8, device=input.device)
+    reserve = aten.empty.memory_format([0], dtype=dt.uint8, layout=strided, device=input.device)
     out, save_mean, save_invstd = aten.native_batch_norm.default(
         input, weight, bias, running_mean, running_var, training, momentum, eps)
     return out, save_mean, save_invstd, reserve, 0

@@ -201,14 +201,16 @@ def _reshape_alias(self, size, stride):
 @inner_op("aten::reshape")
 def reshape(self, shape):
     """A view when the strides allow it (``view`` for a contiguous tensor, else
-    ``_reshape_alias``, as PyTorch records them; ``view`` again for a
-    subclass-like call — a dispatch mode on, or a ``__torch_dispatch__`` tensor —
-    as ATen's ``isTensorSubclassLike`` makes it), else a contiguous copy
+    ``_reshape_alias``, as PyTorch records them; ``view`` of the size as given,
+    ``-1`` and all, for a subclass-like call — a dispatch mode on, or a
+    ``__torch_dispatch__`` tensor — as ATen's ``isTensorSubclassLike`` makes it), else a contiguous copy
     (clone + _unsafe_view)."""
-    shape = infer_size(shape, self.numel())
+    proposed, shape = shape, infer_size(shape, self.numel())
     stride = compute_stride(self._shape, self._stride, shape)
     if stride is not None:
-        if self._is_contiguous() or _tls.dispatch_modes or self._keys & dk.PYTHON:
+        if _tls.dispatch_modes or self._keys & dk.PYTHON:   # the size as given: [-1] stays
+            return ops.aten.view.default(self, list(proposed))
+        if self._is_contiguous():
             return ops.aten.view.default(self, list(shape))
         return ops.aten._reshape_alias.default(self, list(shape), list(stride))
     copy = ops.aten.clone.default(self, memory_format=contiguous_format)

@@ -77,14 +77,19 @@ class PythonKeyTracer:
             known = (t, f"{prefix}{i}")
             self._constant_names[id(t)] = known
             setattr(self.root, known[1], t)
-        return self.graph.get_attr(known[1])
+        node = self.graph.get_attr(known[1])
+        node.meta["val"] = self._fake_of(t)        # no tensor_meta on constants, as in torch
+        return node
 
     def to_arg(self, value):
         """``value`` with every tensor replaced by its node (lists, tuples, dicts kept)."""
         if isinstance(value, Tensor):
             return self.node_of(value)
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.to_arg(v) for v in value)
+        if isinstance(value, list):
+            return [self.to_arg(v) for v in value]
+        if isinstance(value, tuple):    # a namedtuple keeps its type; torch.return_types don't
+            items = [self.to_arg(v) for v in value]
+            return type(value)(*items) if pytree.is_namedtuple_instance(value) else tuple(items)
         if isinstance(value, dict):
             return {k: self.to_arg(v) for k, v in value.items()}
         return value
@@ -124,15 +129,17 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
 
 def _track_outputs(tracer: PythonKeyTracer, out, node) -> None:
     """Point each output tensor at ``node`` (``node[i]`` getitem nodes for the
-    elements of a tuple or list result, made in order, as PyTorch does)."""
+    elements of a tuple or list result, made in order for every element, an
+    absent gradient's None included, as PyTorch does)."""
     if isinstance(out, Tensor):
         tracer.track(out, node)
     elif isinstance(out, (tuple, list)):
         node.meta["val"] = type(out)(tracer._fake_of(o) if isinstance(o, Tensor) else o
                                      for o in out)
-        for i, element in enumerate(out):
+        for i, element in enumerate(out):    # every element gets its getitem, even a None
+            item = tracer.graph.call_function(operator.getitem, (node, i))
             if isinstance(element, Tensor):
-                tracer.track(element, tracer.graph.call_function(operator.getitem, (node, i)))
+                tracer.track(element, item)
     else:
         node.meta["val"] = out
 

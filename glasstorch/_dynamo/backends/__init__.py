@@ -1,0 +1,2 @@
+"""``torch._dynamo.backends``: compiler backends, each ``(GraphModule,
+example_inputs) -> callable``."""
