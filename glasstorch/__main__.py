@@ -217,6 +217,59 @@ def extension_points(torch, model, data) -> None:
     print(f"{dot.source.count('->')} edges; DOT with dot.source, SVG written to {svg}")
 
 
+def graphs(torch, model, data) -> None:
+    """The compile stack's first half on the trained model: the Python-level FX
+    graph, then one training step as ATen graphs, split by AOTAutograd."""
+    from glasstorch._functorch.aot_autograd import aot_function
+    from glasstorch._functorch.partitioners import (default_partition,
+                                                    min_cut_rematerialization_partition)
+
+    _section("torch.fx: one block's MLP as a graph (symbolic_trace), printed as Python")
+    print(torch.fx.symbolic_trace(model.transformer.h[0].mlp).code.strip())
+
+    cfg = model.config
+    idx, targets = data.batch("train", 4, cfg.block_size)
+    state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    names = list(state)
+
+    def loss_of(*flat):
+        return torch.func.functional_call(model, dict(zip(names, flat[:len(names)])),
+                                          flat[len(names):])[1]
+    graphs: dict = {}
+    for partition in (default_partition, min_cut_rematerialization_partition):
+        def keep(kind, partition=partition):
+            def compiler(gm, inputs):
+                graphs[(partition.__name__, kind)] = gm
+                return gm
+            return compiler
+        compiled = aot_function(loss_of, keep("forward"), keep("backward"),
+                                partition_fn=partition)
+        compiled(*state.values(), idx, targets).backward()
+    model.zero_grad(set_to_none=True)
+    fw = graphs[("default_partition", "forward")]
+    bw = graphs[("default_partition", "backward")]
+    _section("AOTAutograd: one training step as a forward and a backward ATen graph")
+    ops = [n for n in fw.graph.nodes if n.op == "call_function"]
+    print(f"forward graph: {len(ops)} ATen ops; its first lines:")
+    print("\n".join(fw.code.strip().splitlines()[:8]) + "\n    ...")
+    bw_ops = [n for n in bw.graph.nodes if n.op == "call_function"]
+    print(f"backward graph: {len(bw_ops)} ATen ops, taking the saved values, then the tangent")
+
+    _section("what the partitioners save for the backward (versus recompute)")
+    for name in ("default_partition", "min_cut_rematerialization_partition"):
+        saved = [n for n in graphs[(name, "backward")].graph.nodes
+                 if n.op == "placeholder" and not n.name.startswith("tangents")]
+        nbytes = sum(n.meta["val"].numel() * n.meta["val"].element_size() for n in saved)
+        recomputed = [n.name for n in graphs[(name, "backward")].graph.nodes
+                      if n.op == "call_function" and n.meta.get("val") is not None
+                      and n.name in {m.name for m in graphs[("default_partition",
+                                                              "forward")].graph.nodes}]
+        print(f"{name}: saves {len(saved)} tensors ({_mb(nbytes)}); recomputes "
+              f"{len(recomputed)} forward ops in the backward"
+              + (f" ({', '.join(recomputed[:6])}{', ...' if len(recomputed) > 6 else ''})"
+                 if recomputed else ""))
+
+
 # -- 3. the layers underneath ----------------------------------------------------------
 
 def walkthrough(torch) -> None:
@@ -309,6 +362,7 @@ def main(argv=None) -> int:
     model, data = train_and_sample(args)
     watch_one_step(model, data)
     extension_points(torch, model, data)
+    graphs(torch, model, data)
     walkthrough(torch)
     print(f"\ndemo finished in {time.perf_counter() - started:.1f} s")
     return 0
