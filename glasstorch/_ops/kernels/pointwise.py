@@ -405,10 +405,16 @@ def _floor_divide(a, b, compute):
     return np.floor_divide(a, b, dtype=compute)
 
 
-def _trunc_divide(a, b, compute):
+def _trunc_divide(a, b, compute, dtype=None):
+    """div_trunc.  For float16/bfloat16 (``dtype``, computed in float32) the
+    quotient is rounded to ``dtype`` before truncating, as ATen's Half/BFloat16
+    division returns a rounded value: 1/-0.03448 is -29, not -28."""
     _check_int_divisor(b, compute)
     if compute.kind == "f":
-        return np.trunc(np.true_divide(a, b, dtype=compute))
+        q = np.true_divide(a, b, dtype=compute)
+        if dtype is not None and dtype != compute:
+            q = q.astype(dtype).astype(compute)
+        return np.trunc(q)
     q = np.floor_divide(a, b, dtype=compute)
     r = np.subtract(a, np.multiply(q, b, dtype=compute), dtype=compute)
     return q + ((r != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))).astype(compute)
@@ -433,7 +439,8 @@ def div_impl(out, self, other, rounding_mode=None):
     if out._np().size:
         a = np.asarray(cast_operand(self, rt, compute)).astype(compute, copy=False)
         b = np.asarray(scalar_operand(other, rt, compute)).astype(compute, copy=False)
-        write(out, (_floor_divide if rounding_mode == "floor" else _trunc_divide)(a, b, compute))
+        write(out, _floor_divide(a, b, compute) if rounding_mode == "floor" else
+              _trunc_divide(a, b, compute, rt.numpy))
 
 
 meta("floor_divide")(binary_meta)
