@@ -8,6 +8,8 @@ PyTorch's, and the values must also be the unfunctionalized ``f``'s.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -130,23 +132,104 @@ CATALOGUE = [
      [_r(3, 2)]),
 ]
 
-# Multi-output views: with remove="mutations_and_views" they need split_copy /
-# unbind_copy, which glasstorch does not declare yet (list out= overloads).
+# Multi-output views: with remove="mutations_and_views" they become split_copy /
+# split_with_sizes_copy / unbind_copy, whose outputs are replayed one by one.
 MULTI_OUTPUT = [
     ("split_write", lambda lib, x: (x.split(1)[0].mul_(2), x.split(1)[1])[1], [_r(2, 3)]),
+    ("split_last_dim_write", lambda lib, x: (x.split(2, -1)[1].mul_(2), x)[1], [_r(2, 3)]),
     ("unbind_write", lambda lib, x: (x.unbind(0)[1].mul_(2), x)[1], [_r(2, 3)]),
+    ("chunk_write_then_read_sibling",
+     lambda lib, x: (lambda a, b: (a.add_(b), b.t(), x)[1:])(*x.chunk(2, 1)), [_r(3, 4)]),
+    ("split_with_sizes_of_intermediate",
+     lambda lib, x: (lambda y: (y.split([1, 2], 1)[1].zero_(), y)[1])(x * 2), [_r(2, 3)]),
+    ("unbind_last_dim_all_written",
+     lambda lib, x: ([p.mul_(i + 1) for i, p in enumerate(x.unbind(-1))], x)[1], [_r(3, 2)]),
 ]
 
 
 @pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
-@pytest.mark.parametrize("name,f,arrays", CATALOGUE, ids=[c[0] for c in CATALOGUE])
+@pytest.mark.parametrize("name,f,arrays", CATALOGUE + MULTI_OUTPUT,
+                         ids=[c[0] for c in CATALOGUE + MULTI_OUTPUT])
 def test_catalogue_matches_pytorch(name, f, arrays, remove):
     check(f, arrays, remove)
 
 
-@pytest.mark.parametrize("name,f,arrays", MULTI_OUTPUT, ids=[c[0] for c in MULTI_OUTPUT])
-def test_multi_output_views_match_pytorch(name, f, arrays):
-    check(f, arrays, "mutations")
+def _pieces(lib, x, size, dim):
+    """(name, the copy's pieces, its public function, its arguments) per multi-output copy."""
+    aten = lib.ops.aten
+    sizes = [size, x.shape[dim] - size]
+    return [("split_copy", aten.split_copy.Tensor(x, size, dim), lib.split_copy, (size, dim)),
+            ("split_with_sizes_copy", aten.split_with_sizes_copy.default(x, sizes, dim),
+             lib.split_with_sizes_copy, (sizes, dim)),
+            ("unbind_copy", aten.unbind_copy.int(x, dim), lib.unbind_copy, (dim,))]
+
+
+def _multi_copies(lib, rows, cols, size, dim, transposed):
+    """Each piece as (values, strides, aliases x), then each out= list's values."""
+    x = lib.tensor(_r(rows, cols))
+    x = x.t() if transposed else x
+    found = []
+    for name, pieces, public, args in _pieces(lib, x, min(size, x.shape[dim]), dim):
+        found.append([(to_numpy(p).tolist(), p.stride(),
+                       p.untyped_storage().data_ptr() == x.untyped_storage().data_ptr())
+                      for p in pieces])
+        # split_copy's out= does not resize: its outs come in the pieces' shapes
+        outs = [lib.empty(p.shape if name == "split_copy" else 0) for p in pieces]
+        assert public(x, *args, out=outs) is None
+        found.append([to_numpy(o).tolist() for o in outs])
+    return found
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.integers(1, 5), cols=st.integers(1, 4), size=st.integers(1, 3),
+       dim=st.sampled_from([0, 1, -1]), transposed=st.booleans())
+def test_multi_output_view_copies_any_shape(rows, cols, size, dim, transposed):
+    """split_copy / split_with_sizes_copy / unbind_copy give torch's pieces
+    (values, contiguous strides, no aliasing), and their out= overloads write
+    the same pieces into a list and return None."""
+    assert _multi_copies(gt, rows, cols, size, dim, transposed) == \
+        _multi_copies(torch, rows, cols, size, dim, transposed)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: L.split_copy(x, 2, out=[L.empty(2, 3)]),
+    lambda L, x: L.split_copy(x, 2, out=[L.empty(0), L.empty(0)]),
+    lambda L, x: L.split_with_sizes_copy(x, [1, 3], out=[L.empty(1, 3)] * 3),
+    lambda L, x: L.split_with_sizes_copy(x, [1, 3], out=[L.empty(0, dtype=L.int64),
+                                                         L.empty(0)]),
+    lambda L, x: L.unbind_copy(x, 1, out=[L.empty(4)] * 2),
+    lambda L, x: L.unbind_copy(x, out=[L.empty(0, dtype=L.float64)] * 4),
+])
+def test_list_out_errors_match_pytorch(call):
+    """Wrong number of outs, a wrong dtype, and split_copy's out= not resizing."""
+    messages = []
+    for lib in (gt, torch):
+        with pytest.raises(RuntimeError) as info:
+            call(lib, lib.tensor(_r(4, 3)))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x, outs: L.split_copy(x, 3, out=outs(L.zeros(3, 2, dtype=L.int64), L.zeros(3, 2))),
+    lambda L, x, outs: L.split_with_sizes_copy(x, [3, 1], out=outs(L.zeros(2, 3).t(),
+                                                                   L.zeros(5))),
+    lambda L, x, outs: L.unbind_copy(x, -1, out=outs(L.zeros(4), L.zeros(2, 3))),
+])
+def test_list_out_values_and_resize_warnings_match_pytorch(call):
+    """split_copy copies into its outs as they are (casting, broadcasting); the
+    others keep an out of the right shape and resize the rest, warning when it
+    held data: the values, strides and warnings are torch's."""
+    seen = []
+    for lib in (gt, torch):
+        kept = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call(lib, lib.tensor(_r(4, 2)), lambda *outs: kept.extend(outs) or kept)
+        seen.append(([(to_numpy(o).tolist(), o.stride(), str(o.dtype)[-5:]) for o in kept],
+                     [str(w.message).split(" (Triggered internally")[0] for w in caught]))
+    assert seen[0] == seen[1]
+    assert seen[0][0]
 
 
 def test_catalogue_is_large_and_varied():
@@ -217,7 +300,8 @@ def _make_fx_or_skip():
 
 
 @pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
-@pytest.mark.parametrize("name,f,arrays", CATALOGUE, ids=[c[0] for c in CATALOGUE])
+@pytest.mark.parametrize("name,f,arrays", CATALOGUE + MULTI_OUTPUT,
+                         ids=[c[0] for c in CATALOGUE + MULTI_OUTPUT])
 def test_make_fx_code_matches_pytorch(name, f, arrays, remove):
     make_fx = _make_fx_or_skip()
     from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx

@@ -87,11 +87,15 @@ def _sum_to(mutated, base, reapply):
     return summed.view(list(base.shape)) if leading else summed
 
 
-def _split_start(a, out_index):
-    """Where output ``out_index`` of split / split_with_sizes starts along ``dim``."""
+def _split_inverse(base, mutated, a, out_index):
+    """The inverse of output ``out_index`` of split / split_with_sizes: a
+    slice_scatter where that piece starts (dim wrapped, as PyTorch's inverse does)."""
+    dim = a["dim"] % base.dim()
     if "split_sizes" in a:
-        return sum(a["split_sizes"][:out_index])
-    return out_index * a["split_size"]
+        start = sum(a["split_sizes"][:out_index])
+    else:
+        start = out_index * a["split_size"]
+    return aten.slice_scatter.default(base, mutated, dim, start, start + mutated.shape[dim], 1)
 
 
 # view op -> (its copying op, inverse(base, mutated, arguments by name, out_index, reapply)).
@@ -138,14 +142,11 @@ _VIEWS = {
     "alias.default": ("alias_copy.default", lambda b, m, a, i, r: _by("alias", "alias_copy")(r)(m)),
     "detach.default": ("detach_copy.default", lambda b, m, a, i, r: m),
     "lift_fresh.default": ("lift_fresh_copy.default", lambda b, m, a, i, r: m),
-    "split.Tensor": ("split_copy.Tensor", lambda b, m, a, i, r: aten.slice_scatter.default(
-        b, m, a["dim"], _split_start(a, i), _split_start(a, i) + m.shape[a["dim"]], 1)),
-    "split_with_sizes.default": ("split_with_sizes_copy.default", lambda b, m, a, i, r:
-                                 aten.slice_scatter.default(
-                                     b, m, a["dim"], _split_start(a, i),
-                                     _split_start(a, i) + m.shape[a["dim"]], 1)),
+    "split.Tensor": ("split_copy.Tensor", lambda b, m, a, i, r: _split_inverse(b, m, a, i)),
+    "split_with_sizes.default": ("split_with_sizes_copy.default",
+                                 lambda b, m, a, i, r: _split_inverse(b, m, a, i)),
     "unbind.int": ("unbind_copy.int", lambda b, m, a, i, r:
-                   aten.select_scatter.default(b, m, a["dim"], i)),
+                   aten.select_scatter.default(b, m, a["dim"] % b.dim(), i)),
 }
 
 

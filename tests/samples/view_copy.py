@@ -38,3 +38,19 @@ _s("aten::diagonal_scatter", lambda make, lib: ((make(3, 4), make(3)), {}))
 _s("aten::diagonal_scatter", lambda make, lib: ((make(3, 4, 5), make(4, 3), 1, 0, 2), {}))
 _s("aten::as_strided_scatter", lambda make, lib: ((make(3, 4), make(2, 2), [2, 2], [1, 2], 1), {}))
 _s("aten::zero", lambda make, lib: ((make(4, 3).t(),), {}))
+
+# multi-output view copies: every piece contiguous, from non-contiguous inputs too
+_s("aten::split_copy.Tensor", lambda make, lib: ((make(5, 4), 2), {}))
+_s("aten::split_copy.Tensor", lambda make, lib: ((make(4, 6).t(), 4, -1), {}))
+_s("aten::split_with_sizes_copy", lambda make, lib: ((make(3, 6), [1, 0, 5], 1), {}))
+_s("aten::split_with_sizes_copy", lambda make, lib: ((make(5, 3, noncontiguous=True), [2, 3]), {}))
+_s("aten::unbind_copy.int", lambda make, lib: ((make(3, 4),), {}))
+_s("aten::unbind_copy.int", lambda make, lib: ((make(2, 3, 4).transpose(0, 2), 1), {}))
+# their out= overloads return nothing, so these samples only check that both libraries
+# (and Meta) accept the call; the written values are compared in tests/test_functionalize.py
+_s("aten::split_copy.Tensor_out",
+   lambda make, lib: ((make(5, 4), 2), {"out": [make(2, 4), make(2, 4), make(1, 4)]}))
+_s("aten::split_with_sizes_copy.out",
+   lambda make, lib: ((make(3, 6), [4, 2], 1), {"out": [make(0), make(3, 2)]}))
+_s("aten::unbind_copy.int_out",
+   lambda make, lib: ((make(3, 4), 1), {"out": [make(3) for _ in range(4)]}))

@@ -7,6 +7,12 @@ no aliasing left (PyTorch's ``{view}_copy`` ops, tag ``view_copy``):
 
     view_copy(x, size) == view(x, size).clone(memory_format=contiguous_format)
 
+The multi-output views (split, split_with_sizes, unbind) have copies that
+return one such clone per piece, and hand-written out= overloads taking a
+list ``out``: split_copy's copies each piece into its ``out`` as it is (no
+resize, ``copy_`` broadcasts), the other two check dtypes and resize first,
+as PyTorch's do.
+
 A *scatter* is the inverse of a view when a write through the view is
 replayed onto its base (FunctionalInverses in PyTorch):
 
@@ -19,8 +25,10 @@ derivatives.yaml.
 """
 from __future__ import annotations
 
+from ..._core.dtype import type_meta_name
 from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
+from ..registry import _resize_out
 from . import kernel
 
 aten = ops.aten
@@ -48,6 +56,14 @@ _VIEW_COPIES = {
     "lift_fresh_copy": "lift_fresh.default",
 }
 
+# Each multi-output view copy: its view, and its out= kernel's name in errors
+# and whether that kernel resizes (PyTorch's three differ).
+_MULTI_VIEW_COPIES = {
+    "split_copy": ("split.Tensor", "split_copy_Tensor_out()", False),
+    "split_with_sizes_copy": ("split_with_sizes.default", "split_with_sizes_copy_out", True),
+    "unbind_copy": ("unbind.int", "unbind_copy_int_out", True),
+}
+
 # Each scatter: the view whose inverse it is.
 _SCATTERS = {
     "slice_scatter": "slice.Tensor",
@@ -69,6 +85,31 @@ def _view_copy_kernel(view):
     return view_copy
 
 
+def _multi_view_copy_kernel(view):
+    def multi_view_copy(self, *args, **kwargs):
+        return [aten.clone.default(piece, memory_format=contiguous_format)
+                for piece in _op(view)(self, *args, **kwargs)]
+    return multi_view_copy
+
+
+def _multi_view_copy_out_kernel(view, name, resizes):
+    def multi_view_copy_out(self, *args, out, **kwargs):
+        pieces = _op(view)(self, *args, **kwargs)
+        if len(out) != len(pieces):
+            raise RuntimeError(f"{name} expected an out= argument of size {len(pieces)}, "
+                               f"got size {len(out)}")
+        for target, piece in zip(out, pieces):
+            if resizes:
+                if target.dtype is not piece.dtype:
+                    raise RuntimeError(f"Expected out tensor to have dtype "
+                                       f"{type_meta_name(piece.dtype)}, but got "
+                                       f"{type_meta_name(target.dtype)} instead")
+                if tuple(target.shape) != tuple(piece.shape):
+                    _resize_out(target, piece.shape)
+            aten.copy_.default(target, piece)
+    return multi_view_copy_out
+
+
 def _scatter_kernel(view):
     def scatter(self, src, *args, **kwargs):
         output = aten.clone.default(self)
@@ -83,6 +124,9 @@ def _scatter_kernel(view):
 
 for _name, _view in _VIEW_COPIES.items():
     kernel(_name)(_view_copy_kernel(_view))
+for _name, (_view, _out_name, _resizes) in _MULTI_VIEW_COPIES.items():
+    kernel(_name)(_multi_view_copy_kernel(_view))
+    kernel(f"{_name}_out")(_multi_view_copy_out_kernel(_view, _out_name, _resizes))
 for _name, _view in _SCATTERS.items():
     kernel(_name)(_scatter_kernel(_view))
 
