@@ -27,16 +27,22 @@ call with other shapes, dtypes or requires_grad traces again.
 from __future__ import annotations
 
 from .._creation import empty_strided
+from .._dispatcher.dispatcher import ops
 from .._subclasses.fake_tensor import FakeTensorMode
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from .._tensor import Tensor
-from ..fx.experimental.proxy_tensor import make_fx
+from ..fx.experimental.proxy_tensor import ProxyTorchDispatchMode, make_fx
 from ..fx.graph_module import GraphModule
+from ..fx.interpreter import Interpreter
+from ..fx.node import Node
 from ..nn.modules.module import Module
 from ..nn.utils.stateless import _functional_call
 from ..utils import _pytree as pytree
+from ..utils._python_dispatch import _get_current_dispatch_mode_stack
 from .partitioners import default_partition, min_cut_rematerialization_partition
+
+_COPY_ = ops.aten.copy_.default
 
 __all__ = ["aot_function", "aot_module", "aot_module_simplified", "make_boxed_func",
            "make_boxed_compiler", "nop", "create_joint", "default_partition",
@@ -66,18 +72,87 @@ def _call(compiled, args: list):
     return compiled(args) if getattr(compiled, "_boxed_call", False) else compiled(*args)
 
 
-def create_joint(fn, primals_require_grad: list):
-    """``joint(primals, tangents) -> (outputs, gradients)``: ``fn``'s flat outputs,
-    then for each primal the gradient of the outputs that require grad, weighted
-    by the tangents (None for a primal that needs none)."""
+class _Metadata:
+    """What one run of the function on FakeTensors tells (PyTorch's
+    ViewAndMutationMeta): which inputs it writes, which outputs are views of an
+    input or of another output, and the outputs themselves (FakeTensors)."""
+
+    def __init__(self, flat_fn, flat_args):
+        with FakeTensorMode(allow_non_fake_inputs=True) as mode, enable_grad():
+            fakes = [mode.from_tensor(a) if isinstance(a, Tensor) else a for a in flat_args]
+            versions = [f._version if isinstance(f, Tensor) else None for f in fakes]
+            outs = flat_fn(*fakes)
+        self.mutated = [i for i, (f, v) in enumerate(zip(fakes, versions))
+                        if v is not None and f._version != v]
+        self.aliases = [_alias_of(o, j, fakes, outs) for j, o in enumerate(outs)]
+        self.outs = outs          # FakeTensors: the outputs' metadata
+        self.num_outputs = len(outs)
+
+
+def _alias_of(out, j: int, inputs: list, outs) -> tuple | None:
+    """("input", i) or ("output", k) when ``out`` is a view of that tensor."""
+    if not isinstance(out, Tensor) or not out._is_view():
+        return None
+    storage = out.untyped_storage()
+    for i, t in enumerate(inputs):
+        if isinstance(t, Tensor) and t.untyped_storage() is storage:
+            return ("input", i)
+    for k, o in enumerate(outs):
+        if k != j and isinstance(o, Tensor) and not o._is_view() and \
+                o.untyped_storage() is storage:
+            return ("output", k)
+    return None
+
+
+def create_joint(fn, primals_require_grad: list, meta: _Metadata | None = None):
+    """``joint(primals, tangents) -> (outputs, gradients)``.  Outputs: the new
+    values of the inputs ``fn`` writes, then ``fn``'s flat outputs; gradients:
+    for each primal, that of the outputs that get a tangent, weighted by the
+    tangents (None for a primal that needs none)."""
     def joint(primals, tangents):
         with enable_grad():
             outs = fn(*primals)
+        _tag_forward_so_far()
         wanted = [p for p, g in zip(primals, primals_require_grad) if g]
-        differentiable = [o for o in outs if isinstance(o, Tensor) and o.requires_grad]
+        differentiable = [o for o, t in zip(outs, _tangent_mask(meta, outs)) if t]
         grads = iter(_autograd_grad(differentiable, wanted, tangents))
-        return list(outs), [next(grads) if g else None for g in primals_require_grad]
+        mutated = [primals[i] for i in meta.mutated] if meta else []
+        return mutated + list(outs), [next(grads) if g else None
+                                      for g in primals_require_grad]
     return joint
+
+
+def _tag_forward_so_far() -> None:
+    """Tag every node traced so far ``meta["partitioner_tag"] = "is_forward"``:
+    the partitioners' notion of what the forward ran (PyTorch tags the same)."""
+    for mode in reversed(_get_current_dispatch_mode_stack()):
+        if isinstance(mode, ProxyTorchDispatchMode):
+            for node in mode.tracer.graph.nodes:
+                node.meta.setdefault("partitioner_tag", "is_forward")
+            return
+
+
+class _ForwardTagReplay(Interpreter):
+    """Runs a joint graph node by node, tagging the new trace's forward once
+    the old trace's last forward node has run (so a retrace keeps the tags)."""
+
+    def __init__(self, gm: GraphModule):
+        super().__init__(gm)
+        tagged = [n for n in gm.graph.nodes if n.meta.get("partitioner_tag") == "is_forward"]
+        self.last_forward = tagged[-1] if tagged else None
+
+    def run_node(self, n):
+        result = super().run_node(n)
+        if n is self.last_forward:
+            _tag_forward_so_far()
+        return result
+
+
+def _tangent_mask(meta: _Metadata | None, outs) -> list:
+    """Which outputs get a tangent: those requiring grad that are no view of an
+    input or of another output (a view's gradient reaches its base)."""
+    return [isinstance(o, Tensor) and o.requires_grad and
+            (meta is None or meta.aliases[j] is None) for j, o in enumerate(outs)]
 
 
 def _autograd_grad(outputs, inputs, grad_outputs):
@@ -89,17 +164,30 @@ def _autograd_grad(outputs, inputs, grad_outputs):
 
 def _trace(fn, args, decompositions) -> GraphModule:
     """``fn``'s ATen graph, traced on FakeTensors (nothing computed, no buffer
-    updated), then traced again under functionalize if any of its ops writes."""
+    updated), then traced again under functionalize if any of its ops writes.
+    Functionalize ends with a ``copy_`` into each written input; those are
+    dropped, since the function returns the new values and the runtime
+    writes them back (as PyTorch's AOTAutograd does), and so are the views
+    left unused once the writes are out-of-place."""
     gm = make_fx(fn, decompositions, tracing_mode="fake", _allow_non_fake_inputs=True)(*args)
     if not any(n.op == "call_function" and n.is_impure() for n in gm.graph.nodes):
         return gm
     from ..func import functionalize
-    functional = run = functionalize(gm)
+    functional = functionalize(gm)
     if len(args) == 2 and all(isinstance(a, list) for a in args):
+        replay = functionalize(lambda primals, tangents: pytree.tree_unflatten(
+            _ForwardTagReplay(gm).run(*primals, *tangents), gm._out_spec))
+
         def functional(primals, tangents):      # keeps the names primals_1, tangents_1
-            return run(primals, tangents)
-    return make_fx(functional, decompositions, tracing_mode="fake",
-                   _allow_non_fake_inputs=True)(*args)
+            return replay(primals, tangents)
+    gm = make_fx(functional, decompositions, tracing_mode="fake",
+                 _allow_non_fake_inputs=True)(*args)
+    for node in list(gm.graph.nodes):
+        if node.target is _COPY_ and node.args[0].op == "placeholder" and not node.users:
+            gm.graph.erase_node(node)
+    gm.graph.eliminate_dead_code()      # views taken only to replay a write
+    gm.recompile()
+    return gm
 
 
 class _Compiled:
@@ -109,33 +197,94 @@ class _Compiled:
                  decompositions, inference_compiler):
         requires_grad = [isinstance(a, Tensor) and a.requires_grad for a in flat_args]
         self.training = is_grad_enabled() and any(requires_grad)
+        self.meta = meta = _Metadata(flat_fn, flat_args)
         if not self.training:
+            def inference(*flat):
+                outs = flat_fn(*flat)
+                return tuple(flat[i] for i in meta.mutated) + tuple(outs)
             with no_grad():
-                graph = _trace(flat_fn, flat_args, decompositions)
+                graph = _trace(inference, flat_args, decompositions)
             self.forward = (inference_compiler or fw_compiler)(graph, flat_args)
             self.graphs = {"inference": graph}
+            self.replays = _view_replays(graph, meta)
             return
         primals = [a.detach().requires_grad_(g) if isinstance(a, Tensor) else a
                    for a, g in zip(flat_args, requires_grad)]
-        with FakeTensorMode(allow_non_fake_inputs=True) as mode, enable_grad():
-            outs = flat_fn(*[mode.from_tensor(p) if isinstance(p, Tensor) else p
-                             for p in primals])
-        self.num_outputs = len(outs)
-        self.differentiable = [isinstance(o, Tensor) and o.requires_grad for o in outs]
+        outs = meta.outs
+        self.differentiable = [False] * len(meta.mutated) + _tangent_mask(meta, outs)
         tangents = [empty_strided(o.shape, o.stride(), dtype=o.dtype)
-                    for o, d in zip(outs, self.differentiable) if d]
-        joint = _trace(create_joint(flat_fn, requires_grad), (primals, tangents),
+                    for o, t in zip(outs, _tangent_mask(meta, outs)) if t]
+        joint = _trace(create_joint(flat_fn, requires_grad, meta), (primals, tangents),
                        decompositions)
-        fw, bw = partition_fn(joint, (primals, tangents), num_fwd_outputs=self.num_outputs)
+        self.num_graph_outputs = len(meta.mutated) + meta.num_outputs
+        fw, bw = partition_fn(joint, (primals, tangents),
+                              num_fwd_outputs=self.num_graph_outputs)
         self.graphs = {"joint": joint, "forward": fw, "backward": bw}
+        self.replays = _view_replays(joint, meta)
         self.forward = fw_compiler(fw, flat_args)
         self.bw_compiler, self.backward = bw_compiler, None   # compiled at the first backward
 
     def __call__(self, flat_args: list):
-        if not self.training:
+        """Run, then write the written inputs back and rebuild the outputs that
+        are views (of an input, or of another output) from their bases, so
+        they alias as they did in eager."""
+        meta = self.meta
+        if self.training:
+            results = list(_make_function(self).apply(*flat_args))
+        else:
             with no_grad():
-                return list(_call(self.forward, flat_args))
-        return list(_make_function(self).apply(*flat_args))
+                results = list(_call(self.forward, flat_args))
+        written, outs = results[:len(meta.mutated)], results[len(meta.mutated):]
+        with no_grad():
+            for i, value in zip(meta.mutated, written):
+                flat_args[i].copy_(value)
+        replays = self.replays
+        for j, alias in enumerate(meta.aliases):
+            if alias is not None:
+                view = base = flat_args[alias[1]] if alias[0] == "input" else outs[alias[1]]
+                if j in replays:
+                    for target, args, kwargs in replays[j]:
+                        view = target(view, *args, **kwargs)
+                else:
+                    view = base.as_strided(outs[j].shape, outs[j].stride(),
+                                           outs[j].storage_offset())
+                outs[j] = view
+        return outs
+
+
+def _view_replays(joint: GraphModule, meta: _Metadata) -> dict:
+    """For each output that is a view: the chain of view ops the joint (or
+    inference) graph took from its base, to run again on the real base at runtime (PyTorch's
+    view replay), so the output's grad_fn is the view's own (``ViewBackward0``,
+    ``TBackward0``).  An output whose chain is not plain view calls is rebuilt
+    with ``as_strided`` instead."""
+    output = next(n for n in reversed(joint.graph.nodes) if n.op == "output")
+    forward_values = output.args[0]      # flat: the forward values, then the gradients
+    placeholders = [n for n in joint.graph.nodes if n.op == "placeholder"]
+    replays = {}
+    for j, alias in enumerate(meta.aliases):
+        if alias is None:
+            continue
+        offset = len(meta.mutated)
+        base = placeholders[alias[1]] if alias[0] == "input" else \
+            forward_values[offset + alias[1]]
+        node, chain = forward_values[offset + j], []
+        while isinstance(node, Node) and node is not base and _is_view_call(node):
+            chain.append((node.target, node.args[1:], node.kwargs))
+            node = node.args[0]
+        if node is base:
+            replays[j] = chain[::-1]
+    return replays
+
+
+def _is_view_call(node: Node) -> bool:
+    schema = getattr(node.target, "_schema", None)
+    if node.op != "call_function" or schema is None or not schema.returns:
+        return False
+    alias = schema.returns[0].alias_info
+    rest = list(node.args[1:]) + list(node.kwargs.values())
+    return alias is not None and not alias.is_write and \
+        not any(isinstance(a, Node) for a in rest)
 
 
 def _make_function(compiled: _Compiled):
@@ -146,7 +295,8 @@ def _make_function(compiled: _Compiled):
         @staticmethod
         def forward(ctx, *flat_args):
             results = _call(compiled.forward, list(flat_args))
-            outs, saved = results[:compiled.num_outputs], results[compiled.num_outputs:]
+            n = compiled.num_graph_outputs
+            outs, saved = results[:n], results[n:]
             ctx.save_for_backward(*[s for s in saved if isinstance(s, Tensor)])
             ctx.mark_non_differentiable(*[o for o, d in zip(outs, compiled.differentiable)
                                           if not d and isinstance(o, Tensor)])

@@ -56,23 +56,20 @@ def _is_tangent(node: Node) -> bool:
 
 def _classify(joint: GraphModule, num_fwd_outputs: int):
     """(forward outputs, backward outputs, forward nodes, backward nodes,
-    primals).  Forward nodes: what the forward outputs need, and every node
-    traced before the first one a tangent reaches (autograd's own forward work,
+    primals).  Forward nodes: what the forward outputs need, and every node the
+    trace tagged ``partitioner_tag="is_forward"`` (autograd's own forward work,
     such as the ``detach`` of a value it saves); backward nodes: the rest that
     the gradients need."""
     outputs = _flat_outputs(joint)
     fw_outputs, bw_outputs = outputs[:num_fwd_outputs], outputs[num_fwd_outputs:]
     primals = [n for n in joint.graph.nodes if n.op == "placeholder" and not _is_tangent(n)]
     forward = _ancestors(fw_outputs) | set(primals)
-    tangent_reached = {n for n in joint.graph.nodes if _is_tangent(n)}
-    for node in joint.graph.nodes:      # what ran before the backward began is forward
-        if any(i in tangent_reached for i in node._input_nodes) or node.op == "output":
-            break
-        if not _is_tangent(node):
-            forward.add(node)
+    tangents = {n for n in joint.graph.nodes if _is_tangent(n)}
+    forward |= {n for n in joint.graph.nodes
+                if n.meta.get("partitioner_tag") == "is_forward" and n not in tangents}
     for node in joint.graph.nodes:      # a write (a buffer's copy_) runs with the forward
         if node.op == "call_function" and node.is_impure() and \
-                not _ancestors([node]) & tangent_reached:
+                not _ancestors([node]) & tangents:
             forward |= _ancestors([node])
     backward = _ancestors(bw_outputs, stop=lambda n: n in forward) - forward
     return fw_outputs, bw_outputs, forward, backward, primals
