@@ -224,10 +224,19 @@ def graphs(torch, model, data) -> None:
     from glasstorch._functorch.partitioners import (default_partition,
                                                     min_cut_rematerialization_partition)
 
-    _section("torch.fx: one block's MLP as a graph (symbolic_trace), printed as Python")
-    print(torch.fx.symbolic_trace(model.transformer.h[0].mlp).code.strip())
-
     cfg = model.config
+    mlp = model.transformer.h[0].mlp
+    stages = torch.compiler.stages(mlp, torch.randn(2, cfg.n_embd))
+    _section("glasstorch.compiler.stages: one block's MLP, stage by stage")
+    print("FX graph (symbolic_trace: the Python-level calls):")
+    print(stages.fx.code.strip())
+    print("\nAOTAutograd's forward partition (ATen ops; returns the output, then what it saves):")
+    print(stages.graphs["forward"].code.strip())
+    print("\nsaved for the backward:")
+    print(stages.saved_table())
+    print("(print(glasstorch.compiler.stages(fn, *args)) shows every stage: FX, ATen, joint, "
+          "forward, backward)")
+
     idx, targets = data.batch("train", 4, cfg.block_size)
     state = {**dict(model.named_parameters()), **dict(model.named_buffers())}
     names = list(state)

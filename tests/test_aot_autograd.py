@@ -263,3 +263,42 @@ def test_joint_graph_as_torch(name):
         AOT[lib][0](FUNCTIONS[name][0](lib), nop if lib is gt else (lambda gm, i: gm),
                     partition_fn=partition)(*_args(lib, name))
     assert joints[0] == joints[1]
+
+
+def test_compiler_stages_print_torchs_graphs():
+    """glasstorch.compiler.stages shows, for a Module, the graphs torch makes at
+    each stage: symbolic_trace's, make_fx's, and aot_module's joint, forward and
+    backward graphs, with the saved tensors named as torch's partitioner names them."""
+    from functorch.compile import aot_module as torch_aot_module
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    def mlp(lib):
+        lib.manual_seed(0)
+        return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.GELU(), lib.nn.Linear(8, 2))
+    x_gt, = _inputs(gt, [(3, 4)])
+    x_t, = _inputs(torch, [(3, 4)])
+    stages = gt.compiler.stages(mlp(gt), x_gt)
+    theirs: dict = {}
+
+    def keep(kind):
+        def compiler(gm, inputs):
+            theirs[kind] = gm
+            return gm
+        return compiler
+
+    def partition(joint, inputs, **kw):
+        theirs["joint"] = joint
+        return torch_default_partition(joint, inputs, **kw)
+    model = mlp(torch)
+    torch_aot_module(model, keep("forward"), keep("backward"), partition_fn=partition)(
+        x_t).sum().backward()
+    assert stages.fx.code == torch.fx.symbolic_trace(model).code
+    assert stages.aten.code == torch_make_fx(model, tracing_mode="fake",
+                                             _allow_non_fake_inputs=True)(x_t).code
+    for kind in ("joint", "forward", "backward"):
+        assert stages.graphs[kind].code == theirs[kind].code, kind
+    assert [n.name for n in stages.saved] == [
+        n.name for n in theirs["backward"].graph.nodes
+        if n.op == "placeholder" and not n.name.startswith("tangents")]
+    text = str(stages)
+    assert "4b. backward partition" in text and "4 saved" in stages.saved_table()

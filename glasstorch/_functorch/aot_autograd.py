@@ -367,6 +367,7 @@ def aot_module(mod: Module, *args, **kwargs) -> Module:
         def __init__(self):
             super().__init__()
             self.orig_module = mod
+            self.compiled_fn = compiled     # its .compiled.graphs: the last traced graphs
 
         def forward(self, *a, **k):
             return compiled(*_params_and_buffers(mod).values(), a, k)
