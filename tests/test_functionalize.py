@@ -310,3 +310,112 @@ def test_make_fx_code_matches_pytorch(name, f, arrays, remove):
     theirs = torch_make_fx(torch.func.functionalize(lambda *xs: f(torch, *xs), remove=remove))(
         *[torch.tensor(a) for a in arrays])
     assert ours.code == theirs.code
+
+
+# -- autograd through functionalized code (AOTAutograd's joint graph) ------------------------
+#
+# FunctionalTensor.to_functional mirrors requires_grad, so autograd records on
+# the wrappers above the mode and the backward's ops are functionalized too.
+# (torch.func.functionalize does not: there the inputs never require grad.)
+
+def _joint_graph(lib, f, primals, tangents, mutated=()):
+    """make_fx of ``(primals, tangents) -> (outputs, autograd.grad(outputs, the
+    primals that require grad, tangents))`` run under a FunctionalTensorMode;
+    inputs at the ``mutated`` positions get their new value by ``copy_``."""
+    ft = __import__(f"{lib.__name__}._subclasses.functional_tensor", fromlist=["_"])
+    make_fx = __import__(f"{lib.__name__}.fx.experimental.proxy_tensor",
+                         fromlist=["_"]).make_fx
+
+    def joint(primals, tangents):
+        with ft.FunctionalTensorMode():
+            p = [ft.FunctionalTensor.to_functional(a) for a in primals]
+            t = [ft.FunctionalTensor.to_functional(a) for a in tangents]
+            outs = f(lib, *p)
+            outs = list(outs) if isinstance(outs, tuple) else [outs]
+            grads = lib.autograd.grad(outs, [a for a in p if a.requires_grad], t)
+        for i in mutated:
+            primals[i].copy_(p[i].from_functional())
+        return [o.from_functional() for o in outs], [g.from_functional() for g in grads]
+
+    make = [lib.tensor(a, requires_grad=g) for a, g in primals]
+    return make_fx(joint)(make, [lib.tensor(a) for a in tangents]).code
+
+
+def _inplace_intermediate(lib, x, w):
+    y = x @ w
+    y.relu_()
+    return y.sum(-1)
+
+
+def _buffer_mutation(lib, x, running):
+    running.mul_(0.9).add_(x.detach().mean(0), alpha=0.1)
+    return (x - running).tanh()
+
+
+def _views_of_written_base(lib, x):
+    y = x * 2
+    y.add_(1)
+    v = y.t()
+    return v[1:].reshape(-1).exp(), y.view(-1)[::2]
+
+
+def _mm_relu_softmax(lib, x, w1, w2):
+    h = (x @ w1).relu()
+    return (h @ w2).softmax(-1)
+
+
+def _layer_norm_chain(lib, x, weight, bias):
+    h = lib.nn.functional.layer_norm(x, (4,), weight, bias)
+    h.mul_(2)
+    return h.sigmoid().sum(0)
+
+
+def _split_unbind_after_write(lib, x):
+    y = x.clone()
+    y.mul_(2)
+    a, b = y.split(2, 1)
+    return lib.stack((a * b).unbind(0), 1).sin()
+
+
+JOINTS = [
+    ("inplace_on_intermediate", _inplace_intermediate,
+     [(_r(3, 4), True), (_r(4, 5, seed=1), True)], [_r(3)], ()),
+    ("mutated_input_without_grad", _buffer_mutation,
+     [(_r(3, 4), True), (_r(4, seed=1), False)], [_r(3, 4, seed=2)], (1,)),
+    ("views_of_written_base", _views_of_written_base, [(_r(3, 3), True)],
+     [_r(6), _r(5, seed=1)], ()),
+    ("mm_relu_softmax", _mm_relu_softmax,
+     [(_r(2, 3), False), (_r(3, 4, seed=1), True), (_r(4, 5, seed=2), True)], [_r(2, 5)], ()),
+    ("layer_norm_then_inplace", _layer_norm_chain,
+     [(_r(3, 4), True), (_r(4, seed=1), True), (_r(4, seed=2), True)], [_r(4)], ()),
+    ("split_unbind_after_write", _split_unbind_after_write, [(_r(3, 4), True)], [_r(2, 3)], ()),
+]
+
+
+@pytest.mark.parametrize("name,f,primals,tangents,mutated", JOINTS,
+                         ids=[j[0] for j in JOINTS])
+def test_joint_graph_matches_pytorch(name, f, primals, tangents, mutated):
+    ours = _joint_graph(gt, f, primals, tangents, mutated)
+    assert ours == _joint_graph(torch, f, primals, tangents, mutated)
+    assert "torch.ops.aten" in ours
+
+
+def test_to_functional_mirrors_requires_grad_and_functionalize_does_not():
+    """Inside torch.func.functionalize the inputs do not require grad (PyTorch's
+    functorch wrappers carry no autograd meta), so autograd.grad raises there as
+    in PyTorch; FunctionalTensor.to_functional's wrappers do require grad."""
+    seen = []
+    for lib in (gt, torch):
+        ft = __import__(f"{lib.__name__}._subclasses.functional_tensor", fromlist=["_"])
+        x = lib.ones(2, requires_grad=True)
+        inside = lib.func.functionalize(lambda a: (a.requires_grad, a.is_leaf))(x)
+        with pytest.raises(RuntimeError) as info:
+            lib.func.functionalize(lambda a: lib.autograd.grad([(a * 2).sum()], [a]))(x)
+        with ft.FunctionalTensorMode():
+            fx = ft.FunctionalTensor.to_functional(x)
+            grad, = lib.autograd.grad([(fx * fx).sum()], [fx])
+        # (PyTorch's wrapper is also a non-leaf, with an Error grad_fn; glasstorch's is a leaf)
+        seen.append((inside, str(info.value), fx.requires_grad,
+                     to_numpy(grad.from_functional()).tolist()))
+    assert seen[0] == seen[1]
+    assert seen[0][2] is True

@@ -35,6 +35,8 @@ Note [functionalization]
 """
 from __future__ import annotations
 
+import threading
+
 from .._core.dispatch_key import DispatchKey
 from .._dispatcher.dispatcher import ops
 from .._ops.tags import Tag
@@ -45,6 +47,23 @@ from ..utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mo
 __all__ = ["FunctionalTensor", "FunctionalTensorMode"]
 
 aten = ops.aten
+
+_state = threading.local()
+
+
+def _functionalization_reapply_views_tls():
+    """Whether a view taken now is replayed as a view (True) or as its ``*_copy``
+    op, with scatters as inverses (False, the default): PyTorch's thread-local
+    flag.  Each op of a FunctionalTensorMode runs with it set (True, or
+    ``functionalize``'s choice); a view keeps the value it was taken with."""
+    return getattr(_state, "reapply_views", False)
+
+
+def _functionalize_enable_reapply_views(reapply_views):
+    """Set the flag; answer its previous value (torch._functionalize_enable_reapply_views)."""
+    old = _functionalization_reapply_views_tls()
+    _state.reapply_views = bool(reapply_views)
+    return old
 
 
 def _op(name):
@@ -151,21 +170,23 @@ _VIEWS = {
 
 
 class _ViewStep:
-    """One view taken on the way from the storage's base to a tensor (ViewMeta)."""
+    """One view taken on the way from the storage's base to a tensor (ViewMeta),
+    with the reapply-views flag it was taken under."""
 
-    __slots__ = ("func", "args", "kwargs", "out_index")
+    __slots__ = ("func", "args", "kwargs", "out_index", "reapply")
 
     def __init__(self, func, args, kwargs, out_index):
         self.func, self.args, self.kwargs, self.out_index = func, args, kwargs, out_index
+        self.reapply = _functionalization_reapply_views_tls()
 
-    def forward(self, base, reapply):
-        op = self.func if reapply else _op(_VIEWS[str(self.func)[5:]][0])
+    def forward(self, base):
+        op = self.func if self.reapply else _op(_VIEWS[str(self.func)[5:]][0])
         out = op(base, *self.args, **self.kwargs)
         return out if self.out_index is None else out[self.out_index]
 
-    def inverse(self, base, mutated, reapply):
+    def inverse(self, base, mutated):
         named = _bound(self.func, (base,) + self.args, self.kwargs)
-        return _VIEWS[str(self.func)[5:]][1](base, mutated, named, self.out_index, reapply)
+        return _VIEWS[str(self.func)[5:]][1](base, mutated, named, self.out_index, self.reapply)
 
 
 class _FunctionalStorage:
@@ -177,14 +198,14 @@ class _FunctionalStorage:
     def __init__(self, base):
         self.base, self.updates, self.generation = base, [], 0
 
-    def apply_updates(self, reapply):
+    def apply_updates(self):
         """Fold each pending write into ``base``: views forward, inverses back."""
         for value, steps in self.updates:
             bases = [self.base]
             for step in steps[:-1]:
-                bases.append(step.forward(bases[-1], reapply))
+                bases.append(step.forward(bases[-1]))
             for step, base in zip(reversed(steps), reversed(bases)):
-                value = step.inverse(base, value, reapply)
+                value = step.inverse(base, value)
             self.base = value
         self.updates = []
 
@@ -210,11 +231,20 @@ class FunctionalTensor(Tensor):
 
     @staticmethod
     def to_functional(x, mode=None):
-        """Wrap plain tensor ``x`` for ``mode`` (the innermost FunctionalTensorMode)."""
+        """Wrap plain tensor ``x`` for ``mode`` (the innermost FunctionalTensorMode).
+
+        The wrapper mirrors ``x``'s requires_grad (PyTorch's
+        ``_mirror_autograd_meta_to``), so autograd records on the wrappers,
+        above the mode, and the backward's ops are functionalized too: how
+        AOTAutograd traces a joint graph.  ``torch.func.functionalize`` wraps
+        without it, as PyTorch's does."""
         if mode is None:
             mode = next(m for m in reversed(_get_current_dispatch_mode_stack())
                         if isinstance(m, FunctionalTensorMode))
-        return FunctionalTensor(x, mode)
+        out = FunctionalTensor(x, mode)
+        if x.requires_grad:
+            out.requires_grad_()
+        return out
 
     def from_functional(self):
         """The current value, pending writes applied."""
@@ -251,11 +281,10 @@ class FunctionalTensor(Tensor):
         storage = self._fstorage
         if self._generation == storage.generation:
             return
-        reapply = self._mode.reapply_views
-        storage.apply_updates(reapply)
+        storage.apply_updates()
         value = storage.base
         for step in self._steps:
-            value = step.forward(value, reapply)
+            value = step.forward(value)
         self._replace(value)
         self._generation = storage.generation
 
@@ -281,21 +310,44 @@ def _functional_variant(func):
     return target
 
 
+def _tracing():
+    """Whether make_fx's proxy mode is on the dispatch stack."""
+    return any(type(m).__name__ == "ProxyTorchDispatchMode"
+               for m in _get_current_dispatch_mode_stack())
+
+
 class FunctionalTensorMode(TorchDispatchMode):
     """The dispatch mode that functionalizes every op on FunctionalTensors
     (PyTorch's FunctionalTensorMode over the Functionalize key): see Note
-    [functionalization].  ``reapply_views=False`` turns views into their
-    ``*_copy`` ops (PyTorch reads it from a thread-local flag instead)."""
+    [functionalization].
 
-    def __init__(self, pre_dispatch=False, export=False, _allow_token_discovery=False, *,
-                 reapply_views=True):
+    Two uses, as PyTorch's two front ends behave:
+
+    * as constructed (AOTAutograd's Python functionalization): each op runs
+      with the reapply-views flag set, so views stay views; under make_fx the
+      arguments' pending writes are replayed before the op (PyTorch syncs
+      them there to label the replayed views);
+    * ``functionalize``'s (functorch's C++ level): ``_level_reapply_views``
+      is its ``remove`` choice and arguments are synced lazily.
+    """
+
+    def __init__(self, pre_dispatch=False, export=False, _allow_token_discovery=False):
         super().__init__()
         self.pre_dispatch = pre_dispatch
         self.export = export
-        self.reapply_views = reapply_views
+        self._level_reapply_views = None
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
+        level = self._level_reapply_views
+        old = _functionalize_enable_reapply_views(True if level is None else level)
+        try:
+            if level is None and _tracing():
+                self._values((args, kwargs))
+            return self._dispatch(func, args, kwargs or {})
+        finally:
+            _functionalize_enable_reapply_views(old)
+
+    def _dispatch(self, func, args, kwargs):
         if func._entry.has_kernel(DispatchKey.CompositeImplicitAutograd):
             with self:          # functionalize its pieces
                 return func.decompose(*args, **kwargs)
@@ -313,7 +365,7 @@ class FunctionalTensorMode(TorchDispatchMode):
     # -- the three kinds of op ---------------------------------------------------------------
     def _view(self, func, args, kwargs):
         src = args[0]
-        op = func if self.reapply_views else _op(_VIEWS[str(func)[5:]][0])
+        op = func if _functionalization_reapply_views_tls() else _op(_VIEWS[str(func)[5:]][0])
         out = op(src.elem, *args[1:], **kwargs)
         if isinstance(out, Tensor):
             return self._view_of(src, out, _ViewStep(func, args[1:], kwargs, None))
@@ -328,7 +380,7 @@ class FunctionalTensorMode(TorchDispatchMode):
         self_arg = args[0]
         view = _op(f"{func.overloadpacket.__name__.rstrip('_')}.{func._overloadname}")
         step = _ViewStep(view, args[1:], kwargs, None)
-        self_arg._replace(step.forward(self_arg.elem, self.reapply_views))
+        self_arg._replace(step.forward(self_arg.elem))
         self_arg._steps += (step,)
         return self_arg
 

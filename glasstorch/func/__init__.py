@@ -36,7 +36,8 @@ def functionalize(func, *, remove="mutations"):
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        mode = FunctionalTensorMode(reapply_views=remove == "mutations")
+        mode = FunctionalTensorMode()
+        mode._level_reapply_views = remove == "mutations"
         inputs = pytree.tree_leaves((args, kwargs))
         wrapped_args, wrapped_kwargs = pytree.tree_map(
             lambda t: FunctionalTensor(t, mode) if isinstance(t, Tensor) else t, (args, kwargs))
