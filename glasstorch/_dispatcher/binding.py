@@ -9,14 +9,16 @@ types, normalizes values (``x.sum(1)`` -> ``[1]``, ``dtype=float`` ->
 
     parse(*args, **kwargs) -> (op, args, kwargs)          or raises _NoMatch
 
-A public function tries its overloads' parsers in declaration order, as
-PyTorch's parser tries signatures, and calls the first that accepts.  Read a
-parser's source with ``glasstorch._dispatcher.binding.parser_source(op)``.
+A public function tries its overloads' parsers in torchgen's order
+(``sort_overloads``, see Note [Overload order]), as PyTorch's parser tries
+signatures, and calls the first that accepts.  Read a parser's source with
+``glasstorch._dispatcher.binding.parser_source(op)``.
 """
 from __future__ import annotations
 
 import functools
 import keyword
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,8 +26,10 @@ from .._core import dtype as dt
 from .._core.device import device as Device
 from .._core.tls import default_device as _tls_default_device
 from .._tensor import Tensor
+from .schema import SchemaType
 
-__all__ = ["make_parser", "resolve_overload", "PythonSignature", "parser_source"]
+__all__ = ["make_parser", "resolve_overload", "PythonSignature", "parser_source",
+           "sort_overloads"]
 
 NUMBER = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.complexfloating)
 INT = (int, np.integer)
@@ -237,56 +241,169 @@ class PythonSignature:
         result = []
         for arg in self.schema.arguments:
             name = arg.name
-            if name == "self" and not self.method:
-                name = "input"
+            if name == "self" and not self.method and str(arg.type) == "Tensor":
+                name = "input"          # a Scalar self keeps its name: pow(Number self, ...)
             result.append((name, arg, arg.kwarg_only))
         return result
 
-    def describe(self) -> str:
-        """The signature as PyTorch's messages list it (torchgen's signature_str):
-        ``out`` after the keyword-only inputs; a factory's tensor options last, as
-        Python sees them (every default None but ``pin_memory = False``, and
-        ``requires_grad = False`` added)."""
+    def formals(self) -> list:
+        """The Python parameters as torchgen's PythonSignature lists them: the
+        inputs (a method's self left out), ``out`` after the keyword-only inputs,
+        then a factory's tensor options as Python sees them (every default None
+        but ``pin_memory = False``, and ``requires_grad = False`` added)."""
         names = {arg.name for arg in self.schema.arguments}
         options = _FACTORY_OPTIONS if _FACTORY_OPTIONS <= names else ()
-        parts, star = [], False
-        for pyname, arg, kwonly in self.params():
-            if (self.method and arg.name == "self") or arg.name in options:
-                continue
-            if kwonly and not star:
-                parts.append("*")
-                star = True
-            text = f"{python_type_name(arg.type)} {pyname}"
-            if arg.has_default_value():
-                text += f" = {_default_repr(arg.default_value)}"
-            parts.append(text)
-        if (self.out_op is not None or options) and not star:
-            parts.append("*")
+        result = [_Formal(pyname, arg.type, _default_text(arg) if arg.has_default_value() else None,
+                          kwonly)
+                  for pyname, arg, kwonly in self.params()
+                  if not (self.method and arg.name == "self") and arg.name not in options]
         if self.out_op is not None:
-            parts.append("Tensor out = None")
+            outs = [a for a in self.out_op._schema.arguments if a.is_out]
+            out_type = _TENSOR if len(outs) == 1 else SchemaType.list_of(_TENSOR, len(outs))
+            result.append(_Formal(outs[0].name if len(outs) == 1 else "out", out_type, "None",
+                                  True, is_out=True))
         if options:
-            parts += ["torch.dtype dtype = None", "torch.layout layout = None",
-                      "torch.device device = None", "bool pin_memory = False",
-                      "bool requires_grad = False"]
-        return "(" + ", ".join(parts) + ")"
+            result += _OPTION_FORMALS
+        return result
+
+    def describe(self) -> str:
+        """The signature as PyTorch's messages list it (torchgen's signature_str
+        in the parser's type names)."""
+        return _join_formals(self.formals(), lambda f: f"{python_type_name(f.type)} {f.name}" +
+                             ("" if f.default is None else f" = {f.default}"))
 
 
-# A factory's TensorOptions arguments (torchgen's PythonSignature.tensor_options_args).
+class _Formal(NamedTuple):
+    """One Python parameter: its name, schema type, default as torchgen prints
+    it (None: required), and whether it is keyword-only (or the ``out``)."""
+    name: str
+    type: SchemaType
+    default: "str | None"
+    kwonly: bool
+    is_out: bool = False
+
+
+def _join_formals(formals, text) -> str:
+    """``(a, b, *, c)``: each formal as ``text`` makes it, a ``*`` before the keyword-only ones."""
+    parts = [text(f) for f in formals]
+    first_kwonly = next((i for i, f in enumerate(formals) if f.kwonly), len(parts))
+    if first_kwonly < len(parts):
+        parts.insert(first_kwonly, "*")
+    return "(" + ", ".join(parts) + ")"
+
+
+def _default_text(arg) -> str:
+    """A default as torchgen writes it into the parser's signature (and PyTorch's
+    messages print it): ``None`` for an empty list, a string in double quotes,
+    an ``int[N]`` of equal entries as one entry, other lists as ``{-2,-1}``."""
+    value = arg.default_value
+    if isinstance(value, str) and arg.type.base == "str":
+        return f'"{value}"'
+    if isinstance(value, list):
+        if not value:
+            return "None"
+        if arg.N is not None and all(v == value[0] for v in value):
+            return str(value[0])
+        return "{" + ",".join(map(str, value)) + "}"
+    return str(value)
+
+
+_TENSOR = SchemaType("Tensor")
+
+# A factory's TensorOptions arguments, and the Python parameters that stand for
+# them (torchgen's PythonSignature.tensor_options_args).
 _FACTORY_OPTIONS = frozenset(("dtype", "layout", "device", "pin_memory"))
+_OPTION_FORMALS = [_Formal(name, SchemaType(base, optional=True), default, True)
+                   for name, base, default in (("dtype", "ScalarType", "None"),
+                                               ("layout", "Layout", "None"),
+                                               ("device", "Device", "None"),
+                                               ("pin_memory", "bool", "False"),
+                                               ("requires_grad", "bool", "False"))]
 
 
-def _listing_order(signatures):
-    """torchgen sorts a function's overloads by their signature strings before
-    ordering them by type: of two that differ only by a keyword-only
-    ``Generator`` (rand, rand.generator), the generator one is listed first."""
-    def key(sig):
-        return [(a.name, str(a.type)) for a in sig.schema.arguments if a.name != "generator"]
-    ordered = list(signatures)
-    for i, sig in enumerate(ordered):
-        twin = next((j for j in range(i) if key(ordered[j]) == key(sig)), None)
-        if twin is not None and any(a.name == "generator" for a in sig.schema.arguments):
-            ordered.insert(twin, ordered.pop(i))
-    return ordered
+# Note [Overload order]
+# ~~~~~~~~~~~~~~~~~~~~~
+# PyTorch's parser tries a function's signatures in the order torchgen's
+# sort_overloads (gen_python_functions.py) gives them, and lists them in that
+# order when none fits.  Two steps:
+#
+# 1. sort by the signature text torchgen writes into the parser, C++ type
+#    names and all: ``std(Tensor input, IntArrayRef[1]? dim, bool unbiased=True,
+#    ...)`` sorts before ``std(Tensor input, bool unbiased=True)``;
+# 2. within that, move an overload after every overload it is "weaker" than:
+#    same number of parameters (out= aside), the same types except where its
+#    type loses to the other's (_LOSES_TO: Scalar to Tensor, int[] to int, ...).
+#    The first sweep takes every overload that loses to none, in sorted order;
+#    then, walking the result, each overload joins it (in sorted order) as soon
+#    as everything it loses to is in.
+#
+# So ``x.std()`` binds std.correction (its dim is optional: it sorts first) and
+# ``torch.where(c, x, 0.)`` tries (Tensor, Tensor) before (Tensor, Scalar).
+
+def sort_overloads(signatures) -> list:
+    """The overloads of one Python function in PyTorch's order (Note [Overload order])."""
+    ordered = sorted(signatures, key=_signature_key)
+    stronger = {i: {j for j, other in enumerate(ordered) if _is_weaker(sig, other)}
+                for i, sig in enumerate(ordered)}
+    result = [i for i in stronger if not stronger[i]]
+    waiting = {i: above for i, above in stronger.items() if above}
+    for placed in result:               # grows as overloads are released
+        for i in sorted(waiting):
+            waiting[i].discard(placed)
+            if not waiting[i]:
+                del waiting[i]
+                result.append(i)
+    return [ordered[i] for i in result]
+
+
+def _signature_key(sig) -> str:
+    """torchgen's signature_str (without the function name, the same for all)."""
+    return _join_formals(sig.formals(), lambda f: f"{_cpp_type_name(f.type)} {f.name}" +
+                         ("" if f.default is None else f"={f.default}"))
+
+
+def _cpp_type_name(t) -> str:
+    """A parameter type as torchgen spells it in a parser signature."""
+    if t.optional:
+        inner = t.without_optional()
+        return "Tensor?" if str(inner) == "Tensor" else _cpp_type_name(inner) + "?"
+    if t.is_list:
+        elem, size = str(t.elem), "" if t.size is None else f"[{t.size}]"
+        if elem == "bool":
+            return f"::std::array<bool,{t.size}>"
+        if elem == "Tensor?":
+            return "c10::List<::std::optional<Tensor>>"
+        if elem in _CPP_LIST_NAMES:
+            return _CPP_LIST_NAMES[elem] + size
+        return f"ArrayRef<{_cpp_type_name(t.elem)}>"
+    return _CPP_NAMES.get(t.base, t.base)
+
+
+_CPP_NAMES = {"int": "int64_t", "float": "double", "str": "c10::string_view"}
+_CPP_LIST_NAMES = {"int": "IntArrayRef", "SymInt": "SymIntArrayRef", "Tensor": "TensorList",
+                   "Scalar": "ScalarList", "Dimname": "DimnameList"}
+
+
+def _is_weaker(sig, other) -> bool:
+    """Does ``sig`` come after ``other`` whatever their text: the same parameter
+    types (out= aside) but for some where ``sig``'s type loses to ``other``'s?"""
+    mine = [str(f.type) for f in sig.formals() if not f.is_out]
+    theirs = [str(f.type) for f in other.formals() if not f.is_out]
+    return len(mine) == len(theirs) and mine != theirs and \
+        all(a == b or _loses_to(a, b) for a, b in zip(mine, theirs))
+
+
+def _loses_to(a: str, b: str) -> bool:
+    """torchgen's is_arg_smaller, on schema type strings: the parser must try a
+    ``b`` parameter before an ``a`` one (a number also converts to a Tensor, a
+    0-dim Tensor to a Scalar or an int; an int to a one-element int[]; a
+    Tensor[] fails loudly rather than not matching)."""
+    return ((a, b) in _LOSES_TO or ("Dimname" in a and "Dimname" not in b)
+            or (a == "Tensor[]" and "[]" in b))
+
+
+_LOSES_TO = {("Scalar", "Tensor"), ("Scalar?", "Tensor?"), ("int[]", "int"), ("int[]", "int?"),
+             ("SymInt[]", "int[]"), ("int", "Tensor"), ("SymInt", "Tensor")}
 
 
 def _tensor_options_lines(sig: PythonSignature, env: dict) -> list:
@@ -312,10 +429,6 @@ def _default_device():
 _CPU = Device("cpu")
 
 
-def _default_repr(v):
-    return "None" if v is None else str(v)
-
-
 def make_parser(sig: PythonSignature):
     """Generate the parser function for one Python signature."""
     params = sig.params()
@@ -324,18 +437,15 @@ def make_parser(sig: PythonSignature):
     header, body = [], []
     star = False
     positional, kwonly = [], []
-    first_list = None
     for index, (pyname, arg, is_kwonly) in enumerate(params):
         if keyword.iskeyword(pyname):  # random_(from, to): ``from`` can't be a Python name
             pyname += "_"
         default = ""
+        # only a declared default makes an argument optional: a ``T?`` without one
+        # must be given (None allowed), so torch.rand(2) skips rand.generator(...,
+        # *, Generator? generator) and torch.sum(x, keepdim=True) matches nothing
         if arg.has_default_value():
             env[f"_d_{pyname}"] = arg.default_value
-            default = f"=_d_{pyname}"
-        elif arg.type.optional and is_kwonly:
-            # a keyword-only ``Tensor? x`` defaults to None; a positional one must be
-            # given (``torch.sum(x, keepdim=True)`` matches no signature in PyTorch)
-            env[f"_d_{pyname}"] = None
             default = f"=_d_{pyname}"
         if is_kwonly and not star:
             header.append("*")
@@ -357,9 +467,6 @@ def make_parser(sig: PythonSignature):
         else:
             body.append(f"    {check}")
         (kwonly if is_kwonly else positional).append((pyname, arg))
-        if first_list is None and t.is_list and t.base in ("int", "SymInt") and t.size is None \
-                and not is_kwonly and not (sig.method and index == 0):
-            first_list = (len(positional) - 1, pyname)
     if sig.out_op is not None:
         if not star:
             header.append("*")
@@ -382,7 +489,7 @@ def make_parser(sig: PythonSignature):
     lines += _tensor_options_lines(sig, env)
     lines.append("    kwargs = {}")
     for pyname, arg in kwonly:
-        if arg.has_default_value() or arg.type.optional:
+        if arg.has_default_value():
             lines.append(f"    if {pyname} is not _d_{pyname}: kwargs[{arg.name!r}] = {pyname}")
         else:
             lines.append(f"    kwargs[{arg.name!r}] = {pyname}")
@@ -405,9 +512,10 @@ def make_parser(sig: PythonSignature):
     exec(compile(source, f"<parser {sig.op.__name__}>", "exec"), env)
     parser = env["parse"]
     parser.source = source
-    if first_list is not None:
-        # first_list[0] already counts ``self`` for methods (it is in ``positional``)
-        parser = _with_varargs_list(parser, first_list[0], source)
+    visible = [arg for _, arg in positional if not (sig.method and arg.name == "self")]
+    if len(visible) == 1 and visible[0].type.is_list and visible[0].type.base in ("int", "SymInt"):
+        # the list is the last of ``positional``, which counts a method's self
+        parser = _with_varargs_list(parser, len(positional) - 1, source)
     return parser
 
 
@@ -427,8 +535,9 @@ def _check_out_options(out, *values, names):
 
 
 def _with_varargs_list(parser, position, source):
-    """``x.view(2, 3)`` / ``torch.zeros(2, 3)``: a leading int-list parameter may
-    be given as separate ints, as PyTorch allows."""
+    """``x.view(2, 3)`` / ``torch.zeros(2, 3)``: PyTorch's parser takes an int list
+    that is a signature's only positional parameter as separate ints (only then:
+    ``x.any(1)`` binds any.dim, not ``any.dims(int[]? dim)``)."""
     def parse(*args, **kwargs):
         if len(args) > position + 1 or (len(args) == position + 1 and
                                          isinstance(args[position], INT) and
@@ -452,7 +561,7 @@ def invalid_arguments_message(name, signatures, args, kwargs) -> str:
         args = args[1:]
     got = ", ".join([_type_name(a) for a in args] +
                     [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
-    expected = "\n".join(f" * {sig.describe()}" for sig in _listing_order(signatures))
+    expected = "\n".join(f" * {sig.describe()}" for sig in signatures)
     return (f"{name}() received an invalid combination of arguments - got ({got}), "
             f"but expected one of:\n{expected}\n")
 

@@ -641,7 +641,7 @@ def _install_bindings():
     for (module, name), signatures in _SIGNATURES.items():
         if module != "method":
             signatures = _fold_out_signatures(signatures)
-        fn = _make_public(name, signatures)
+        fn = _make_public(name, binding.sort_overloads(signatures))
         if module == "method":
             setattr(Tensor, name, fn)
         else:
