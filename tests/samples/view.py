@@ -462,6 +462,27 @@ def index_put_inplace(make, lib):
     return (make(3, 4), [None, _idx(lib, [3, 1])], make(3, 1)), {}
 
 
+@sample("aten::_unsafe_masked_index")
+def unsafe_masked_index_out_of_range_masked(make, lib):
+    return (make(5, 3), make(4, 1, dtype="bool"), [_idx(lib, [4, 9, -1, 0])], 2.5), {}
+
+
+@sample("aten::_unsafe_masked_index")
+def unsafe_masked_index_second_dim(make, lib):
+    return (make(3, 4, dtype="int64", low=-9, high=9), make(3, 2, dtype="bool"),
+            [None, _idx(lib, [1, -7])], 7), {}
+
+
+@sample("aten::_unsafe_masked_index_put_accumulate")
+def unsafe_masked_index_put_accumulate(make, lib):
+    return (make(5, 3), make(4, 1, dtype="bool"), [_idx(lib, [4, 9, 4, -2])], make(4, 3)), {}
+
+
+@sample("aten::_unsafe_masked_index_put_accumulate")
+def unsafe_masked_index_put_accumulate_second_dim(make, lib):
+    return (make(2, 4), make(3, dtype="bool"), [None, _idx(lib, [0, 6, 0])], make(2, 3)), {}
+
+
 @sample("aten::index_select")
 def index_select(make, lib):
     return (make(3, 4, noncontiguous=True), 1, _idx(lib, [3, 0, 0])), {}

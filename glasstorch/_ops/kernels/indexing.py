@@ -19,6 +19,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from ..._core.layout import preserve_format
+from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor
 from ..structured import (TensorMeta, assert_no_overlap, broadcast_shapes, empty_tensor,
                           iterator_strides, overlap_rule, wrap_dim)
@@ -492,3 +493,45 @@ def masked_scatter(self, mask, source):
                            "ones in mask")
     dst[m] = source._np().reshape(-1)[:count]
     return out
+
+
+# -- masked indexing (what decompositions emit for gathers that may be out of range) ----
+
+def _clamped_indices(self, indices):
+    """``indices`` clamped into [-size, size - 1] of the dim each indexes, so a
+    masked-out index that is out of range still reads or writes in range."""
+    for index in indices:
+        if index is not None and index.dtype not in _INDEX_TYPES:
+            raise RuntimeError(f"_unsafe_masked_index found unexpected index type "
+                               f"{index.dtype._short}")
+    return [None if index is None else ops.aten.clamp.default(index, -size, size - 1)
+            for index, size in zip(indices, self._shape)]
+
+
+@kernel("_unsafe_masked_index")
+def _unsafe_masked_index(self, mask, indices, fill):
+    """CompositeExplicitAutograd: ``where(mask, self[indices], fill)``, with
+    indices clamped first, so only the places ``mask`` keeps must be in range.
+    An empty ``self`` gives ``fill`` everywhere; the shape is then found by
+    indexing a full tensor whose indexed empty dims have size 1 and whose
+    dims past ``indices`` have size 0, as ATen builds it."""
+    clamped = _clamped_indices(self, indices)
+    if self.numel() == 0:
+        sizes = [(1 if size == 0 else size) if index is not None else size
+                 for index, size in zip(indices, self._shape)]
+        sizes += [0] * (self.dim() - len(sizes))
+        return ops.aten.index.Tensor(ops.aten.new_full.default(self, sizes, fill), clamped)
+    result = ops.aten.index.Tensor(self, clamped)
+    return ops.aten.masked_fill.Scalar(result, ops.aten.logical_not.default(mask), fill)
+
+
+@kernel("_unsafe_masked_index_put_accumulate")
+def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
+    """CompositeExplicitAutograd: ``self[indices] += where(mask, values, 0)``
+    out of place, with indices clamped first (masked-out ones add 0 wherever
+    they land)."""
+    if self.numel() == 0:
+        return ops.aten.clone.default(self)
+    clamped = _clamped_indices(self, indices)
+    masked = ops.aten.masked_fill.Scalar(values, ops.aten.logical_not.default(mask), 0)
+    return ops.aten.index_put.default(self, clamped, masked, True)
