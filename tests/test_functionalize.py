@@ -419,3 +419,53 @@ def test_to_functional_mirrors_requires_grad_and_functionalize_does_not():
                      to_numpy(grad.from_functional()).tolist()))
     assert seen[0] == seen[1]
     assert seen[0][2] is True
+
+
+# -- writes through the other view inverses ---------------------------------------------------
+
+INVERSES = [
+    ("detach_write", lambda lib, x: (x.detach().mul_(2), x + 1)[1], [_r(2, 3)]),
+    ("as_strided_write",
+     lambda lib, x: (x.as_strided((2, 2), (1, 3), 1).add_(5), x)[1], [_r(2, 3)]),
+    ("unfold_write_disjoint_windows", lambda lib, x: (x.unfold(1, 2, 2).mul_(-1), x)[1],
+     [_r(2, 4)]),
+    ("diagonal_offset_dims_write",
+     lambda lib, x: (x.diagonal(1, 0, 2).add_(10), x.diagonal(-1, 2, 1).mul_(2), x)[2],
+     [_r(3, 2, 4)]),
+]
+
+
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+@pytest.mark.parametrize("name,f,arrays", INVERSES, ids=[c[0] for c in INVERSES])
+def test_view_inverses_match_pytorch(name, f, arrays, remove):
+    check(f, arrays, remove)
+
+
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+def test_write_through_expand_matches_pytorch(remove):
+    """Eager refuses this write (overlapping memory); functionalized, the
+    expanded value is summed back onto the base (sum_to), as in PyTorch."""
+    f = lambda lib, x: (lambda y: (y.expand(3, 2, 4).add_(1), y)[1])(x.clone())  # noqa: E731
+    ops, outs, _ = _run(gt, f, [_r(2, 1)], remove)
+    t_ops, t_outs, _ = _run(torch, f, [_r(2, 1)], remove)
+    assert ops == t_ops
+    np.testing.assert_allclose(outs[0], t_outs[0], rtol=1e-6)
+
+
+def test_reapply_views_flag_matches_pytorch():
+    """The thread-local flag: False by default, set answers the old value, and a
+    view keeps the flag it was taken with (from_functional after the mode)."""
+    from glasstorch._subclasses import functional_tensor as ft
+    assert ft._functionalization_reapply_views_tls() is \
+        torch._C._functionalization_reapply_views_tls() is False
+    assert ft._functionalize_enable_reapply_views(True) is False
+    assert ft._functionalization_reapply_views_tls() is True
+    assert ft._functionalize_enable_reapply_views(False) is True
+    inside = []
+    for lib in (gt, torch):
+        for remove in ("mutations", "mutations_and_views"):
+            flag = (ft._functionalization_reapply_views_tls if lib is gt
+                    else torch._C._functionalization_reapply_views_tls)
+            lib.func.functionalize(lambda x: inside.append(flag()) or x, remove=remove)(
+                lib.ones(2))
+    assert inside[:2] == inside[2:]

@@ -95,15 +95,21 @@ def _unsqueeze_to(mutated, base, dims, view):
     return mutated
 
 
-def _sum_to(mutated, base, reapply):
-    """The inverse of expand: sum the broadcast dims away (at::sum_to)."""
+def _expand_inverse(mutated, base, reapply):
+    """The inverse of expand: base plus the writes' changes summed back onto it,
+    ``base + sum_to(mutated - base)`` (PyTorch's; a clone stands for the sum when
+    no dim was broadcast and views are not reapplied)."""
+    delta = aten.sub.Tensor(mutated, base)
     leading = mutated.dim() - base.dim()
     dims = list(range(leading)) + [leading + i for i, n in enumerate(base.shape)
                                    if n == 1 and mutated.shape[leading + i] != 1]
-    if not dims:
-        return mutated if reapply else aten.alias_copy.default(mutated)
-    summed = aten.sum.dim_IntList(mutated, dims, True)
-    return summed.view(list(base.shape)) if leading else summed
+    if dims:
+        delta = aten.sum.dim_IntList(delta, dims, True)
+        if leading:
+            delta = _by("view.default", "view_copy.default")(reapply)(delta, list(base.shape))
+    elif not reapply:
+        delta = aten.clone.default(delta)
+    return aten.add.Tensor(base, delta)
 
 
 def _split_inverse(base, mutated, a, out_index):
@@ -155,7 +161,7 @@ _VIEWS = {
     "as_strided.default": ("as_strided_copy.default", lambda b, m, a, i, r:
                            aten.as_strided_scatter.default(b, m, a["size"], a["stride"],
                                                            a["storage_offset"])),
-    "expand.default": ("expand_copy.default", lambda b, m, a, i, r: _sum_to(m, b, r)),
+    "expand.default": ("expand_copy.default", lambda b, m, a, i, r: _expand_inverse(m, b, r)),
     "unfold.default": ("unfold_copy.default", lambda b, m, a, i, r: aten.unfold_backward.default(
         m, list(b.shape), a["dimension"], a["size"], a["step"])),
     "alias.default": ("alias_copy.default", lambda b, m, a, i, r: _by("alias", "alias_copy")(r)(m)),
