@@ -94,9 +94,17 @@ def _to_int(v):
         return v
     if isinstance(v, Tensor) and not v._shape and v.dtype.category <= dt.INTEGRAL:
         return int(v.item())
+    if _is_symint(v):
+        return v
     if hasattr(v, "__index__"):
         return v.__index__()
     raise _NoMatch
+
+
+def _is_symint(v) -> bool:
+    """A symbolic size (SymInt) stays symbolic: the op's meta rule computes with it."""
+    from ..fx.experimental.sym_node import SymInt     # (late: fx imports this module)
+    return isinstance(v, SymInt)
 
 
 def _conv_int_list(v, fixed_size, where=("", "")):
@@ -540,10 +548,11 @@ def _with_varargs_list(parser, position, source):
     ``x.any(1)`` binds any.dim, not ``any.dims(int[]? dim)``)."""
     def parse(*args, **kwargs):
         if len(args) > position + 1 or (len(args) == position + 1 and
-                                         isinstance(args[position], INT) and
+                                         (isinstance(args[position], INT) or
+                                          _is_symint(args[position])) and
                                          not isinstance(args[position], bool)):
-            if all(isinstance(a, INT) or (isinstance(a, Tensor) and not a._shape)
-                   for a in args[position:]):
+            if all(isinstance(a, INT) or (isinstance(a, Tensor) and not a._shape) or
+                   _is_symint(a) for a in args[position:]):
                 args = args[:position] + (tuple(args[position:]),)
         return parser(*args, **kwargs)
     parse.source = source

@@ -32,7 +32,8 @@ from .._core.storage import UntypedStorage
 from .._core.tls import state as _tls
 from .._tensor import Tensor, Size, contiguous_strides, keys_for_device, _wrap_dim
 
-__all__ = ["TensorMeta", "empty_tensor", "broadcast_shapes", "wrap_dim", "result_type",
+__all__ = ["TensorMeta", "empty_tensor", "broadcast_shapes", "same_shape", "wrap_dim",
+           "result_type",
            "elementwise_strides", "NUMBER_TYPES"]
 
 CPU = Device("cpu")
@@ -89,8 +90,10 @@ def empty_tensor(shape, dtype, device=CPU, stride=None) -> Tensor:
                             keys_for_device("cpu", _tls.inference_mode))
     if dev_type == "meta":
         if stride is None:   # (an explicit meta stride goes unchecked, as in PyTorch)
-            nbytes = storage_nbytes(shape, dtype.itemsize)
             stride = contiguous_strides(shape)
+            # symbolic sizes (SymInts) have no int64 overflow to check
+            nbytes = storage_nbytes(shape, dtype.itemsize) if all(type(n) is int for n in shape) \
+                else _extent(shape, stride) * dtype.itemsize
         else:
             stride = tuple(stride)
             nbytes = _extent(shape, stride) * dtype.itemsize
@@ -136,11 +139,29 @@ def first_tensor_device(args, kwargs):
 
 # -- broadcasting and promotion ------------------------------------------------------
 
+def same_shape(a, b) -> bool:
+    """Equal shapes, known without a guard: a fast path may not turn a symbolic
+    size (SymInt) comparison into a guard, so a SymInt counts as equal only to
+    the same expression (anything else takes the general path)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x is y:
+            continue
+        if type(x) is not int or type(y) is not int:
+            if getattr(getattr(x, "node", None), "expr", x) != \
+                    getattr(getattr(y, "node", None), "expr", y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
 def broadcast_shapes(*shapes) -> tuple:
     """Align from the right; sizes must match or be 1.  Several shapes fold left to
     right, as TensorIterator's compute_shape does, so PyTorch's error names the
     same sizes."""
-    if len(shapes) == 2 and shapes[0] == shapes[1]:
+    if len(shapes) == 2 and same_shape(shapes[0], shapes[1]):
         return tuple(shapes[0])
     result = tuple(shapes[0])
     for shape in shapes[1:]:

@@ -195,6 +195,17 @@ class FakeTensor(Tensor):
             return func(*args, **(kwargs or {}))
 
 
+    def numel(self):
+        """Symbolic sizes: one SymInt per shape, as PyTorch keeps ``sym_numel`` on
+        the TensorImpl, so make_fx knows it as this tensor's ``sym_numel``."""
+        cached = self.__dict__.get("_numel")
+        if cached is not None and cached[0] is self._shape:
+            return cached[1]
+        numel = super().numel()
+        if type(numel) is not int:
+            self._numel = (self._shape, numel)
+        return numel
+
     def tolist(self):
         """Element by element through ``item()``: data-dependent unless constant."""
         if self.dim() == 0:
@@ -265,7 +276,13 @@ class FakeTensorConverter:
         device = _normalize_fake_device(t.device)
         keys = keys_for_device(device.type, _is_inference(t)) | FakeTensor._python_keys
         base = t._base
-        if base is not None:        # a view: a view of the base's fake
+        if shape_env is not None:   # symbolic: a fresh tensor of its own (no view tracking)
+            fake_base = None
+            shape, stride, offset = shape_env.create_symbolic_sizes_strides_storage_offset(
+                t._shape, t._stride, t._offset, source)
+            out = FakeTensor._make(self._meta_storage(t._storage), shape, stride, offset,
+                                   t.dtype, device, keys)
+        elif base is not None:      # a view: a view of the base's fake
             fake_base = self.from_real_tensor(fake_mode, base)
             out = FakeTensor._make(fake_base._storage, t._shape, t._stride, t._offset, t.dtype,
                                    device, keys)
@@ -328,16 +345,13 @@ class FakeTensorMode(TorchDispatchMode):
     def __init__(self, *, allow_fallback_kernels=True, allow_non_fake_inputs=False,
                  shape_env=None, static_shapes=None, export=False):
         super().__init__()
-        if shape_env is not None:
-            raise NotImplementedError("FakeTensorMode(shape_env=...): glasstorch has no "
-                                      "symbolic shapes")
         # Accepted for compatibility: every builtin operator here has a Meta kernel,
         # so there is no real-kernel fallback to allow.
         self.allow_fallback_kernels = allow_fallback_kernels
         self.allow_non_fake_inputs = allow_non_fake_inputs
         self.fake_tensor_converter = FakeTensorConverter()
-        self.shape_env = None
-        self.static_shapes = True if static_shapes is None else static_shapes
+        self.shape_env = shape_env
+        self.static_shapes = shape_env is None if static_shapes is None else static_shapes
         self.export = export
         self.allow_meta = True
 
@@ -351,8 +365,13 @@ class FakeTensorMode(TorchDispatchMode):
 
     def from_tensor(self, tensor, *, static_shapes=None, source=None, symbolic_context=None,
                     trace=True):
-        """The fake of ``tensor`` (memoized: the same real tensor gives the same fake)."""
-        return self.fake_tensor_converter.from_real_tensor(self, tensor)
+        """The fake of ``tensor`` (memoized: the same real tensor gives the same fake).
+        Under a ShapeEnv, a tensor given a ``source`` (its name, or an object with
+        a ``name``) gets symbolic sizes named after it, unless shapes are static."""
+        static = self.static_shapes if static_shapes is None else static_shapes
+        shape_env = None if static or source is None else self.shape_env
+        return self.fake_tensor_converter.from_real_tensor(
+            self, tensor, shape_env=shape_env, source=getattr(source, "name", source))
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if any(not issubclass(t, FakeTensor) for t in types):

@@ -28,7 +28,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import contiguous_format
 from ..._tensor import Tensor
-from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device,
+from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device, same_shape,
                           checked_convert, elementwise_strides, empty_tensor, overlap_rule,
                           result_type)
 from ..._dispatcher.dispatcher import ops
@@ -178,7 +178,7 @@ def promote_inputs(common, *operands) -> None:
 
 def binary_meta(self, other):
     """Broadcast shape, promoted dtype, strides that follow the inputs' layout."""
-    if (type(other) is Tensor and type(self) is Tensor and other._shape == self._shape
+    if (type(other) is Tensor and type(self) is Tensor and same_shape(other._shape, self._shape)
             and other.dtype is self.dtype and other.device is self.device
             and self._is_contiguous() and other._is_contiguous()):
         return TensorMeta(self._shape, self.dtype, None, self.device)   # the common case

@@ -14,6 +14,20 @@ otherwise).  An in-place op re-points its tensor at the new node, so reads after
 a mutation name the mutating node, as PyTorch's graphs do.  Every node carries
 ``meta["val"]`` (a FakeTensor with the result's metadata) and
 ``meta["tensor_meta"]``.
+
+``tracing_mode="symbolic"`` traces on FakeTensors whose sizes are SymInts from
+one ShapeEnv (Note [Symbolic tracing]).
+
+Note [Symbolic tracing]
+    Every tracked tensor's symbolic sizes, strides, numel and storage offset get
+    a *lazy* proxy: ``sym_size.int(x_1, 0)`` is only written when something uses
+    that SymInt.  SymInt arithmetic in the traced program (``x.shape[0] * 2``)
+    reaches ``ProxyTorchDispatchMode.__sym_dispatch__`` and is written at once
+    as an operator node (``mul = sym_size_int * 2``); arithmetic inside a meta
+    rule runs while the mode is popped, so it leaves no trace.  A SymInt is
+    found by its SymNode (the first proxy set for it wins), else by its symbol.
+    At the end, unused size reads and unused SymInt arithmetic are dropped and
+    SymInts computed twice from int inputs are shared (torch's dedupe_symints).
 """
 from __future__ import annotations
 
@@ -25,6 +39,7 @@ from ..._dispatcher.dispatcher import ops
 from ..._ops.tags import Tag
 from ..._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from ..._tensor import Tensor
+from ...library import Library
 from ...nn.modules.module import Module
 from ...nn.parameter import Parameter
 from ...utils import _pytree as pytree
@@ -32,12 +47,39 @@ from ...utils._python_dispatch import TorchDispatchMode
 from ..graph import Graph, _PyTreeCodeGen
 from ..graph_module import GraphModule
 from ..passes.shape_prop import _extract_tensor_metadata
+from .sym_node import SymBool, SymInt, Symbol
+from .symbolic_shapes import ShapeEnv, is_accessor_node
 
 __all__ = ["make_fx", "ProxyTorchDispatchMode", "PythonKeyTracer", "get_isolated_graphmodule"]
 
 
 _LIFT_FRESH, _LIFT_FRESH_COPY = ops.aten.lift_fresh.default, ops.aten.lift_fresh_copy.default
 _DATA_DEPENDENT = Tag.data_dependent_output
+_SYM_TYPES = (SymInt, SymBool)
+
+# The size accessors a symbolic graph reads sizes with (PyTorch registers them
+# beside its prim ops, outside native_functions.yaml).
+_SYM_LIB = Library("aten", "FRAGMENT")
+for _schema, _impl in (("sym_size.int(Tensor self, int dim) -> SymInt", Tensor.size),
+                       ("sym_stride.int(Tensor self, int dim) -> SymInt", Tensor.stride),
+                       ("sym_numel(Tensor self) -> SymInt", Tensor.numel),
+                       ("sym_storage_offset(Tensor self) -> SymInt", Tensor.storage_offset)):
+    _SYM_LIB.define(_schema)
+    _SYM_LIB.impl(_schema.split("(")[0], _impl, "CompositeExplicitAutograd")
+
+
+class _Thunk:
+    """A node made on first use, then remembered (PyTorch's Thunk)."""
+
+    __slots__ = ("_make", "_node")
+
+    def __init__(self, make):
+        self._make, self._node = make, None
+
+    def force(self):
+        if self._node is None:
+            self._node, self._make = self._make(), None
+        return self._node
 
 
 class PythonKeyTracer:
@@ -50,11 +92,52 @@ class PythonKeyTracer:
         self.tensor_tracker: dict = {}       # id(tensor) -> (weakref to it, node)
         self._constant_names: dict = {}      # id(constant) -> (constant, attribute name)
         self.fake_mode: FakeTensorMode | None = None
+        self.symnode_tracker: dict = {}      # id(SymNode) -> (the SymNode, _Thunk of its node)
+        self.symbol_tracker: dict = {}       # Symbol -> _Thunk (the latest set for it)
 
     def track(self, t: Tensor, node) -> None:
         self.tensor_tracker[id(t)] = (weakref.ref(t), node)
         node.meta["val"] = self._fake_of(t)
         node.meta["tensor_meta"] = _extract_tensor_metadata(t)
+        if self.fake_mode.shape_env is not None:
+            self._track_sizes(t, node)
+
+    def _track_sizes(self, t: Tensor, node) -> None:
+        """Lazy ``sym_size``/``sym_stride``/``sym_numel``/``sym_storage_offset``
+        proxies for ``t``'s symbolic metadata (Note [Symbolic tracing])."""
+        accessors = [(s, ops.aten.sym_size.int, (node, i)) for i, s in enumerate(t._shape)]
+        accessors += [(s, ops.aten.sym_stride.int, (node, i)) for i, s in enumerate(t._stride)]
+        accessors += [(t.numel(), ops.aten.sym_numel.default, (node,)),
+                      (t._offset, ops.aten.sym_storage_offset.default, (node,))]
+        for value, op, args in accessors:
+            if isinstance(value, SymInt):
+                self.set_sym_proxy(value, _Thunk(
+                    lambda value=value, op=op, args=args: self._sym_node(op, args, value)))
+
+    def _sym_node(self, target, args, value):
+        name = f"{target._opname}_{target._overloadname}" if hasattr(target, "_opname") else None
+        node = self.graph.create_node("call_function", target, self.to_arg(args), name=name)
+        node.meta["val"] = value
+        return node
+
+    def set_sym_proxy(self, value, thunk: _Thunk) -> None:
+        """Remember how to get ``value``'s node, unless it is known already."""
+        sym_node = value.node
+        if id(sym_node) in self.symnode_tracker:
+            return
+        self.symnode_tracker[id(sym_node)] = (sym_node, thunk)
+        if type(sym_node.expr) is Symbol:
+            self.symbol_tracker[sym_node.expr] = thunk
+
+    def sym_proxy(self, value):
+        """The node a SymInt/SymBool comes from."""
+        entry = self.symnode_tracker.get(id(value.node))
+        thunk = entry[1] if entry is not None and entry[0] is value.node else \
+            self.symbol_tracker.get(value.node.expr)
+        if thunk is None:
+            raise RuntimeError(f"{value} ({type(value).__name__}, {id(value)}) is not tracked "
+                               f"with proxy for {self}")
+        return thunk.force()
 
     def _fake_of(self, t: Tensor) -> FakeTensor:
         """A FakeTensor with ``t``'s metadata, a snapshot that later in-place
@@ -85,6 +168,8 @@ class PythonKeyTracer:
         """``value`` with every tensor replaced by its node (lists, tuples, dicts kept)."""
         if isinstance(value, Tensor):
             return self.node_of(value)
+        if isinstance(value, _SYM_TYPES):
+            return self.sym_proxy(value)
         if isinstance(value, list):
             return [self.to_arg(v) for v in value]
         if isinstance(value, tuple):    # a namedtuple keeps its type; torch.return_types don't
@@ -126,6 +211,18 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         _track_outputs(tracer, out, node)
         return out
 
+    def __sym_dispatch__(self, op, args, out):
+        """SymInt arithmetic in the traced program: a node now (``x * 1`` is ``x``)."""
+        if op is operator.mul:
+            for one, other in (args, args[::-1]):
+                if type(one) is int and one == 1:
+                    return other
+        if isinstance(out, _SYM_TYPES):
+            tracer = self.tracer
+            node = tracer._sym_node(op, args, out)
+            tracer.set_sym_proxy(out, _Thunk(lambda: node))
+        return out
+
 
 def _track_outputs(tracer: PythonKeyTracer, out, node) -> None:
     """Point each output tensor at ``node`` (``node[i]`` getitem nodes for the
@@ -142,6 +239,8 @@ def _track_outputs(tracer: PythonKeyTracer, out, node) -> None:
                 tracer.track(element, item)
     else:
         node.meta["val"] = out
+        if isinstance(out, _SYM_TYPES):
+            tracer.set_sym_proxy(out, _Thunk(lambda: node))
 
 
 def _names_of(f, args: tuple) -> tuple[list, str]:
@@ -166,23 +265,20 @@ class _MakeFxTracer:
     def __init__(self, tracing_mode: str, decomposition_table, allow_non_fake_inputs: bool):
         if tracing_mode not in ("real", "fake", "symbolic"):
             raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
-        if tracing_mode == "symbolic":
-            raise NotImplementedError("make_fx(tracing_mode='symbolic') needs symbolic sizes "
-                                      "(SymInt), which glasstorch does not have yet")
         self.tracing_mode = tracing_mode
         self.decomposition_table = dict(decomposition_table or {})
         self.allow_non_fake_inputs = allow_non_fake_inputs
 
     def trace(self, f, *args) -> GraphModule:
         tracer = PythonKeyTracer()
-        fake_mode = FakeTensorMode(allow_non_fake_inputs=self.allow_non_fake_inputs) \
-            if self.tracing_mode == "fake" else None
+        symbolic = self.tracing_mode == "symbolic"
+        fake_mode = FakeTensorMode(allow_non_fake_inputs=self.allow_non_fake_inputs,
+                                   shape_env=ShapeEnv() if symbolic else None) \
+            if self.tracing_mode != "real" else None
         tracer.fake_mode = fake_mode or FakeTensorMode(allow_non_fake_inputs=True)
         names, class_name = _names_of(f, args)
         if fake_mode is not None:
-            args = pytree.tree_map(
-                lambda a: fake_mode.from_tensor(a) if isinstance(a, Tensor) and
-                not isinstance(a, FakeTensor) else a, args)
+            args = _to_fake(fake_mode, args)
         flat_args, in_spec = pytree.tree_flatten(tuple(args))
         nested = not all(child.is_leaf() for child in in_spec.children())
         graph = tracer.graph
@@ -193,6 +289,8 @@ class _MakeFxTracer:
                     tracer.track(leaf, node)
                 else:
                     node.meta["val"] = leaf
+                    if isinstance(leaf, SymInt):
+                        tracer.set_sym_proxy(leaf, _Thunk(lambda node=node: node))
         mode = ProxyTorchDispatchMode(tracer, self.tracing_mode, self.decomposition_table)
         if fake_mode is not None:
             with fake_mode, mode:
@@ -206,7 +304,63 @@ class _MakeFxTracer:
             graph.output(tracer.to_arg(flat_out))
         else:
             graph.output(tracer.to_arg(out))
+        if symbolic:
+            _drop_unused_sym_nodes(graph)
+            _dedupe_symints(graph)
         return GraphModule(tracer.root, graph, class_name)
+
+
+def _to_fake(fake_mode: FakeTensorMode, args):
+    """make_fx's inputs as fakes.  Symbolic: each tensor's sizes come from the
+    source ``input<n>`` (n counts tensors), and an int becomes a SymInt from the
+    same source name as the next tensor, as PyTorch names them."""
+    count = 0
+    shape_env = fake_mode.shape_env
+
+    def convert(a):
+        nonlocal count
+        source = f"input{count}" if shape_env is not None else None
+        if isinstance(a, Tensor) and not isinstance(a, FakeTensor):
+            count += 1
+            return fake_mode.from_tensor(a, source=source)
+        if type(a) is int and shape_env is not None:
+            return shape_env.create_symintnode(
+                shape_env.create_symbol(a, source, positive=None), hint=a)
+        return a
+    return pytree.tree_map(convert, args)
+
+
+def _drop_unused_sym_nodes(graph) -> None:
+    """Erase unused size reads and unused SymInt arithmetic (PyTorch's
+    dispatch_trace DCE); every other node stays, used or not."""
+    def removable(node):
+        if is_accessor_node(node):
+            return True
+        return node.op == "call_function" and isinstance(node.meta.get("val"), _SYM_TYPES) \
+            and all(isinstance(a.meta.get("val"), _SYM_TYPES) for a in node.all_input_nodes)
+    for node in reversed(list(graph.nodes)):
+        if not node.users and removable(node):
+            graph.erase_node(node)
+
+
+def _dedupe_symints(graph) -> None:
+    """A SymInt computed twice from SymInt inputs alone uses the first node
+    (PyTorch's dedupe_symints, keyed on the expression)."""
+    first, from_inputs = {}, set()
+    for node in list(graph.nodes):
+        val = node.meta.get("val")
+        if not isinstance(val, _SYM_TYPES):
+            continue
+        key = (type(val), val.node.expr)
+        if node.op == "placeholder":
+            from_inputs.add(node)
+            first[key] = node
+        elif key in first:
+            node.replace_all_uses_with(first[key])
+            graph.erase_node(node)
+        elif all(n in from_inputs for n in node.all_input_nodes):
+            first[key] = node
+            from_inputs.add(node)
 
 
 def make_fx(f, decomposition_table=None, tracing_mode: str = "real",
