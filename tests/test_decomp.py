@@ -301,12 +301,23 @@ PACKETS = ["gelu", "gelu_backward", "silu", "silu_backward", "sigmoid_backward",
            "native_dropout", "native_dropout_backward", "native_layer_norm",
            "native_layer_norm_backward", "native_batch_norm", "native_batch_norm_backward",
            "mse_loss", "mse_loss_backward", "nll_loss_forward", "nll_loss_backward", "addcmul",
-           "addcdiv"]
+           "addcdiv", "t", "squeeze", "stack", "rsub", "clamp_min", "clamp_max", "zeros_like",
+           "ones_like", "masked_fill", "masked_fill_", "lerp", "logsumexp", "leaky_relu",
+           "leaky_relu_backward", "elu", "elu_backward", "hardtanh", "hardtanh_backward",
+           "softplus", "softplus_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish",
+           "hardswish_backward", "mish", "log_sigmoid_forward", "log_sigmoid_backward", "glu",
+           "glu_backward", "binary_cross_entropy", "binary_cross_entropy_backward",
+           "smooth_l1_loss", "smooth_l1_loss_backward", "huber_loss", "huber_loss_backward",
+           "embedding_dense_backward", "native_group_norm", "native_group_norm_backward",
+           "gelu_", "silu_", "leaky_relu_", "hardtanh_", "hardsigmoid_", "hardswish_", "relu_",
+           "addmm_", "fill_", "index_put_", "scatter_", "scatter_add_", "logit_", "round_"]
 
 # Overloads of those packets in torch's table that glasstorch declares but does
-# not decompose: the rest of addmm (dtype overloads are not declared) and the
-# backward .out overloads, whose torch decompositions are separate functions.
-NOT_DECOMPOSED = {"native_layer_norm_backward.out", "native_batch_norm_backward.out"}
+# not decompose: squeeze.dims (torch's reaches prims.squeeze) and the .out
+# overloads of the two losses' backwards, whose torch decompositions are
+# separate functions.
+NOT_DECOMPOSED = {"squeeze.dims", "smooth_l1_loss_backward.grad_input",
+                  "huber_loss_backward.out"}
 
 
 def test_get_decompositions_packets_expand():
@@ -352,6 +363,11 @@ def test_core_aten_decompositions():
         assert gcore[op] == op.decompose
     assert aten.gelu.default not in gcore     # not in torch's core list
     assert aten.gelu_backward.default in gcore
+    for op in (aten.embedding_dense_backward.default, aten.t.default, aten.stack.default,
+               aten.hardswish_.default, aten.native_group_norm_backward.default,
+               aten.logsumexp.default, aten.split.Tensor, aten.masked_fill_.Scalar):
+        assert gcore[op] is G.decomposition_table[op]
+    assert aten.native_group_norm.default not in gcore and aten.mish.default in gcore
 
 
 def test_core_composites_match_torchs():
@@ -374,3 +390,201 @@ CIA_NOT_COMPOSITE_HERE = {"clip", "clip.Tensor", "isclose", "isfinite", "mish_ba
                           "silu_backward", "square", "std.out", "true_divide.Scalar",
                           "true_divide.Tensor", "where.Scalar", "where.ScalarOther",
                           "where.ScalarSelf"}
+
+
+# -- added decompositions: views and shape ops ---------------------------------------------
+
+@SETTINGS
+@given(st.lists(st.integers(1, 4), min_size=0, max_size=2).map(tuple), seeds)
+def test_t(shape, seed):
+    assert check("t", rand(seed, shape)) == ["aten.transpose.int"]
+
+
+@SETTINGS
+@given(shapes, seeds, st.data())
+def test_transpose_squeeze_split_stack(shape, seed, data):
+    n = len(shape)
+    d0, d1 = data.draw(st.integers(-n, n - 1)), data.draw(st.integers(-n, n - 1))
+    x = rand(seed, shape)
+    ops = check("transpose.int", x, d0, d1)
+    assert ops == (["aten.alias.default"] if n <= 1 or d0 == d1 else ["aten.permute.default"])
+    with_ones = Arr(np.random.default_rng(seed).standard_normal((1,) + shape + (1,)), "float32")
+    assert check("squeeze", with_ones) == ["aten.squeeze.dims"]
+    assert check("squeeze.dim", with_ones, data.draw(st.integers(-n - 2, n + 1))) == \
+        ["aten.squeeze.dims"]
+    dim = data.draw(st.integers(-n, n - 1))
+    check("split.Tensor", x, data.draw(st.integers(1, 5)), dim)
+    stack_dim = data.draw(st.integers(-n - 1, n))
+    ops = check("stack", [x, rand(seed, shape, offset=1), rand(seed, shape, offset=2)], stack_dim)
+    assert ops[-1] == ("aten.cat.default" if stack_dim in (n, -1) else "aten.view.default")
+
+
+class Zeros(Arr):
+    """An input made by ``zeros`` (contiguous strides even when empty)."""
+
+    def make(self, lib):
+        return lib.zeros(self.a.shape, dtype=getattr(lib, self.dtype))
+
+
+def test_split_of_an_empty_dim_detaches():
+    assert check("split.Tensor", Zeros(np.zeros((0, 3)), "float32"), 2) == ["aten.detach.default"]
+
+
+# -- pointwise -----------------------------------------------------------------------------
+
+@SETTINGS
+@given(shapes, seeds, st.sampled_from(["float32", "float64", "float16"]))
+def test_pointwise_fills_and_clamps(shape, seed, dtype):
+    x, y = rand(seed, shape, dtype), rand(seed, shape, dtype, 1)
+    mask = Arr(np.random.default_rng(seed).random(shape) > 0.5)
+    check("rsub.Tensor", x, y, alpha=2)
+    check("rsub.Scalar", x, 3)
+    check("clamp_min", x, 0.25)
+    check("clamp_max", x, -0.25)
+    for name in ("zeros_like", "ones_like"):
+        assert check(name, x) == ["aten.full_like.default"]
+        check(name, x, dtype=Dtype("bool"))
+    check("masked_fill.Scalar", x, mask, 2.5)
+    check("masked_fill.Tensor", x, mask, Arr(np.float64(-1.5), dtype))
+    check("masked_fill_.Scalar", x, mask, 0.5)
+    check("lerp.Scalar", x, y, 0.3)
+    check("lerp.Scalar", x, y, 0.7)
+    check("lerp.Tensor", x, y, Arr(np.random.default_rng(seed).random(shape), dtype))
+
+
+@SETTINGS
+@given(shapes, seeds, float_dtypes, st.booleans(), st.data())
+def test_logsumexp(shape, seed, dtype, keepdim, data):
+    dims = data.draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape),
+                              unique=True))
+    a = np.random.default_rng(seed).standard_normal(shape)
+    a.flat[0] = data.draw(st.sampled_from([0.0, np.inf, -np.inf]))
+    check("logsumexp", Arr(a, dtype), dims, keepdim)
+
+
+# -- activations ---------------------------------------------------------------------------
+
+@SETTINGS
+@given(shapes, seeds, st.sampled_from(["float32", "float64", "float16"]))
+def test_more_activations(shape, seed, dtype):
+    x, gr = Arr(3 * np.random.default_rng(seed).standard_normal(shape), dtype), \
+        rand(seed, shape, dtype, 1)
+    check("leaky_relu", x, 0.2)
+    check("leaky_relu_backward", gr, x, 0.2, False)
+    check("elu", x, 1.5, 0.5, 2.0)
+    check("elu_backward", gr, 1.5, 0.5, 2.0, False, x)
+    check("elu_backward", gr, 1.5, 0.5, 2.0, True, x)
+    check("hardtanh", x, -0.5, 2.0)
+    check("hardtanh_backward", gr, x, -0.5, 2.0)
+    check("softplus", x, 2.0, 1.0)
+    check("softplus_backward", gr, x, 2.0, 1.0)
+    for name in ("hardsigmoid", "hardswish", "mish", "log_sigmoid_forward"):
+        check(name, x)
+    check("hardsigmoid_backward", gr, x)
+    check("hardswish_backward", gr, x)
+    buffer = Arr(np.exp(-np.abs(x.a)), dtype)
+    check("log_sigmoid_backward", gr, x, buffer)
+    check("log_sigmoid_backward", gr, x, Zeros(np.zeros(0), dtype))
+
+
+@SETTINGS
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=3), seeds, float_dtypes, st.data())
+def test_glu(shape, seed, dtype, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    shape[dim] *= 2
+    x = rand(seed, tuple(shape), dtype)
+    check("glu", x, dim)
+    half = list(shape)
+    half[dim] //= 2
+    check("glu_backward", rand(seed, tuple(half), dtype, 1), x, dim)
+
+
+INPLACE = [("gelu_", ()), ("silu_", ()), ("leaky_relu_", (0.1,)), ("hardtanh_", (-0.5, 0.5)),
+           ("hardsigmoid_", ()), ("hardswish_", ()), ("relu_", ()), ("logit_", (0.1,)),
+           ("round_", ()), ("fill_.Scalar", (1.5,))]
+
+
+@pytest.mark.parametrize("name,args", INPLACE)
+def test_inplace_is_the_functional_op_and_a_copy(name, args):
+    x = rand(7, (3, 4))
+    base = name.split(".")[0][:-1]
+    ops = check(name, x, *args)
+    assert ops[-1] == "aten.copy_.default" and ops[0].startswith(f"aten.{base}.")
+
+
+def test_inplace_matrix_and_index_ops():
+    check("addmm_", rand(0, (2, 3)), rand(1, (2, 4)), rand(2, (4, 3)), beta=0.5)
+    idx = Arr(np.array([0, 2, 0]))
+    check("index_put_", rand(0, (3, 4)), [idx], rand(1, (3, 4)), True)
+    check("scatter_add_", rand(0, (3, 4)), 0, Arr(np.array([[0, 2, 1, 0]])), rand(1, (1, 4)))
+
+
+# -- losses --------------------------------------------------------------------------------
+
+@SETTINGS
+@given(shapes, seeds, float_dtypes, st.sampled_from([0, 1, 2]), st.booleans())
+def test_more_losses(shape, seed, dtype, reduction, weighted):
+    rng = np.random.default_rng(seed)
+    p, y = Arr(rng.uniform(0.01, 0.99, shape), dtype), Arr(rng.random(shape), dtype)
+    w = Arr(rng.random(shape), dtype) if weighted else None
+    grad = Arr(np.float64(0.5), dtype) if reduction else rand(seed, shape, dtype, 2)
+    check("binary_cross_entropy", p, y, w, reduction)
+    check("binary_cross_entropy_backward", grad, p, y, w, reduction)
+    x, t = Arr(2 * rng.standard_normal(shape), dtype), rand(seed, shape, dtype, 1)
+    check("smooth_l1_loss", x, t, reduction, 0.5)
+    check("smooth_l1_loss_backward", grad, x, t, reduction, 0.5)
+    check("huber_loss", x, t, reduction, 0.75)
+    check("huber_loss_backward", grad, x, t, reduction, 0.75)
+
+
+# -- embedding, group norm, backward .out overloads -----------------------------------------
+
+@SETTINGS
+@given(st.integers(1, 6), st.lists(st.integers(1, 4), min_size=1, max_size=2).map(tuple),
+       st.integers(1, 3), seeds, st.sampled_from(["float32", "float64", "float16"]),
+       st.booleans(), st.data())
+def test_embedding_dense_backward(num_weights, index_shape, dim, seed, dtype, scale, data):
+    rng = np.random.default_rng(seed)
+    # out-of-range indices (-1, num_weights) are masked out, not an error
+    indices = Arr(rng.integers(-1, num_weights + 1, index_shape).astype(np.int64))
+    padding_idx = data.draw(st.integers(-1, num_weights - 1))
+    grad = rand(seed, index_shape + (dim,), dtype, 1)
+    ops = check("embedding_dense_backward", grad, indices, num_weights, padding_idx, scale)
+    assert ops.count("aten._unsafe_masked_index_put_accumulate.default") == 1 + scale
+
+
+@SETTINGS
+@given(st.integers(1, 3), st.sampled_from([(2, 1), (4, 2), (6, 3), (4, 4)]),
+       st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple), seeds, float_dtypes,
+       st.booleans(), st.booleans())
+def test_group_norm(n, channels_groups, spatial, seed, dtype, weighted, biased):
+    c, group = channels_groups
+    shape = (n, c) + spatial
+    hxw = int(np.prod(spatial))
+    x = rand(seed, shape, dtype)
+    w = rand(seed, (c,), dtype, 1) if weighted else None
+    b = rand(seed, (c,), dtype, 2) if biased else None
+    check("native_group_norm", x, w, b, n, c, hxw, group, 1e-5)
+    _, mean, rstd = torch.native_group_norm(_build(torch, x), _build(torch, w),
+                                            _build(torch, b), n, c, hxw, group, 1e-5)
+    mean, rstd = Arr(mean.numpy(), dtype), Arr(rstd.numpy(), dtype)
+    for mask in ([True, weighted, True], [False, True, False]):
+        check("native_group_norm_backward", rand(seed, shape, dtype, 3), x, mean, rstd, w, n, c,
+              hxw, group, mask)
+
+
+def test_backward_out_overloads_skip_outputs_not_asked_for():
+    x, g_ = rand(0, (3, 4)), rand(1, (3, 4))
+    tx = _build(torch, x)
+    _, mean, rstd = torch.native_layer_norm(tx, [4], None, None, 1e-5)
+    out0, out1, out2 = (Zeros(np.zeros(s), "float32") for s in ((3, 4), (4,), (0,)))
+    ops = check("native_layer_norm_backward.out", g_, x, [4], Arr(mean.numpy()),
+                Arr(rstd.numpy()), rand(2, (4,)), rand(3, (4,)), [True, True, False],
+                out0=out0, out1=out1, out2=out2)
+    assert ops[-2:] == ["aten.copy_.default"] * 2
+    x = rand(0, (2, 3, 2))
+    rm, rv = rand(1, (3,)), Arr(np.ones(3), "float32")
+    ops = check("native_batch_norm_backward.out", rand(2, (2, 3, 2)), x, None, rm, rv, None, None,
+                False, 1e-5, [True, False, False], out0=Zeros(np.zeros(0), "float32"),
+                out1=Zeros(np.zeros(0), "float32"), out2=Zeros(np.zeros(0), "float32"))
+    assert ops[-2:] == ["aten.resize_.default", "aten.copy_.default"]
