@@ -31,7 +31,7 @@ from ._ops.structured import checked_convert, empty_tensor
 from ._tensor import Size, Tensor
 
 __all__ = ["broadcast_shapes", "split", "unbind", "chunk", "tensor_split", "split_with_sizes",
-           "broadcast_tensors", "hsplit", "vsplit", "cat", "concat", "concatenate", "stack"]
+           "split_copy", "split_with_sizes_copy", "unbind_copy", "broadcast_tensors", "hsplit", "vsplit", "cat", "concat", "concatenate", "stack"]
 
 INT64_MAX = sys.maxsize
 _CPU = Device("cpu")
@@ -367,9 +367,11 @@ def broadcast_shapes(*shapes) -> Size:
 
 
 def _tupled(fn, name):
-    """Python bindings return ``Tensor[]`` results as tuples."""
+    """Python bindings return ``Tensor[]`` results as tuples (an out= overload
+    returning ``()`` gives None)."""
     def wrapper(*args, **kwargs):
-        return tuple(fn(*args, **kwargs))
+        result = fn(*args, **kwargs)
+        return None if result is None else tuple(result)
     wrapper.__name__ = wrapper.__qualname__ = name
     wrapper.__doc__ = fn.__doc__
     wrapper._signatures = getattr(fn, "_signatures", None)
@@ -381,6 +383,9 @@ unbind = _tupled(_torch_fns["unbind"], "unbind")
 chunk = _tupled(_torch_fns["chunk"], "chunk")
 tensor_split = _tupled(_torch_fns["tensor_split"], "tensor_split")
 split_with_sizes = _tupled(_torch_fns["split_with_sizes"], "split_with_sizes")
+split_copy = _tupled(_torch_fns["split_copy"], "split_copy")
+split_with_sizes_copy = _tupled(_torch_fns["split_with_sizes_copy"], "split_with_sizes_copy")
+unbind_copy = _tupled(_torch_fns["unbind_copy"], "unbind_copy")
 _broadcast_tensors = _torch_fns["broadcast_tensors"]
 
 
