@@ -301,7 +301,7 @@ PACKETS = ["gelu", "gelu_backward", "silu", "silu_backward", "sigmoid_backward",
            "native_dropout", "native_dropout_backward", "native_layer_norm",
            "native_layer_norm_backward", "native_batch_norm", "native_batch_norm_backward",
            "mse_loss", "mse_loss_backward", "nll_loss_forward", "nll_loss_backward", "addcmul",
-           "addcdiv", "t", "squeeze", "stack", "rsub", "clamp_min", "clamp_max", "zeros_like",
+           "addcdiv", "t", "squeeze", "split_with_sizes", "stack", "rsub", "clamp_min", "clamp_max", "zeros_like",
            "ones_like", "masked_fill", "masked_fill_", "lerp", "logsumexp", "leaky_relu",
            "leaky_relu_backward", "elu", "elu_backward", "hardtanh", "hardtanh_backward",
            "softplus", "softplus_backward", "hardsigmoid", "hardsigmoid_backward", "hardswish",
@@ -414,6 +414,9 @@ def test_transpose_squeeze_split_stack(shape, seed, data):
         ["aten.squeeze.dims"]
     dim = data.draw(st.integers(-n, n - 1))
     check("split.Tensor", x, data.draw(st.integers(1, 5)), dim)
+    cut = data.draw(st.integers(0, shape[dim]))
+    assert check("split_with_sizes", x, [cut, shape[dim] - cut], dim) == \
+        ["aten.as_strided.default"] * 2
     stack_dim = data.draw(st.integers(-n - 1, n))
     ops = check("stack", [x, rand(seed, shape, offset=1), rand(seed, shape, offset=2)], stack_dim)
     assert ops[-1] == ("aten.cat.default" if stack_dim in (n, -1) else "aten.view.default")

@@ -680,6 +680,23 @@ def split(self, split_size, dim=0):
     return torch.split(self, sizes, dim)
 
 
+@register_decomposition(aten.split_with_sizes)
+def split_with_sizes(self, split_sizes, dim=0):
+    """One as_strided view per piece, each starting where the previous ended."""
+    if any(size < 0 for size in split_sizes):
+        raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries")
+    if sum(split_sizes) != self.shape[dim]:
+        raise ValueError(f"Split sizes add up to {sum(split_sizes)} but got the tensor's size "
+                         f"of {self.shape[dim]}")
+    pieces, offset = [], self.storage_offset()
+    for size in split_sizes:
+        shape = list(self.shape)
+        shape[dim] = size
+        pieces.append(self.as_strided(shape, self.stride(), offset))
+        offset += self.stride()[dim] * size
+    return pieces
+
+
 @register_decomposition(aten.stack)
 @out_wrapper()
 def stack(tensors, dim=0):
