@@ -341,6 +341,11 @@ def test_activations(key, data):
     tol = _tol(ta.dtype)
     if ta.dtype.is_floating_point and ta.dtype.itemsize == 4:
         tol = {"atol": 1e-5, "rtol": 2e-5}
+    if key == "gelu" and ta.dtype.is_floating_point:
+        # gelu(+inf) is the vendor's: oneDNN's AVX-512 erf kernel gives NaN where
+        # its AVX2 kernel and its scalar tail give inf (glasstorch: inf); finite
+        # inputs are compared, infinities are not
+        a, ta = (lib.nan_to_num(t, nan=float("nan"), posinf=8.0) for lib, t in ((gt, a), (torch, ta)))
     check(lambda: ours(a, *args, **kwargs), lambda: theirs(ta, *args, **kwargs), **tol)
 
 

@@ -147,12 +147,17 @@ def _aten(name: str):
     return getattr(packet, overload, None)
 
 
+# Size queries functionalization answers itself (PyTorch's FunctionalTensor.metadata_fns
+# that glasstorch declares): never decomposed.
+_METADATA_FNS = ("sym_numel.default", "sym_storage_offset.default")
+
+
 def _decomposable_cia_ops() -> list:
     """Functional aten overloads with a CompositeImplicitAutograd kernel (export's
     rule: no aliasing or mutated argument, no alias-returning output, not tagged
     maybe_aliasing_or_mutating), less those PyTorch preserves."""
     from .._dispatcher.dispatcher import dispatcher
-    preserved = {_aten(name) for name in _PRESERVED_CIA}
+    preserved = {_aten(name) for name in _PRESERVED_CIA + _METADATA_FNS}
     found = []
     for name, entry in dispatcher.operators.items():
         if not name.startswith("aten::") or \

@@ -283,6 +283,26 @@ def to_other(make, lib):
     return (make(2, 3), make(1, dtype="complex64")), {}
 
 
+@sample("aten::sym_size.int")
+def sym_size(make, lib):
+    return (make(2, 3), -1), {}
+
+
+@sample("aten::sym_stride.int")
+def sym_stride(make, lib):
+    return (make(2, 3).t(), 0), {}
+
+
+@sample("aten::sym_numel")
+def sym_numel(make, lib):
+    return (make(2, 3),), {}
+
+
+@sample("aten::sym_storage_offset")
+def sym_storage_offset(make, lib):
+    return (make(4, 3)[1:],), {}
+
+
 @sample("aten::_local_scalar_dense")
 def local_scalar_dense(make, lib):
     return (lib.tensor([2.5]),), {}

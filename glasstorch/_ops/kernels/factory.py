@@ -693,6 +693,26 @@ def python_scalar(value, dtype):
     return complex(value)
 
 
+@kernel("sym_size")
+def sym_size(self, dim):
+    return self.size(dim)
+
+
+@kernel("sym_stride")
+def sym_stride(self, dim):
+    return self.stride(dim)
+
+
+@kernel("sym_numel")
+def sym_numel(self):
+    return self.numel()
+
+
+@kernel("sym_storage_offset")
+def sym_storage_offset(self):
+    return self.storage_offset()
+
+
 @kernel("_local_scalar_dense")
 def _local_scalar_dense(self):
     if self.numel() != 1:

@@ -39,7 +39,6 @@ from ..._dispatcher.dispatcher import ops
 from ..._ops.tags import Tag
 from ..._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from ..._tensor import Tensor
-from ...library import Library
 from ...nn.modules.module import Module
 from ...nn.parameter import Parameter
 from ...utils import _pytree as pytree
@@ -56,17 +55,6 @@ __all__ = ["make_fx", "ProxyTorchDispatchMode", "PythonKeyTracer", "get_isolated
 _LIFT_FRESH, _LIFT_FRESH_COPY = ops.aten.lift_fresh.default, ops.aten.lift_fresh_copy.default
 _DATA_DEPENDENT = Tag.data_dependent_output
 _SYM_TYPES = (SymInt, SymBool)
-
-# The size accessors a symbolic graph reads sizes with (PyTorch registers them
-# beside its prim ops, outside native_functions.yaml).
-_SYM_LIB = Library("aten", "FRAGMENT")
-for _schema, _impl in (("sym_size.int(Tensor self, int dim) -> SymInt", Tensor.size),
-                       ("sym_stride.int(Tensor self, int dim) -> SymInt", Tensor.stride),
-                       ("sym_numel(Tensor self) -> SymInt", Tensor.numel),
-                       ("sym_storage_offset(Tensor self) -> SymInt", Tensor.storage_offset)):
-    _SYM_LIB.define(_schema)
-    _SYM_LIB.impl(_schema.split("(")[0], _impl, "CompositeExplicitAutograd")
-
 
 class _Thunk:
     """A node made on first use, then remembered (PyTorch's Thunk)."""
