@@ -388,8 +388,7 @@ def test_core_composites_match_torchs():
 # decomposition in decompositions.py (silu_backward) or none (mish_backward).
 CIA_NOT_COMPOSITE_HERE = {"clip", "clip.Tensor", "isclose", "isfinite", "mish_backward",
                           "silu_backward", "square", "std.out", "true_divide.Scalar",
-                          "true_divide.Tensor", "where.Scalar", "where.ScalarOther",
-                          "where.ScalarSelf"}
+                          "true_divide.Tensor"}
 
 
 # -- added decompositions: views and shape ops ---------------------------------------------

@@ -26,7 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from ..._core import dtype as dt
-from ..._core.layout import contiguous_format
+from ..._core.layout import contiguous_format, strided
 from ..._tensor import Tensor
 from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device, same_shape,
                           checked_convert, elementwise_strides, empty_tensor, overlap_rule,
@@ -1128,6 +1128,33 @@ def where_impl(out, condition, self, other):
         checked_scalar(other, rt)
     compute = rt.numpy
     write(out, np.where(condition._np(), as_compute(self, compute), as_compute(other, compute)))
+
+
+def _scalar_operand(value, dtype, device) -> Tensor:
+    return ops.aten.scalar_tensor.default(value, dtype=dtype, layout=strided, device=device)
+
+
+@kernel("where_scalar_self")
+def where_scalar_self(condition, self, other):
+    """where(cond, number, tensor): the number as a scalar_tensor of the result
+    type, the tensor converted to it, then where.self (ATen's composite)."""
+    rt = result_type(other, self)
+    self_t = _scalar_operand(self, rt, other.device)
+    return ops.aten.where.self(condition, self_t, other.to(rt))
+
+
+@kernel("where_scalar_other")
+def where_scalar_other(condition, self, other):
+    rt = result_type(self, other)
+    other_t = _scalar_operand(other, rt, self.device)
+    return ops.aten.where.self(condition, self.to(rt), other_t)
+
+
+@kernel("where_scalars")
+def where_scalars(condition, self, other):
+    rt = result_type(self, other)
+    other_t = _scalar_operand(other, rt, condition.device)
+    return ops.aten.where.self(condition, _scalar_operand(self, rt, condition.device), other_t)
 
 
 @meta("masked_fill")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..._dispatcher.dispatcher import ops
 from ..._core import dispatch_key as dk, dtype as dt
+from ..._core.layout import strided
 from ..._core.tls import state as _tls
 from ..registry import _resize_out
 from ..structured import wrap_dim
@@ -58,7 +59,7 @@ def _quantile(self, q, dim, keepdim, interpolation, ignore_nan):
     if not isinstance(q, type(self)):
         if not 0 <= q <= 1:
             raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
-        q = aten.scalar_tensor.default(q, dtype=self.dtype, device=self.device)
+        q = aten.scalar_tensor.default(q, dtype=self.dtype, layout=strided, device=self.device)
     _checks(self, q)
     if interpolation not in _MODES:
         raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
@@ -68,7 +69,7 @@ def _quantile(self, q, dim, keepdim, interpolation, ignore_nan):
     out_shape = _output_shape(self, q, dim, keepdim)
 
     if dim is None:
-        source = aten.reshape.default(self, [-1])
+        source = aten.reshape.default(self, [self.numel()])     # ATen's flatten
     elif dim == self.dim() - 1:
         source = self
     else:
@@ -80,38 +81,43 @@ def _quantile(self, q, dim, keepdim, interpolation, ignore_nan):
     if values.shape[-1] > 2 ** 24:
         raise RuntimeError("quantile() input tensor is too large")
 
-    is_nan = aten.isnan.default(values)
     if ignore_nan:
+        is_nan = aten.isnan.default(values)
         # Ranks over the non-NaN values; an all-NaN row gets rank 0 (its value is NaN).
-        count = aten.sum.dim_IntList(aten.logical_not.default(is_nan), [-1], True)
+        count = aten.sum.dim_IntList(aten.logical_not_.default(is_nan), [-1], True)
         ranks = aten.mul.Tensor(q, aten.sub.Scalar(count, 1))
-        ranks = aten.masked_fill.Scalar(ranks, aten.lt.Scalar(ranks, 0), 0)
+        aten.masked_fill_.Scalar(ranks, aten.lt.Scalar(ranks, 0), 0)
     else:
         # A row holding a NaN takes the last rank: its sorted value, NaN.
         last = values.shape[-1] - 1
+        ranks = aten.mul.Scalar(q, last)
         ranks, has_nan = aten.broadcast_tensors.default(
-            [aten.mul.Scalar(q, last), aten.any.dim(is_nan, -1, True)])
+            [ranks, aten.any.dim(aten.isnan.default(values), -1, True)])
         ranks = aten.masked_fill.Scalar(ranks, has_nan, last)
     if interpolation == "lower":
-        ranks = aten.floor.default(ranks)
+        aten.floor_.default(ranks)
     elif interpolation == "higher":
-        ranks = aten.ceil.default(ranks)
+        aten.ceil_.default(ranks)
     elif interpolation == "nearest":
-        ranks = aten.round.default(ranks)
+        aten.round_.default(ranks)
 
-    below = aten._to_copy.default(ranks, dtype=dt.int64)
+    below = _as_index(ranks)
     result = aten.gather.default(values, -1, below)
     if interpolation in ("linear", "midpoint"):
         weights = aten.full_like.default(ranks, 0.5) if interpolation == "midpoint" else \
             aten.sub.Tensor(ranks, below)
-        above = aten.gather.default(values, -1,
-                                    aten._to_copy.default(aten.ceil.default(ranks), dtype=dt.int64))
+        above = aten.gather.default(values, -1, _as_index(aten.ceil_.default(ranks)))
         aten.lerp_.Tensor(result, above, weights)
     # In place, as ATen reshapes its result (autograd then records SqueezeBackward4).
     if q.dim() == 0:
         return aten.squeeze_.dim(result, -1)
     aten.transpose_.default(aten.unsqueeze_.default(result, 0), 0, -1)
     return aten.squeeze_.dim(result, -1)
+
+
+def _as_index(ranks):
+    """The ranks as int64 indices (ATen's ``toType`` with the tensor's options)."""
+    return aten._to_copy.default(ranks, dtype=dt.int64, layout=strided, device=ranks.device)
 
 
 def _into(out, self, result):
