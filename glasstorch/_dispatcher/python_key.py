@@ -115,11 +115,13 @@ def _without_defaults(op, args: tuple, kwargs: dict):
     defaults = _DEFAULTS.get(op)
     if defaults is None:
         defaults = _DEFAULTS[op] = _schema_defaults(op._schema)
-    positional, keyword_only = defaults
-    if any(type(a) is tuple for a in args):     # an int[] arrives as a list
-        args = tuple(list(a) if type(a) is tuple else a for a in args)
+    positional, first_default, list_positions, keyword_only = defaults
+    for i in list_positions:        # an int[] given as a tuple arrives as a list
+        if i < len(args) and type(args[i]) is tuple:
+            args = args[:i] + (list(args[i]),) + args[i + 1:]
     end = len(args)
-    while end and end <= len(positional) and _is_default(args[end - 1], positional[end - 1]):
+    while first_default < end <= len(positional) and _is_default(args[end - 1],
+                                                                 positional[end - 1]):
         end -= 1
     if kwargs:
         kwargs = {k: list(v) if type(v) is tuple else v for k, v in kwargs.items()
@@ -132,16 +134,23 @@ _DEFAULTS: dict = {}
 
 
 def _schema_defaults(schema):
-    """([default or _NO_DEFAULT per positional argument], {keyword-only: default})."""
-    positional, keyword_only = [], {}
+    """Per operator, once: (each positional argument's default or _NO_DEFAULT,
+    the index from which they all have one, the positions of list arguments,
+    {keyword-only name: default})."""
+    positional, list_positions, keyword_only = [], [], {}
     for arg in schema.arguments:
         default = arg.default_value if arg.has_default_value() else _NO_DEFAULT
         if arg.kwarg_only:
             if default is not _NO_DEFAULT:
                 keyword_only[arg.name] = default
         else:
+            if arg.type.is_list:
+                list_positions.append(len(positional))
             positional.append(default)
-    return positional, keyword_only
+    first_default = len(positional)
+    while first_default and positional[first_default - 1] is not _NO_DEFAULT:
+        first_default -= 1
+    return positional, first_default, tuple(list_positions), keyword_only
 
 
 def _is_default(value, default) -> bool:
