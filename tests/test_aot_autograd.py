@@ -16,7 +16,7 @@ from glasstorch._functorch.partitioners import (default_partition,
                                                 min_cut_rematerialization_partition)
 
 from .helpers import to_numpy
-from .test_make_fx import _cnn_step, _gpt_step, _inputs, _lstm_step
+from .test_make_fx import _classifier_step, _cnn_step, _gpt_step, _inputs, _lstm_step
 
 AOT = {gt: (aot_function, default_partition, min_cut_rematerialization_partition),
        torch: (torch_aot_function, torch_default_partition, torch_min_cut)}
@@ -119,13 +119,14 @@ def _saved_count(lib, step, args, partition):
     return len([n for n in placeholders if not n.name.startswith("tangents")]), loss, grads
 
 
-@pytest.mark.parametrize("model", ["gpt", "cnn", "lstm"])
+@pytest.mark.parametrize("model", ["gpt", "cnn", "lstm", "classifier"])
 def test_training_step_gradients_and_saved_tensors(model):
     """A model's loss through aot_function: eager's loss and gradients, and no
     more saved tensors than torch's partitioner saves for the same model (the
     LSTM: torch takes oneDNN's fused kernel there, so only glasstorch's own eager
     run is the reference)."""
-    build = {"gpt": _gpt_step, "cnn": _cnn_step, "lstm": _lstm_step}[model]
+    build = {"gpt": _gpt_step, "cnn": _cnn_step, "lstm": _lstm_step,
+             "classifier": _classifier_step}[model]
 
     step, args = build(gt)
     count, loss, grads = _saved_count(gt, step, args, default_partition)

@@ -224,6 +224,17 @@ def _cnn_step(lib):
     return step, (params, x, y)
 
 
+def _classifier_step(lib):
+    """examples/train_classifier.py's MLP on a batch of 16x16 digits."""
+    classifier = load_example("train_classifier.py", lib.__name__)
+    lib.manual_seed(0)
+    model = classifier.make_model(hidden=32)
+    x, = _inputs(lib, [(4, 1, 16, 16)])
+    y = lib.tensor([3, 7, 0, 9])
+    step, params = _training_step(lib, model, lib.nn.functional.cross_entropy, (x, y))
+    return step, (params, x, y)
+
+
 def _lstm_step(lib):
     lib.manual_seed(0)
 
@@ -242,11 +253,12 @@ def _lstm_step(lib):
     return step, (params, x, y)
 
 
-@pytest.mark.parametrize("model", ["gpt", "cnn"])
+@pytest.mark.parametrize("model", ["gpt", "cnn", "classifier"])
 def test_training_step_graph_as_torch(model):
-    """A whole training step (forward, loss, autograd.grad) of the example GPT
-    and of a small CNN traces to torch's graph, op for op and name for name."""
-    build = {"gpt": _gpt_step, "cnn": _cnn_step}[model]
+    """A whole training step (forward, loss, autograd.grad) of the example GPT,
+    of a small CNN and of the example classifier traces to torch's graph, op
+    for op and name for name."""
+    build = {"gpt": _gpt_step, "cnn": _cnn_step, "classifier": _classifier_step}[model]
     codes = []
     for lib in (gt, torch):
         step, args = build(lib)
