@@ -60,13 +60,6 @@ def _without_defaults(line):
 
 CASES = _overloaded()
 
-# Orders that differ because PyTorch has overloads glasstorch does not declare,
-# which the partial order steps through (randint_like.Tensor lifts the int-high
-# overloads after the Tensor one; tensor_split.tensor_indices_or_sections lifts
-# ``int sections`` after it).
-MISSING_OVERLOADS = {"torch.randint_like", "torch.tensor_split", "Tensor.tensor_split"}
-
-
 def test_the_catalogue_covers_the_overloaded_bindings():
     labels = {label for label, *_ in CASES}
     assert len(CASES) > 150
@@ -74,9 +67,7 @@ def test_the_catalogue_covers_the_overloaded_bindings():
             "torch.randint", "nn.functional.conv2d"} <= labels
 
 
-@pytest.mark.parametrize("label,theirs,ours,method", [
-    pytest.param(*case, id=case[0], marks=[pytest.mark.xfail(strict=True, reason="missing overloads")]
-                 if case[0] in MISSING_OVERLOADS else []) for case in CASES])
+@pytest.mark.parametrize("label,theirs,ours,method", CASES, ids=[case[0] for case in CASES])
 def test_invalid_combination_lists_signatures_in_torch_order(label, theirs, ours, method):
     expected = [_without_defaults(line) for line in _listed_signatures(theirs, torch, method)]
     got = [_without_defaults(line) for line in _listed_signatures(ours, gt, method)]

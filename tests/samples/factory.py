@@ -501,6 +501,27 @@ def randint_like(make, lib):
     return (make(2, 3, dtype="int32"), 5), {}
 
 
+@sample("aten::randint_like.generator")
+def randint_like_generator(make, lib):
+    return (make(3, 4, dtype="int64").t(), 7), {"generator": _gen(lib)}
+
+
+# high is a CPU tensor on every device (torch reads it with item())
+@sample("aten::randint_like.Tensor", random=True)
+def randint_like_tensor(make, lib):
+    return (make(2, 3, dtype="int16"), lib.tensor(9)), {}
+
+
+@sample("aten::randint_like.Tensor_generator")
+def randint_like_tensor_generator(make, lib):
+    return (make(2, 5), lib.tensor(6.5)), {"generator": _gen(lib), "dtype": lib.int64}
+
+
 @sample("aten::randint_like.low_dtype", random=True)
 def randint_like_low(make, lib):
     return (make(2, 3), -3, 3), {"dtype": lib.int64}
+
+
+@sample("aten::randint_like.low_generator_dtype")
+def randint_like_low_generator(make, lib):
+    return (make(4, 3, dtype="int32"), -10, 10), {"generator": _gen(lib, 5)}

@@ -193,6 +193,17 @@ def tensor_split_indices(make, lib):
     return (make(3, 8), [1, 5, -1], 1), {}
 
 
+# the sections or indices tensor stays on the CPU (torch requires it there)
+@sample("aten::tensor_split.tensor_indices_or_sections")
+def tensor_split_tensor_sections(make, lib):
+    return (make(7, 3), lib.tensor(3)), {}
+
+
+@sample("aten::tensor_split.tensor_indices_or_sections")
+def tensor_split_tensor_indices(make, lib):
+    return (make(3, 8), lib.tensor([1, 5, -1]), -1), {}
+
+
 @sample("aten::unbind.int")
 def unbind(make, lib):
     return (make(2, 3, 4), 1), {}

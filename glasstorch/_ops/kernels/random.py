@@ -29,7 +29,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.generator import get_generator
 from ..._dispatcher.dispatcher import ops
-from ..structured import check_overlap
+from ..structured import check_overlap, checked_convert
 from . import kernel, native
 
 _FLOAT_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
@@ -717,15 +717,55 @@ def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
     return ops.aten.normal_.default(_like(self, dtype, device, memory_format), 0.0, 1.0)
 
 
+def _randint_like(self, low, high, generator, dtype, device, memory_format):
+    out = _like(self, dtype, device, memory_format)
+    return ops.aten.random_.__getattr__("from")(out, low, high, generator=generator)
+
+
+def _high_scalar(high):
+    """A Tensor ``high`` as ATen reads it: a 0-dim CPU tensor, item() as int64."""
+    if high.numel() != 1 or high.dim() != 0 or high.device.type != "cpu":
+        raise RuntimeError("high must be a scalar tensor and on CPU")
+    return int(checked_convert(ops.aten.item.default(high), dt.int64))
+
+
 @kernel("randint_like")
 def randint_like(self, high, *, dtype=None, layout=None, device=None, pin_memory=None,
                  memory_format=None):
-    out = _like(self, dtype, device, memory_format)
-    return ops.aten.random_.__getattr__("from")(out, 0, high)
+    return _randint_like(self, 0, high, None, dtype, device, memory_format)
+
+
+@kernel("randint_like_generator")
+def randint_like_generator(self, high, *, generator=None, dtype=None, layout=None, device=None,
+                           pin_memory=None, memory_format=None):
+    return _randint_like(self, 0, high, generator, dtype, device, memory_format)
+
+
+@kernel("randint_like_tensor")
+def randint_like_tensor(self, high, *, dtype=None, layout=None, device=None, pin_memory=None,
+                        memory_format=None):
+    return _randint_like(self, 0, _high_scalar(high), None, dtype, device, memory_format)
+
+
+@kernel("randint_like_tensor_meta")
+def randint_like_tensor_meta(self, high, *, dtype=None, layout=None, device=None,
+                             pin_memory=None, memory_format=None):
+    return _like(self, dtype, device, memory_format)
+
+
+@kernel("randint_like_tensor_generator")
+def randint_like_tensor_generator(self, high, *, generator=None, dtype=None, layout=None,
+                                  device=None, pin_memory=None, memory_format=None):
+    return _randint_like(self, 0, _high_scalar(high), generator, dtype, device, memory_format)
 
 
 @kernel("randint_like_low")
 def randint_like_low(self, low, high, *, dtype=None, layout=None, device=None, pin_memory=None,
                      memory_format=None):
-    out = _like(self, dtype, device, memory_format)
-    return ops.aten.random_.__getattr__("from")(out, low, high)
+    return _randint_like(self, low, high, None, dtype, device, memory_format)
+
+
+@kernel("randint_like_low_generator")
+def randint_like_low_generator(self, low, high, *, generator=None, dtype=None, layout=None,
+                               device=None, pin_memory=None, memory_format=None):
+    return _randint_like(self, low, high, generator, dtype, device, memory_format)

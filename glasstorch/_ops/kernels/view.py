@@ -530,11 +530,15 @@ def _split_points(self, dim, indices):
     return out
 
 
-@kernel("tensor_split_sections")
-def tensor_split_sections(self, sections, dim=0):
+def _check_splittable(self):
     if not self._shape:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
+
+
+@kernel("tensor_split_sections")
+def tensor_split_sections(self, sections, dim=0):
+    _check_splittable(self)
     if sections <= 0:
         raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
     dim = wrap_dim(dim, len(self._shape))
@@ -549,12 +553,30 @@ def tensor_split_sections(self, sections, dim=0):
 
 @kernel("tensor_split_indices")
 def tensor_split_indices(self, indices, dim=0):
-    if not self._shape:
-        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
-                           "tensor with 0 dims")
+    _check_splittable(self)
     dim = wrap_dim(dim, len(self._shape))
     points = [i + self._shape[dim] if i < 0 else i for i in indices]
     return _split_points(self, dim, points)
+
+
+@kernel("tensor_split_tensor_indices_or_sections")
+def tensor_split_tensor_indices_or_sections(self, tensor_indices_or_sections, dim=0):
+    """A 0-dim int64 CPU tensor is a number of sections, a 1-dim one the indices."""
+    split = tensor_indices_or_sections
+    _check_splittable(self)
+    if split.device.type != "cpu":
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to be on cpu, but "
+                           f"it's on {split.device}")
+    if split.dtype is not dt.int64:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of "
+                           f"long, but got {split.dtype._short}")
+    if split.dim() > 1:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                           "zero-dimensional or one-dimensional tensor, but got a tensor with "
+                           f"{split.dim()} dims")
+    if split.dim() == 0:
+        return ops.aten.tensor_split.sections(self, ops.aten.item.default(split), dim)
+    return ops.aten.tensor_split.indices(self, split._np().tolist(), dim)
 
 
 @kernel("unbind")
