@@ -25,6 +25,7 @@ import numpy as np
 
 from ._core import dtype as dt
 from ._core.device import device as Device
+from ._dispatcher.binding import _is_symint
 from ._dispatcher.dispatcher import dispatcher, ops
 from ._ops import registry as _registry
 from ._ops.structured import checked_convert, empty_tensor
@@ -72,6 +73,8 @@ def _as_int(x):
         return int(x)
     if isinstance(x, Tensor) and not x._shape and x.dtype.category <= dt.INTEGRAL:
         return int(x._cpu_array()[()])
+    if _is_symint(x):               # a symbolic bound stays symbolic (no guard)
+        return x
     if hasattr(x, "__index__"):
         return x.__index__()
     raise TypeError("slice indices must be integers or None or have an __index__ method")

@@ -107,6 +107,13 @@ def _is_symint(v) -> bool:
     return isinstance(v, SymInt)
 
 
+def is_sym_number(v) -> bool:
+    """A symbolic number (SymInt, SymFloat) passes as a Scalar, or as a number for a
+    Tensor parameter, unevaluated: make_fx records ``mul.Tensor(x, sym_size_int)``."""
+    from ..fx.experimental.sym_node import SymFloat, SymInt
+    return isinstance(v, (SymInt, SymFloat))
+
+
 def _conv_int_list(v, fixed_size, where=("", "")):
     """int[] / SymInt[]: a list of ints; int[N] also takes one int, repeated N times.  ``where``: the
     function and argument names an overflowing element's error names."""
@@ -150,6 +157,8 @@ def _python_number(v):
 def _conv_scalar(v):
     if isinstance(v, (bool, int, float, complex)):
         return _python_number(v)
+    if is_sym_number(v):
+        return v
     if isinstance(v, np.generic) and isinstance(v, NUMBER):
         return v.item()
     if isinstance(v, Tensor) and v.numel() == 1:
@@ -199,6 +208,8 @@ def _check_tensor(v, numbers_ok):
         return v
     if numbers_ok and isinstance(v, NUMBER):
         return v.item() if isinstance(v, np.generic) else _python_number(v)
+    if numbers_ok and is_sym_number(v):
+        return v
     raise _NoMatch
 
 

@@ -551,7 +551,8 @@ def _make_dunder(dunder, method, reflected):
                 return NotImplemented
 
         def op_slow(self, other):
-            if isinstance(other, (Tensor, *binding.NUMBER)) or has_torch_function((other,)):
+            if isinstance(other, (Tensor, *binding.NUMBER)) or has_torch_function((other,)) \
+                    or binding.is_sym_number(other):
                 return method(self, other)
             return NotImplemented
         op.__name__ = op.__qualname__ = dunder

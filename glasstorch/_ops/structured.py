@@ -77,7 +77,7 @@ def empty_tensor(shape, dtype, device=CPU, stride=None) -> Tensor:
     """
     if type(shape) is not tuple:
         shape = tuple(shape)
-    if stride is not None and stride == contiguous_strides(shape):
+    if stride is not None and same_shape(stride, contiguous_strides(shape)):
         stride = None
     dev_type = device.type
     if dev_type == "cpu":
@@ -170,8 +170,11 @@ def broadcast_shapes(*shapes) -> tuple:
 
 
 def _infer_size(a, b) -> tuple:
-    """``infer_size``: the broadcast of two shapes, checked from the last dim."""
-    if a == b:
+    """``infer_size``: the broadcast of two shapes, checked from the last dim.
+    Symbolic sizes are compared as ATen's infer_size_impl compares them: a size
+    1 is looked for first, and only then are two sizes required equal (so a
+    SymInt is never compared with the other shape's sizes at other dims)."""
+    if same_shape(a, b):
         return a
     ndim = max(len(a), len(b))
     result = [0] * ndim
@@ -179,10 +182,13 @@ def _infer_size(a, b) -> tuple:
         offset = ndim - 1 - i
         size_a = a[len(a) - 1 - offset] if offset < len(a) else 1
         size_b = b[len(b) - 1 - offset] if offset < len(b) else 1
-        if size_a != size_b and size_a != 1 and size_b != 1:
+        if size_a == 1:
+            result[i] = size_b
+        elif size_b == 1 or size_a == size_b:
+            result[i] = size_a
+        else:
             raise RuntimeError(f"The size of tensor a ({size_a}) must match the size of tensor b "
                                f"({size_b}) at non-singleton dimension {i}")
-        result[i] = size_b if size_a == 1 else size_a
     return tuple(result)
 
 
@@ -223,6 +229,8 @@ def _python_number(x):
         return x
     if isinstance(x, np.generic):
         return x.item()
+    if hasattr(x, "node"):      # a SymInt / SymFloat promotes as its Python type
+        return x.node.hint
     raise TypeError(f"expected a number, got {type(x).__name__}")
 
 

@@ -63,7 +63,7 @@ def _stats_dtype(input, *params):
 # -- layer norm ------------------------------------------------------------------------
 
 def _layer_norm_checks(input, normalized_shape, weight, bias):
-    normalized_shape = [int(n) for n in normalized_shape]
+    normalized_shape = list(normalized_shape)     # (SymInts stay symbolic: no guard)
     if len(normalized_shape) < 1:
         raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
                            f"containing at least one element, but got normalized_shape = "

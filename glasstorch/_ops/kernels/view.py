@@ -77,15 +77,19 @@ def infer_size(shape, numel):
         else:
             raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
                                f"{_shape_str(shape)}")
-    if numel == newsize or (infer_dim is not None and newsize > 0 and numel % newsize == 0):
-        if infer_dim is not None:
-            if newsize == 0:
-                raise RuntimeError(
-                    f"cannot reshape tensor of 0 elements into shape {_shape_str(shape)} because "
-                    "the unspecified dimension size -1 can be any value and is ambiguous")
-            shape = list(shape)
-            shape[infer_dim] = numel // newsize
+    # with a -1, only divisibility is checked (a symbolic numel is never compared
+    # with the product of the other sizes, as PyTorch's infer_size does)
+    if infer_dim is None:
+        if numel == newsize:
+            return tuple(shape)
+    elif newsize != 0 and numel % newsize == 0:
+        shape = list(shape)
+        shape[infer_dim] = numel // newsize
         return tuple(shape)
+    elif newsize == 0 and numel == 0:
+        raise RuntimeError(
+            f"cannot reshape tensor of 0 elements into shape {_shape_str(shape)} because "
+            "the unspecified dimension size -1 can be any value and is ambiguous")
     raise RuntimeError(f"shape '{_shape_str(shape)}' is invalid for input of size {numel}")
 
 
@@ -407,6 +411,17 @@ def select(self, dim, index):
                             stride[:dim] + stride[dim + 1:], self._offset + index * stride[dim])
 
 
+def _slice_bound(index, size):
+    """A slice bound clamped into [0, size], a negative one counted from the end.
+    The comparisons are PyTorch's (fake_impls' _compute_slice_index), in its
+    order, so a symbolic bound records the guards PyTorch's does."""
+    if index >= 0 and index <= size:
+        return index
+    if index < 0 and index >= -size:
+        return index + size
+    return 0 if index < -size else size
+
+
 @kernel("slice")
 def slice_(self, dim=0, start=None, end=None, step=1):
     shape = self._shape
@@ -418,21 +433,9 @@ def slice_(self, dim=0, start=None, end=None, step=1):
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     size = shape[dim]
-    start = 0 if start is None else start
-    end = INT64_MAX if end is None else end
-    if start < 0:
-        start += size
-    if end < 0:
-        end += size
-    if start < 0:
-        start = 0
-    elif start >= size:
-        start = size
-    if end < start:
-        end = start
-    elif end >= size:
-        end = size
-    length = (end - start + step - 1) // step
+    start = 0 if start is None else _slice_bound(start, size)
+    end = size if end is None else _slice_bound(end, size)
+    length = (end - start + step - 1) // step if end >= start else 0
     stride = self._stride
     return inner.as_strided(self, shape[:dim] + (length,) + shape[dim + 1:],
                             stride[:dim] + (stride[dim] * step,) + stride[dim + 1:],

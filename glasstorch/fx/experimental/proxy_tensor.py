@@ -22,9 +22,10 @@ Note [Symbolic tracing]
     Every tracked tensor's symbolic sizes, strides, numel and storage offset get
     a *lazy* proxy: ``sym_size.int(x_1, 0)`` is only written when something uses
     that SymInt.  SymInt arithmetic in the traced program (``x.shape[0] * 2``)
-    reaches ``ProxyTorchDispatchMode.__sym_dispatch__`` and is written at once
-    as an operator node (``mul = sym_size_int * 2``); arithmetic inside a meta
-    rule runs while the mode is popped, so it leaves no trace.  A SymInt is
+    reaches ``ProxyTorchDispatchMode.__sym_dispatch__``, which gives the result
+    a lazy operator node too (``mul = sym_size_int * 2``, written where it is
+    first used); arithmetic inside a meta rule runs while the mode is popped,
+    so it leaves no trace.  A SymInt is
     found by its SymNode (the first proxy set for it wins), else by its symbol.
     At the end, unused size reads and unused SymInt arithmetic are dropped and
     SymInts computed twice from int inputs are shared (torch's dedupe_symints).
@@ -46,7 +47,7 @@ from ...utils._python_dispatch import TorchDispatchMode
 from ..graph import Graph, _PyTreeCodeGen
 from ..graph_module import GraphModule
 from ..passes.shape_prop import _extract_tensor_metadata
-from .sym_node import SymBool, SymInt, Symbol
+from .sym_node import SymBool, SymFloat, SymInt, Symbol
 from .symbolic_shapes import ShapeEnv, is_accessor_node
 
 __all__ = ["make_fx", "ProxyTorchDispatchMode", "PythonKeyTracer", "get_isolated_graphmodule"]
@@ -54,7 +55,7 @@ __all__ = ["make_fx", "ProxyTorchDispatchMode", "PythonKeyTracer", "get_isolated
 
 _LIFT_FRESH, _LIFT_FRESH_COPY = ops.aten.lift_fresh.default, ops.aten.lift_fresh_copy.default
 _DATA_DEPENDENT = Tag.data_dependent_output
-_SYM_TYPES = (SymInt, SymBool)
+_SYM_TYPES = (SymInt, SymFloat, SymBool)
 
 class _Thunk:
     """A node made on first use, then remembered (PyTorch's Thunk)."""
@@ -200,15 +201,15 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         return out
 
     def __sym_dispatch__(self, op, args, out):
-        """SymInt arithmetic in the traced program: a node now (``x * 1`` is ``x``)."""
+        """SymInt arithmetic in the traced program: a node on first use, as PyTorch's
+        thunks make it (``x * 1`` is ``x``)."""
         if op is operator.mul:
             for one, other in (args, args[::-1]):
                 if type(one) is int and one == 1:
                     return other
         if isinstance(out, _SYM_TYPES):
             tracer = self.tracer
-            node = tracer._sym_node(op, args, out)
-            tracer.set_sym_proxy(out, _Thunk(lambda: node))
+            tracer.set_sym_proxy(out, _Thunk(lambda: tracer._sym_node(op, args, out)))
         return out
 
 

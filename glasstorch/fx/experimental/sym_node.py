@@ -13,7 +13,7 @@ sympy prints for the shapes of common programs.
 
 Note [Expressions]
     An expression is a Python int, a ``Symbol``, a ``Function`` (FloorDiv,
-    Mod, Max, Min) or a ``Poly``: a sum of terms ``coeff * base**exp * ...``.
+    Mod, Max, Min, IntTrueDiv) or a ``Poly``: a sum of terms ``coeff * base**exp * ...``.
     A base is a Symbol, a Function or a Poly of several terms (sympy keeps
     ``(s0 + 1)*(s1 + 2)`` unexpanded; only a number times a sum distributes).
     ``normalize`` makes every value canonical (a one-term Poly ``1*s0`` is the
@@ -26,7 +26,7 @@ import operator
 
 from ..._core.tls import state as _tls
 
-__all__ = ["SymNode", "SymInt", "SymBool", "sym_max", "sym_min", "Symbol", "Function", "Poly",
+__all__ = ["SymNode", "SymInt", "SymFloat", "SymBool", "sym_max", "sym_min", "Symbol", "Function", "Poly",
            "Rel"]
 
 
@@ -55,7 +55,8 @@ class Symbol:
 
 
 class Function:
-    """``FloorDiv(a, b)``, ``Mod(a, b)``, ``Max(a, b)`` or ``Min(a, b)`` that did not simplify."""
+    """``FloorDiv(a, b)``, ``Mod(a, b)``, ``Max(a, b)``, ``Min(a, b)`` that did not
+    simplify, or ``IntTrueDiv(a, b)`` (the float ``a / b``)."""
 
     __slots__ = ("func", "args")
 
@@ -258,7 +259,7 @@ def _divide_term(monomial, coeff, d_monomial, d_coeff):
     return tuple((b, powers[b]) for b, _ in monomial if powers[b]), coeff // d_coeff
 
 
-def _exact_quotient(a, b):
+def exact_quotient(a, b):
     """``a / b`` when ``b`` is one term dividing every term of ``a``, else None."""
     b_terms = _terms(b)
     if len(b_terms) != 1:
@@ -291,7 +292,7 @@ def floordiv(a, b):
         else:
             rest_div = 0
         return add(normalize(exact), rest_div)
-    quotient = _exact_quotient(a, b)
+    quotient = exact_quotient(a, b)
     return quotient if quotient is not None else Function("FloorDiv", (a, b))
 
 
@@ -299,7 +300,7 @@ def mod(a, b):
     """``a % b`` (Python's sign rule, torch's PythonMod)."""
     if type(a) is int and type(b) is int:
         return a % b
-    if a == b or _exact_quotient(a, b) is not None:
+    if a == b or exact_quotient(a, b) is not None:
         return 0
     if type(b) is int and b > 0:
         rest = {m: (c % b if not m else c) for m, c in _terms(a).items() if c % b}
@@ -323,6 +324,7 @@ class Rel:
     __slots__ = ("op", "lhs", "rhs")
     _SYMBOLS = {"Gt": ">", "Ge": ">=", "Lt": "<", "Le": "<="}
     NEGATION = {"Gt": "Le", "Le": "Gt", "Lt": "Ge", "Ge": "Lt", "Eq": "Ne", "Ne": "Eq"}
+    FLIPPED = {"Gt": "Lt", "Lt": "Gt", "Ge": "Le", "Le": "Ge", "Eq": "Eq", "Ne": "Ne"}   # a op b = b op' a
 
     def __init__(self, op, lhs, rhs):
         self.op, self.lhs, self.rhs = op, lhs, rhs
@@ -409,6 +411,14 @@ class SymNode:
     def mod(self, other):
         return self._binary(mod, other, operator.mod)
 
+    def truediv(self, other):
+        """``a / b`` of two ints: a float, ``IntTrueDiv(a, b)`` (a constant when both are)."""
+        other_expr, other_hint = (other.expr, other.hint) if isinstance(other, SymNode) \
+            else (other, other)
+        expr = self.expr / other_expr if type(self.expr) is int and type(other_expr) is int \
+            else Function("IntTrueDiv", (self.expr, other_expr))
+        return SymNode(expr, self.shape_env, float, self.hint / other_hint)
+
     def sym_max(self, other):
         return self._binary(lambda a, b: _minmax("Max", a, b), other, max)
 
@@ -441,9 +451,9 @@ class SymNode:
 
 def wrap_node(node: SymNode):
     """The user value of ``node``: a plain int/bool when its expression is a constant."""
-    if type(node.expr) in (int, bool):
+    if type(node.expr) in (int, bool, float):
         return node.expr
-    return SymBool(node) if node.pytype is bool else SymInt(node)
+    return {bool: SymBool, float: SymFloat}.get(node.pytype, SymInt)(node)
 
 
 # -- tracing hook ---------------------------------------------------------------------
@@ -515,6 +525,8 @@ class SymInt:
     __rfloordiv__ = _binary_magic(operator.floordiv, "floordiv", reflected=True)
     __mod__ = _binary_magic(operator.mod, "mod")
     __rmod__ = _binary_magic(operator.mod, "mod", reflected=True)
+    __truediv__ = _binary_magic(operator.truediv, "truediv")
+    __rtruediv__ = _binary_magic(operator.truediv, "truediv", reflected=True)
     __eq__ = _compare_magic(operator.eq, "Eq")
     __ne__ = _compare_magic(operator.ne, "Ne")
     __lt__ = _compare_magic(operator.lt, "Lt")
@@ -541,6 +553,25 @@ class SymInt:
 
     def __float__(self):
         return float(int(self))
+
+    def __repr__(self):
+        return self.node.str()
+
+    __str__ = __repr__
+
+
+class SymFloat:
+    """A float with a symbolic value (``torch.SymFloat``): what ``/`` of SymInts
+    gives, ``IntTrueDiv(s75, 2)``.  It passes as a Scalar (``x * (n / 2)``);
+    there is no arithmetic on it here."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: SymNode):
+        self.node = node
+
+    def __hash__(self):
+        return id(self)
 
     def __repr__(self):
         return self.node.str()

@@ -19,7 +19,8 @@ import hashlib
 import math
 from dataclasses import dataclass
 
-from .sym_node import Function, Poly, Rel, SymBool, SymInt, SymNode, Symbol, mul, sub, wrap_node
+from .sym_node import (Function, Poly, Rel, SymBool, SymInt, SymNode, Symbol, exact_quotient, mul,
+                       sub, wrap_node)
 
 __all__ = ["ShapeEnv", "ShapeGuard", "guard_int", "guard_bool", "hint_int", "is_concrete_int",
            "is_concrete_bool", "has_free_symbols", "free_symbols", "statically_known_true",
@@ -146,7 +147,19 @@ class ShapeEnv:
         known = self._known.get(rel)
         if known is not None:
             return known
-        return rel.holds(self.bounds(sub(rel.lhs, rel.rhs)))
+        decided = rel.holds(self.bounds(sub(rel.lhs, rel.rhs)))
+        return decided if decided is not None else self._compare_ratio(rel)
+
+    def _compare_ratio(self, rel: Rel) -> bool | None:
+        """``rel`` between ``a`` and ``a*q`` (``a`` positive) decided as between 1
+        and ``q``: ``s7 < s7*s75*s96`` holds as ``1 < s75*s96`` does, which the
+        bounds of the difference alone do not show."""
+        for base, multiple, op in ((rel.lhs, rel.rhs, rel.op),
+                                   (rel.rhs, rel.lhs, Rel.FLIPPED[rel.op])):
+            q = exact_quotient(multiple, base)
+            if q is not None and self.bounds(base)[0] > 0:
+                return Rel(op, 1, q).holds(self.bounds(sub(1, q)))
+        return None
 
     def evaluate_expr(self, rel: Rel, hint: bool) -> bool:
         """``rel`` as a bool: decided statically, or by ``hint`` with a guard."""
