@@ -257,21 +257,27 @@ def _will_engine_execute_node(node) -> bool:
     return will_engine_execute_node(node)
 
 
-# -- the generated nn bindings by their C module's name ---------------------------------
+# -- the generated bindings by their C module's name ------------------------------------
 
 class _BindingModule:
-    """``torch._C._nn``: the nn bindings by name (``_nn.linear``, ``_nn.gelu``), as
-    code PyTorch generates (FX's ``forward``) calls them; what glasstorch writes
+    """``torch._C._nn`` (``_linalg``, ``_special``, ``_fft``): the bindings of one
+    namespace by name (``_nn.linear``, ``_linalg.linalg_norm``), as code PyTorch
+    generates (FX's ``forward``) calls them; for ``_nn``, what glasstorch writes
     in Python (``softplus``, ``one_hot``) comes from ``nn.functional``."""
+
+    def __init__(self, namespace: str):
+        self._namespace = namespace
 
     def __getattr__(self, name: str):
         from ._ops.registry import FUNCTIONS
-        from .nn import functional
-        found = FUNCTIONS["nn"].get(name) or (getattr(functional, name, None)
-                                              if not name.startswith("_") else None)
+        found = FUNCTIONS[self._namespace].get(name)
+        if found is None and self._namespace == "nn" and not name.startswith("_"):
+            from .nn import functional
+            found = getattr(functional, name, None)
         if found is None:
-            raise AttributeError(f"module 'torch._C._nn' has no attribute '{name}'")
+            raise AttributeError(f"module 'torch._C._{self._namespace}' has no attribute "
+                                 f"'{name}'")
         return found
 
 
-_nn = _BindingModule()
+_nn, _linalg, _special, _fft = (_BindingModule(ns) for ns in ("nn", "linalg", "special", "fft"))

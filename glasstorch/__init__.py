@@ -48,6 +48,7 @@ from . import _C, cuda, distributed, library, nn, onnx  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from .functional import *  # noqa: E402,F401,F403  (torch.functional: einsum, norm, unique ...)
+from .functional import _assert  # noqa: E402,F401  (torch._assert, FX's traceable assert)
 from ._core.type_info import finfo, iinfo  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import backends  # noqa: E402,F401

@@ -25,14 +25,15 @@ import numpy as np
 
 from ._core import dtype as dt
 from ._core.device import device as Device
+from ._dispatcher import torch_function as _torch_function
 from ._dispatcher.binding import _is_symint
 from ._dispatcher.dispatcher import dispatcher, ops
 from ._ops import registry as _registry
 from ._ops.structured import checked_convert, empty_tensor
 from ._tensor import Size, Tensor
 
-__all__ = ["broadcast_shapes", "split", "unbind", "chunk", "tensor_split", "split_with_sizes",
-           "split_copy", "split_with_sizes_copy", "unbind_copy", "broadcast_tensors", "hsplit", "vsplit", "cat", "concat", "concatenate", "stack"]
+__all__ = ["broadcast_shapes", "unbind", "chunk", "tensor_split", "split_with_sizes",
+           "split_copy", "split_with_sizes_copy", "unbind_copy", "hsplit", "vsplit", "cat", "concat", "concatenate", "stack"]
 
 INT64_MAX = sys.maxsize
 _CPU = Device("cpu")
@@ -371,10 +372,11 @@ def broadcast_shapes(*shapes) -> Size:
 
 def _tupled(fn, name):
     """Python bindings return ``Tensor[]`` results as tuples (an out= overload
-    returning ``()`` gives None)."""
+    returning ``()`` gives None; what ``__torch_function__`` returns, such as
+    an FX Proxy, is left as it is)."""
     def wrapper(*args, **kwargs):
         result = fn(*args, **kwargs)
-        return None if result is None else tuple(result)
+        return tuple(result) if isinstance(result, list) else result
     wrapper.__name__ = wrapper.__qualname__ = name
     wrapper.__doc__ = fn.__doc__
     wrapper._signatures = getattr(fn, "_signatures", None)
@@ -389,14 +391,6 @@ split_with_sizes = _tupled(_torch_fns["split_with_sizes"], "split_with_sizes")
 split_copy = _tupled(_torch_fns["split_copy"], "split_copy")
 split_with_sizes_copy = _tupled(_torch_fns["split_with_sizes_copy"], "split_with_sizes_copy")
 unbind_copy = _tupled(_torch_fns["unbind_copy"], "unbind_copy")
-_broadcast_tensors = _torch_fns["broadcast_tensors"]
-
-
-def broadcast_tensors(*tensors):
-    """``torch.broadcast_tensors(a, b, ...)``: views of each, expanded to one shape."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    return tuple(_broadcast_tensors(list(tensors)))
 
 
 for _name in ("unbind", "chunk", "tensor_split", "split_with_sizes"):
@@ -413,11 +407,6 @@ def _split_method(self, split_size, dim=0):
     if isinstance(split_size, _INTS) and not isinstance(split_size, bool):
         return tuple(ops.aten.split.Tensor(self, int(split_size), dim))
     return tuple(ops.aten.split_with_sizes.default(self, [int(s) for s in split_size], dim))
-
-
-def split(tensor, split_size_or_sections, dim=0):
-    """``torch.split``: see ``Tensor.split``."""
-    return tensor.split(split_size_or_sections, dim)
 
 
 def hsplit(input, indices_or_sections):
@@ -463,9 +452,6 @@ def cat(tensors, dim=0, *, out=None):
     return _cat(tensors, dim) if out is None else _cat(tensors, dim, out=out)
 
 
-concat = concatenate = cat
-
-
 def stack(tensors, dim=0, *, out=None):
     """``torch.stack``: see ``cat`` for why the empty list is checked here."""
     if isinstance(tensors, (list, tuple)) and not tensors:
@@ -476,3 +462,15 @@ def stack(tensors, dim=0, *, out=None):
     if out._shape != result._shape:
         ops.aten.resize_.default(out, list(result._shape))
     return ops.aten.copy_.default(out, result)
+
+
+def _c_bound(fn, name):
+    """``fn`` as PyTorch binds it in C: ``__torch_function__`` (and so FX) sees the
+    call as written (``torch.stack([x, x])``, no default ``dim``), by ``name``."""
+    public = _torch_function.overridable(fn, name, python_level=False)
+    public.__module__ = "torch"
+    return public
+
+
+concat, concatenate = (_c_bound(cat, name) for name in ("concat", "concatenate"))
+cat, stack = _c_bound(cat, "cat"), _c_bound(stack, "stack")

@@ -1,17 +1,63 @@
 """torch.functional: Python-level functions of the torch namespace whose calling
 convention no schema expresses (``torch.einsum(eq, a, b)`` takes operands as
 varargs; the op ``aten::einsum`` takes a ``Tensor[]``; ``torch.norm`` picks a
-``torch.linalg`` function from its arguments)."""
+``torch.linalg`` function from its arguments).
+
+Note [varargs overrides]: torch's varargs functions here (``einsum``,
+``meshgrid``) check ``has_torch_function(tensors)``, which looks at each
+argument but not into a list.  So ``einsum(eq, [a, b])`` and
+``meshgrid([a, b])`` reach their bodies with no mode active: einsum calls
+itself again with the operands spread (recorded as ``einsum(eq, a, b)``),
+meshgrid calls the C binding (recorded as ``torch.meshgrid([a, b])``).
+``_overridden`` makes that check; the other public functions get the
+wrappers of ``install_module_overrides`` (bottom of the file)."""
 from __future__ import annotations
 
 import sys
 
+from ._core.tls import overrides as _overrides
 from ._dispatcher.dispatcher import ops
 from ._dispatcher import torch_function as _torch_function
+from ._indexing import _tupled
+from ._ops import registry as _registry
 from ._tensor import Tensor
 
 __all__ = ["einsum", "norm", "unique", "meshgrid", "tensordot", "block_diag", "cartesian_prod",
-           "atleast_1d", "atleast_2d", "atleast_3d", "cdist"]
+           "atleast_1d", "atleast_2d", "atleast_3d", "cdist", "split", "broadcast_tensors"]
+
+_VARARGS = ("einsum", "meshgrid")
+_meshgrid = _tupled(_registry.FUNCTIONS["torch"]["meshgrid"], "meshgrid")
+_broadcast_tensors = _tupled(_registry.FUNCTIONS["torch"]["broadcast_tensors"],
+                             "broadcast_tensors")
+
+
+def _overridden(tensors) -> bool:
+    """torch's ``has_torch_function(tensors)`` (see Note [varargs overrides])."""
+    top = tuple(t for t in tensors if type(t) not in (list, tuple))
+    return (_overrides.on or _torch_function.foreign_override(top, None)) and \
+        _torch_function.has_torch_function(top)
+
+
+def _assert(condition, message):
+    """``torch._assert``: an ``assert`` that tracing records (a Proxy condition
+    hands the call to ``__torch_function__``; a plain tensor never does)."""
+    if type(condition) is not Tensor and _overridden((condition,)):
+        return _torch_function.handle_torch_function(_assert, (condition,), condition, message,
+                                                     _python_level=True)
+    assert condition, message
+
+
+_assert.__module__ = "torch"    # torch defines it at its top level: FX writes torch._assert
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """``torch.split``: see ``Tensor.split``."""
+    return tensor.split(split_size_or_sections, dim)
+
+
+def broadcast_tensors(*tensors):
+    """``torch.broadcast_tensors(a, b, ...)``: views of each, expanded to one shape."""
+    return _broadcast_tensors(_varargs(tensors))
 
 
 def einsum(*args):
@@ -23,8 +69,11 @@ def einsum(*args):
     equation, operands = args[0], args[1:]
     if not isinstance(equation, str):
         raise TypeError("einsum(): the sublist format is not supported; pass an equation string")
+    if _overridden(operands):
+        return _torch_function.handle_torch_function(einsum, operands, equation, *operands,
+                                                     _python_level=True)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
+        return einsum(equation, *operands[0])
     for t in operands:
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum(): argument 'tensors' must be tuple of Tensors, not "
@@ -97,10 +146,13 @@ def _varargs(tensors):
 
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids; PyTorch warns (once) when ``indexing`` is not given."""
-    tensors = _varargs(tensors)
-    if indexing is None:
-        return tuple(ops.aten.meshgrid.default(tensors))
-    return tuple(ops.aten.meshgrid.indexing(tensors, indexing=indexing))
+    if _overridden(tensors):
+        return _torch_function.handle_torch_function(meshgrid, tensors, *tensors,
+                                                     indexing=indexing, _python_level=True)
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]    # passed on as given: FX records torch.meshgrid((a,), ...)
+    kwargs = {} if indexing is None else {"indexing": indexing}
+    return _meshgrid(tensors, **kwargs)
 
 
 def tensordot(a, b, dims=2, out=None):
@@ -173,4 +225,5 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 # Every public function here takes part in ``__torch_function__`` (torch/functional.py's
 # ``has_torch_function`` preambles; see ``_dispatcher/torch_function.py``).
-_torch_function.install_module_overrides(sys.modules[__name__])
+_torch_function.install_module_overrides(sys.modules[__name__],
+                                         names=set(__all__).difference(_VARARGS))

@@ -818,3 +818,170 @@ def test_variadic_and_keyword_only_parameters_as_torch():
                   traced[1](lib.ones(1), 3).item(), traced[2](lib.ones(1), 1, 5).item())
         results.append(([(gm.code, str(gm.graph)) for gm in traced], values))
     assert results[0] == results[1]
+
+
+# -- torch.* functions torch writes in Python or binds in C, and what each records --
+
+TORCH_CALLS = {   # name -> (lib) -> function of one 2x4 tensor
+    "stack": lambda lib: lambda x: (lib.stack([x, x]), lib.stack((x, x), 1),
+                                    lib.stack([x, x], dim=-1)),
+    "cat": lambda lib: lambda x: (lib.cat([x, x]), lib.cat((x, x), 1), lib.cat([x, x], dim=-1)),
+    "concat": lambda lib: lambda x: (lib.concat([x, x]), lib.concatenate((x, x), 1)),
+    "split": lambda lib: lambda x: (lib.split(x, 2), lib.split(x, [1, 3], 1),
+                                    lib.split(x, 1, dim=0)),
+    "chunk": lambda lib: lambda x: (lib.chunk(x, 2), lib.chunk(x, 2, 1), lib.unbind(x),
+                                    lib.tensor_split(x, 2, dim=1)),
+    "flatten": lambda lib: lambda x: (lib.flatten(x), lib.flatten(x, 1), lib.flatten(x, 0, -1)),
+    "einsum": lambda lib: lambda x: (lib.einsum("ij,kj->ik", x, x),
+                                     lib.einsum("ij,kj->ik", [x, x]), lib.einsum("ij->j", (x,))),
+    "norm": lambda lib: lambda x: (lib.norm(x), lib.norm(x, 1, 1), lib.norm(x, dim=0),
+                                   lib.linalg.norm(x), lib.linalg.vector_norm(x, 3)),
+    "meshgrid": lambda lib: lambda x: (lib.meshgrid(x[0], x[1], indexing="ij"),
+                                       lib.meshgrid([x[0], x[1]], indexing="xy"),
+                                       lib.meshgrid((x[0],), indexing="ij")),
+    "broadcast": lambda lib: lambda x: (lib.broadcast_tensors(x, x[0]),
+                                        lib.broadcast_tensors(x[:, :1], x)),
+    "unique": lambda lib: lambda x: (lib.unique(x), lib.unique(x, return_counts=True),
+                                     lib.unique(x, sorted=True, return_inverse=True, dim=0)),
+}
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [to_numpy(value)]
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_CALLS))
+def test_torch_calls_record_what_torch_records(name):
+    """A function PyTorch binds in C records its call as written (``torch.stack([x,
+    x])``: no ``dim`` filled in; ``concat`` by its own name), one of
+    torch.functional its ``handle_torch_function`` form (``torch.functional.split(x,
+    2, dim = 0)``; ``einsum(eq, [a, b])`` spread out; ``meshgrid([a, b])`` as the C
+    binding ``torch.meshgrid``); the traced code computes what eager does."""
+    import torch.fx  # noqa: F401
+    values = np.arange(8, dtype=np.float32).reshape(2, 4) % 3
+    traced, outputs = [], []
+    for lib in (gt, torch):
+        fn = TORCH_CALLS[name](lib)
+        gm = lib.fx.symbolic_trace(fn)
+        x = lib.tensor(values)
+        traced.append((gm.code, str(gm.graph)))
+        outputs.append((_leaves(gm(x)), _leaves(fn(x))))
+    assert traced[0] == traced[1]
+    for ours, theirs in zip(*outputs):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_function_modes_see_c_bound_calls_as_written():
+    """``torch.stack([x, x])`` reaches a TorchFunctionMode with no ``dim``, an
+    ``out=`` as given, and ``concat`` under its own name, as in PyTorch."""
+    seen = []
+    for lib in (gt, torch):
+        calls = []
+
+        class Log(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                calls.append((func.__name__, len(args), sorted(kwargs or {})))
+                return func(*args, **(kwargs or {}))
+        x, out = lib.ones(2, 2), lib.empty(2, 2, 2)
+        with Log():
+            lib.stack([x, x])
+            lib.stack([x, x], dim=1, out=out)
+            lib.cat((x, x), 1)
+            lib.concat([x, x])
+            lib.concatenate([x, x], -1)
+        seen.append(calls)
+    assert seen[0] == seen[1]
+
+
+def test_assert_at_top_level_traced_and_kept_as_torch():
+    """``torch._assert`` lives at the top level (module ``torch``); traced on a
+    Proxy it is one ``torch._assert`` node that dead-code elimination keeps, and
+    the generated code raises its message."""
+    import torch.fx  # noqa: F401
+
+    def checked(x):
+        lib = gt if isinstance(x, gt.fx.Proxy) else torch
+        lib._assert(x.sum() > 0, "needs a positive sum")
+        return x * 2
+    results = []
+    for lib in (gt, torch):
+        gm = lib.fx.symbolic_trace(checked)
+        changed = gm.graph.eliminate_dead_code()
+        gm.recompile()
+        with pytest.raises(AssertionError) as info:
+            gm(-lib.ones(2))
+        with pytest.raises(AssertionError) as eager:
+            lib._assert(lib.tensor(False), "plain")
+        results.append((lib._assert.__module__, lib._assert.__name__, gm.code, changed,
+                        gm(lib.ones(2)).tolist(), str(info.value), str(eager.value)))
+    assert results[0] == results[1]
+
+
+def test_linalg_and_mha_calls_run_as_torch():
+    """Generated code reaches linalg through ``torch._C._linalg`` (which glasstorch
+    provides, with ``_special``/``_fft`` beside it), and
+    ``multi_head_attention_forward`` records torch's keyword order (``is_causal``
+    after ``attn_mask``)."""
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        F = lib.nn.functional
+
+        def f(q, w, ow):
+            attended, _ = F.multi_head_attention_forward(
+                q, q, q, 4, 2, w, None, None, None, False, 0.0, ow, None, training=False,
+                need_weights=False)
+            return lib.linalg.norm(attended), lib.linalg.vector_norm(attended, 1, dim=-1)
+        gm = lib.fx.symbolic_trace(f)
+        q = lib.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 1, 4))
+        w = lib.tensor(np.linspace(-0.5, 0.5, 48, dtype=np.float32).reshape(12, 4))
+        ow = lib.tensor(np.linspace(0.2, -0.2, 16, dtype=np.float32).reshape(4, 4))
+        errors = []
+        for namespace in ("_linalg", "_special", "_fft"):
+            with pytest.raises(AttributeError) as info:
+                getattr(getattr(lib._C, namespace), "nope")
+            errors.append(str(info.value))
+        results.append((gm.code, [np.round(to_numpy(v), 5).tolist() for v in gm(q, w, ow)],
+                        errors))
+    assert results[0] == results[1]
+
+
+def test_pytree_codegen_survives_deepcopy_and_pickle_as_torch():
+    """A make_fx graph of nested inputs deep-copies with its ``_PyTreeCodeGen`` and
+    specs (the copy takes ``(x, (a, b))`` as the original does).  Pickling
+    retraces the code, as torch's does: a make_fx graph (one without ATen calls)
+    or a symbolic trace of a ``PH`` structure comes back with a plain CodeGen
+    whose code indexes into the nested argument."""
+    import copy
+    import pickle
+    from importlib import import_module
+
+    import torch.fx  # noqa: F401
+    results = []
+    for lib in (gt, torch):
+        make_fx = import_module(f"{lib.__name__}.fx.experimental.proxy_tensor").make_fx
+        t = lib.arange(4.0)
+
+        def nested(x, pair):
+            return x + pair[0] * pair[1], {"first": pair[0]}
+        gm = make_fx(nested)(t, (t + 1, t + 2))
+        picked = pickle.loads(pickle.dumps(make_fx(lambda x, pair: (pair[1], x))(t, (t, t))))
+        clone = copy.deepcopy(gm)
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+        out, named = clone(t, (t, t + 1))
+        traced = lib.fx.symbolic_trace(_nested, concrete_args={"d": {"a": lib.fx.PH,
+                                                                     "b": lib.fx.PH}})
+        back = pickle.loads(pickle.dumps(traced))
+        d = {"a": lib.full((2,), 2.0), "b": lib.full((2,), 3.0)}
+        results.append((clone.code, str(clone.graph), type(clone.graph._codegen).__name__,
+                        str(clone._in_spec), str(clone._out_spec), clone._in_spec == gm._in_spec,
+                        out.tolist(), sorted(named), back.code, str(back.graph),
+                        type(back.graph._codegen).__name__, back(lib.ones(2), d).tolist(),
+                        copy.deepcopy(traced).code == traced.code, picked.code,
+                        [v.tolist() for v in picked(t, (t, t + 1))]))
+    assert results[0] == results[1]

@@ -111,20 +111,6 @@ class PHBase:
 PH = PHBase()
 
 
-def _assert(condition, message: str) -> None:
-    """``torch._assert``: an ``assert`` that tracing records (a Proxy condition
-    gives a ``call_function`` node), as the guards of ``concrete_args`` need."""
-    if isinstance(condition, Proxy):
-        return condition.tracer.create_proxy("call_function", _assert, (condition, message), {})
-    assert condition, message
-
-
-# PyTorch defines _assert at its top level, where generated code calls it
-# (``torch._assert(eq, ...)``); glasstorch's top level gets it from here.
-_assert.__module__ = "torch"
-_glasstorch._assert = _assert
-
-
 @wrap
 def _assert_is_none(value, msg: str) -> None:
     """The guard a ``None`` in ``concrete_args`` leaves in the graph."""
@@ -265,7 +251,7 @@ class Tracer:
         if value is None:
             self.create_proxy("call_function", _assert_is_none, (proxy, message), {})
         elif type(value) in (bool, int, float, complex, str):
-            _assert(proxy == value, message)
+            _glasstorch._assert(proxy == value, message)
         else:
             warnings.warn(f"Was not able to add assertion to guarantee correct input {name} to "
                           "specialized function. It is up to the user to make sure that your "

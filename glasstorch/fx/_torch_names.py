@@ -39,11 +39,16 @@ _PYTHON_LEVEL = {
         "smooth_l1_loss": 2, "huber_loss": 2, "l1_loss": 2, "mse_loss": 2,
         "margin_ranking_loss": 3, "hinge_embedding_loss": 2, "multilabel_soft_margin_loss": 2,
         "cosine_embedding_loss": 3, "interpolate": 1, "pad": 2, "triplet_margin_loss": 3,
-        "normalize": 1},
-    "torch.functional": {"split": 2, "tensordot": 2, "cdist": 2, "norm": 1},
+        "normalize": 1, "multi_head_attention_forward": 13},
+    "torch.functional": {"split": 2, "tensordot": 2, "cdist": 2, "norm": 1, "unique": 1},
 }
 # keyword parameters PyTorch's handle_torch_function line leaves out
 _NOT_PASSED = {"l1_loss": ("weight",)}
+# keyword parameters that line passes in an order other than the signature's
+_KEYWORD_ORDER = {"multi_head_attention_forward": (
+    "training", "key_padding_mask", "need_weights", "attn_mask", "is_causal",
+    "use_separate_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight", "static_k",
+    "static_v", "average_attn_weights")}
 # functional names glasstorch writes in Python that PyTorch binds in C, as it names them
 _C_BOUND = {"avg_pool1d": "torch.avg_pool1d", "avg_pool2d": "torch._C._nn.avg_pool2d",
             "elu_": "torch._C._nn.elu_", "hardtanh_": "torch._C._nn.hardtanh_",
@@ -85,8 +90,11 @@ def torch_call_args(target, args: tuple, kwargs: dict):
     values = list(bound.arguments.items())
     positional = found[1]
     skipped = _NOT_PASSED.get(target.__name__, ())
-    return (tuple(v for _, v in values[:positional]),
-            {k: v for k, v in values[positional:] if k not in skipped})
+    keywords = {k: v for k, v in values[positional:] if k not in skipped}
+    order = _KEYWORD_ORDER.get(target.__name__)
+    if order is not None:
+        keywords = {k: keywords[k] for k in order}
+    return tuple(v for _, v in values[:positional]), keywords
 
 
 def qualified_name(target) -> str:

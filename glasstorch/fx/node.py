@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import operator
 
+import glasstorch as _glasstorch
+
 from ._torch_names import qualified_name
 
 __all__ = ["Node", "map_arg", "map_aggregate"]
@@ -177,9 +179,11 @@ class Node:
 
     def is_impure(self) -> bool:
         """Side effects keep a node alive in dead-code elimination: placeholders,
-        outputs, ATen ops whose schema writes an argument, and in-place calls (a
-        target name ending in ``_``)."""
+        outputs, ``torch._assert``, ATen ops whose schema writes an argument, and
+        in-place calls (a target name ending in ``_``)."""
         if self.op in ("placeholder", "output"):
+            return True
+        if self.op == "call_function" and self.target is _glasstorch._assert:
             return True
         schema = getattr(self.target, "_schema", None)
         if self.op == "call_function" and schema is not None:     # an ATen op: it writes
