@@ -985,3 +985,24 @@ def test_pytree_codegen_survives_deepcopy_and_pickle_as_torch():
                         copy.deepcopy(traced).code == traced.code, picked.code,
                         [v.tolist() for v in picked(t, (t, t + 1))]))
     assert results[0] == results[1]
+
+
+def test_aten_calls_on_proxies_as_torch():
+    """``torch.ops.aten.*`` called on Proxies hands the call to the Proxy's
+    ``__torch_function__`` (PyTorch's op wrapper does): symbolic_trace records
+    OpOverload targets, and a pickled make_fx graph (rebuilt by tracing its code
+    again) runs."""
+    import pickle
+
+    def f(lib):
+        return lambda x: lib.ops.aten.mul.Tensor(x, 2) + lib.ops.aten.relu.default(x)
+    results = []
+    for lib in (gt, torch):
+        from importlib import import_module
+        make_fx = import_module(f"{lib.__name__}.fx.experimental.proxy_tensor").make_fx
+        gm = make_fx(lambda x, pair: x * pair[0] + pair[1].sin())(
+            lib.ones(2), (lib.ones(2), lib.ones(2)))
+        again = pickle.loads(pickle.dumps(gm))
+        results.append((lib.fx.symbolic_trace(f(lib)).code, again.code,
+                        again(lib.ones(2), (lib.ones(2), lib.full((2,), 2.0))).tolist()))
+    assert results[0] == results[1]

@@ -379,6 +379,16 @@ class OpOverload:
         self.py_kernels = {}
         self._calls_no_ops = False   # set by the autograd layer for structured ops
 
+    def _no_kernel(self, key, args, kwargs):
+        """No kernel for ``key``: an argument that is no tensor but defines
+        ``__torch_function__`` (an fx Proxy) gets the call, as PyTorch's op
+        wrapper hands it over; otherwise the dispatcher's error."""
+        from .torch_function import foreign_override, handle_torch_function
+        if foreign_override(args, kwargs):
+            return handle_torch_function(self, args + tuple((kwargs or {}).values()), *args,
+                                         **kwargs)
+        raise self._entry.missing_kernel_error(key)
+
     def __call__(self, /, *args, **kwargs):
         entry = self._entry
         tls = _tls
@@ -391,7 +401,7 @@ class OpOverload:
             per_backend[(ks & 0xFFFF).bit_length() - 1]
         kernel = entry.table[key]
         if kernel is None:
-            raise entry.missing_kernel_error(key)
+            return self._no_kernel(key, args, kwargs)
         if _traces or _observers:
             return _traced_call(self, "call", ks, key, kernel, args, kwargs)
         convention = kernel.convention
