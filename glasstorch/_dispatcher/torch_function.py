@@ -203,7 +203,7 @@ def install_module_overrides(module, namespaces=(), names=None, python_level=Tru
                 not hasattr(fn, "__code__") or hasattr(fn, "_signatures") or \
                 (names is not None and name not in names):
             continue
-        wrapper = overridable(fn, name, python_level)
+        wrapper = overridable(fn, fn.__name__, python_level)     # an alias keeps its name
         setattr(module, name, wrapper)
         for namespace in namespaces:
             if namespace.get(name) is fn:

@@ -30,6 +30,7 @@ _PYTHON_LEVEL = {
         "adaptive_max_pool1d_with_indices": 2, "adaptive_max_pool2d_with_indices": 2,
         "adaptive_avg_pool2d": 2, "dropout": 1, "alpha_dropout": 1, "dropout1d": 1,
         "dropout2d": 1, "dropout3d": 1, "feature_alpha_dropout": 1, "relu": 1, "glu": 1,
+        "_threshold": 3,
         "hardtanh": 1, "relu6": 1, "elu": 1, "selu": 1, "celu": 1, "leaky_relu": 1,
         "tanhshrink": 1, "softsign": 1, "softmin": 1, "softmax": 1, "log_softmax": 1,
         "hardsigmoid": 1, "silu": 1, "mish": 1, "hardswish": 1, "embedding": 2,

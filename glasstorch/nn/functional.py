@@ -141,8 +141,13 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     return _inplace_or("hardswish", input, inplace)
 
 
-def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+def _threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``F.threshold``, under the name PyTorch defines it with (so traced code
+    prints ``torch.nn.functional._threshold``)."""
     return _inplace_or("threshold", input, inplace, threshold, value)
+
+
+threshold = _threshold
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -1145,3 +1150,4 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 # Every public function here takes part in ``__torch_function__``, as torch's
 # ``has_torch_function`` preambles make them (see ``_dispatcher/torch_function.py``).
 _torch_function.install_module_overrides(sys.modules[__name__])
+_threshold = threshold      # PyTorch's F.threshold is F._threshold
