@@ -678,11 +678,23 @@ def _non_overlapping_and_dense(shape, stride) -> bool:
     return True
 
 
+# What a kernel that reads a meta (or fake) tensor's data raises, as ATen's
+# data_ptr check words it.
+NO_DATA_MESSAGE = (
+    "The tensor has a non-zero number of elements, but its data is not allocated yet.\n"
+    "If you're using torch.compile/export/fx, it is likely that we are erroneously tracing "
+    "into a custom kernel. To fix this, please wrap the custom kernel into an opaque custom "
+    "op. Please see the following for details: "
+    "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html\n"
+    "If you're using Caffe2, Caffe2 uses a lazy allocation, so you will need to call "
+    "mutable_data() or raw_mutable_data() to actually allocate memory.")
+
+
 def _strided_view(t: Tensor) -> np.ndarray:
     storage = t._storage
     data = storage._data
     if data is None:
-        raise RuntimeError("Cannot access data of a tensor on the meta device")
+        raise RuntimeError(NO_DATA_MESSAGE)
     itemsize = t.dtype.itemsize
     nbytes = storage._nbytes
     needed = 0
