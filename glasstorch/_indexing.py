@@ -218,14 +218,26 @@ def _apply_slicing(self, indices):
 
 
 def _is_full_slice(x, t, dim) -> bool:
-    """``:`` over the whole dim: PyTorch's multi-dim indexing and setitem skip it
-    (applySlice returns self), so no slice op is dispatched or recorded."""
-    if dim >= len(t._shape) or (x.start is None and x.stop is None and x.step is None):
-        return dim < len(t._shape)
-    if not all(v is None or type(v) is int for v in (x.start, x.stop, x.step)):
+    """applySlice's shortcut: ``start == 0``, ``stop >= size`` and ``step == 1`` (as
+    written, before clamping) return the tensor itself, so no slice op is dispatched or
+    recorded.  Over a symbolic size it holds only when known for every value (``x[:, :n]``
+    with n = x.shape[1]), so ``x[:, 0]`` keeps its slice under make_fx's symbolic mode."""
+    if dim >= len(t._shape):
         return False
+    try:
+        start = 0 if x.start is None else _as_int(x.start)
+        stop = INT64_MAX if x.stop is None else _as_int(x.stop)
+        step = 1 if x.step is None else _as_int(x.step)
+    except TypeError:
+        return False                    # _apply_slice raises it
     size = t._shape[dim]
-    return x.step in (None, 1) and x.indices(size)[:2] == (0, size)
+    if type(size) is int:
+        return step == 1 and start == 0 and size <= stop
+    # PyTorch's size symbols range up to infinity, so an open end (INT64_MAX) is not
+    # known to cover them (ours stop below INT64_MAX so that slice clamps decide)
+    from .fx.experimental.symbolic_shapes import statically_known_true
+    return (stop != INT64_MAX and statically_known_true(step == 1)
+            and statically_known_true(start == 0) and statically_known_true(size <= stop))
 
 
 def _getitem(self, index):

@@ -181,6 +181,31 @@ def test_cross_entropy_and_gradient_bit_identical(torch, rows, classes, weighted
 
 
 @pytest.mark.cpu_paths
+@pytest.mark.parametrize("rows,threads", [(1, 2), (2, 2), (3, 1)])
+def test_softmax_backward_serial_and_parallel_rows(torch, rows, threads):
+    """ATen's softmax backward sums g * y differently where it runs the rows
+    serially (one row, or one thread) than in OpenMP's threads (softmax_order.py);
+    every row length up to a few lane blocks, under both."""
+    rng = np.random.default_rng(rows * 10 + threads)
+    before = torch.get_num_threads(), glasstorch.get_num_threads()
+    torch.set_num_threads(threads)
+    glasstorch.set_num_threads(threads)
+    try:
+        for cols in range(1, 70):
+            x = (rng.standard_normal((rows, cols)) * 3).astype(np.float32)
+            g = rng.standard_normal((rows, cols)).astype(np.float32)
+            grads = []
+            for lib in (glasstorch, torch):
+                p = lib.from_numpy(x.copy()).requires_grad_()
+                lib.softmax(p, -1).backward(lib.from_numpy(g.copy()))
+                grads.append(p.grad)
+            _same_bits(*grads)
+    finally:
+        torch.set_num_threads(before[0])
+        glasstorch.set_num_threads(before[1])
+
+
+@pytest.mark.cpu_paths
 def test_softmax_nan_and_inf_rows(torch):
     x = np.random.default_rng(0).normal(size=(5, 40)).astype(np.float32)
     x[1, 7] = np.nan

@@ -128,6 +128,14 @@ def slice_half(lib, x):
     return x[:x.shape[0] // 2]
 
 
+def size_minus(lib, x):
+    return x - x.shape[0], x.shape[1] - x, lib.sub(x, x.shape[1], alpha=2)
+
+
+def arange_of_size(lib, x):
+    return lib.arange(x.shape[0]) + x[:, 0], lib.arange(x.shape[1], dtype=lib.float32)
+
+
 def true_division(lib, x):
     return x * (x.shape[0] / 2), x.shape[1] / x.shape[0]
 
@@ -176,6 +184,8 @@ CATALOGUE = [
     (int_as_scalar, [(6, 4)], (3,)),
     (slice_half, [(6, 4)], ()),
     (true_division, [(6, 4)], ()),
+    (size_minus, [(6, 4)], ()),
+    (arange_of_size, [(6, 4)], ()),
     (flatten_batch, [(2, 3, 4, 5)], ()),
     (new_zeros_like_shape, [(6, 4)], ()),
     (mean_keepdim, [(6, 4)], ()),
@@ -249,3 +259,15 @@ def test_duck_sizing_and_zero_one_specialization():
         (4, 1, 4, 0), (4, 4, 1, 1), 0, "input0")
     assert isinstance(sizes[0], SymInt) and sizes[0].node.expr == sizes[2].node.expr
     assert sizes[1:2] == (1,) and sizes[3] == 0
+
+
+def test_symbolic_sizes_do_not_leak_into_global_counters():
+    """Fakes with symbolic sizes count their hint in the meta allocator's stats,
+    so a later trace (fake mode, no shape env) never meets a stale SymInt."""
+    from glasstorch._core.allocator import meta_allocator
+    gm = glass_make_fx(lambda x: (x.t() @ x).relu(), tracing_mode="symbolic")(
+        glasstorch.ones(5, 3))
+    del gm
+    assert type(meta_allocator.stats.current) is int
+    gm = glass_make_fx(lambda x: x * 2, tracing_mode="fake")(glasstorch.ones(4))
+    assert "mul" in gm.code

@@ -118,9 +118,23 @@ class MetaAllocator:
     def __init__(self):
         self.stats = AllocatorStats()
 
-    def free(self, nbytes: int) -> None:
+    def allocate(self, nbytes) -> None:
+        self.stats.allocations += 1
+        self.stats.current += _hint(nbytes)
+
+    def resize(self, old_nbytes, nbytes) -> None:
+        self.stats.current += _hint(nbytes) - _hint(old_nbytes)
+
+    def free(self, nbytes) -> None:
         self.stats.frees += 1
-        self.stats.current -= nbytes
+        self.stats.current -= _hint(nbytes)
+
+
+def _hint(nbytes) -> int:
+    """A symbolic size (a SymInt, under make_fx's symbolic mode) counts as the
+    value it has in the traced run, so the global counters stay plain ints."""
+    node = getattr(nbytes, "node", None)
+    return nbytes if node is None else node.hint
 
 
 cpu_allocator = CPUAllocator()

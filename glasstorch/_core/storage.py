@@ -78,8 +78,7 @@ class UntypedStorage:
         self.device = _META
         self._allocator = meta_allocator
         self._ptr = 0
-        meta_allocator.stats.allocations += 1
-        meta_allocator.stats.current += nbytes
+        meta_allocator.allocate(nbytes)
 
     def __del__(self):
         allocator = getattr(self, "_allocator", None)
@@ -132,7 +131,7 @@ class UntypedStorage:
         if nbytes <= self._nbytes:
             return
         if self._data is None:
-            meta_allocator.stats.current += nbytes - self._nbytes
+            meta_allocator.resize(self._nbytes, nbytes)
             self._nbytes = nbytes
             return
         # memory we don't own (from_numpy) or a mapped shared file: a fixed size

@@ -220,11 +220,12 @@ def result_type_of_operands(operands) -> dt.dtype:
         if isinstance(x, Tensor):
             (dims if x._shape else zeros).append(x.dtype)
         elif x is not None:
-            scalars.append(_python_number(x))
+            scalars.append(python_number(x))
     return dt.result_type_of(dims, zeros, scalars)
 
 
-def _python_number(x):
+def python_number(x):
+    """A Scalar argument as the Python number it promotes as."""
     if isinstance(x, (bool, int, float, complex)):
         return x
     if isinstance(x, np.generic):

@@ -21,6 +21,7 @@ from ..._core import dtype as dt
 from ..._core import tls
 from ..._core.device import device as Device
 from ..._core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format
+from ..._dispatcher.binding import _is_symint
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
 from ..structured import checked_convert, convert_array, elementwise_strides, empty_tensor
@@ -335,7 +336,7 @@ def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pi
 # -- ranges --------------------------------------------------------------------------
 
 def _is_integral_scalar(x):
-    return isinstance(x, (bool, int, np.integer, np.bool_))
+    return isinstance(x, (bool, int, np.integer, np.bool_)) or _is_symint(x)
 
 
 def _acc(x, dtype):
@@ -347,6 +348,9 @@ def _acc(x, dtype):
 
 
 def arange_size(start, end, step, dtype) -> int:
+    if any(map(_is_symint, (start, end, step))) and all(map(_is_integral_scalar,
+                                                            (start, end, step))):
+        return _symbolic_arange_size(start, end, step)
     xstart, xend, xstep = (_acc(v, dtype) for v in (start, end, step))
     if xstep == 0:
         raise RuntimeError("step must be nonzero")
@@ -363,6 +367,17 @@ def arange_size(start, end, step, dtype) -> int:
     if not (0 <= size_d <= 2 ** 63 - 1):
         raise RuntimeError("invalid size, possible overflow?")
     return int(size_d)
+
+
+def _symbolic_arange_size(start, end, step):
+    """Integer bounds with a symbolic one: the length as an expression,
+    ``ceil((end - start) / step)`` in integers, as PyTorch's arange reference
+    computes it (``arange(0, s0, 2)`` has ``(s0 + 1)//2`` elements)."""
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    return (end - start + step - 1) // step if step > 0 else (start - end - step - 1) // -step
 
 
 def _fmt(x):

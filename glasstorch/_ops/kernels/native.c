@@ -132,6 +132,30 @@ static inline float sleef_logf(float d) {
     return r + sl;
 }
 
+/* The lanes of vec::reduce_all: the first block, each further block added lane-wise,
+ * the leftover elements added into the first lanes (n >= lanes). */
+static inline __attribute__((always_inline))
+void gt_lane_accumulate(const float *e, int64_t n, int lanes, float *acc) {
+    for (int k = 0; k < lanes; k++) acc[k] = e[k];
+    int64_t whole = n - n % lanes;
+    for (int64_t d = lanes; d < whole; d += lanes)
+        for (int k = 0; k < lanes; k++) acc[k] += e[d + k];
+    for (int64_t k = 0; k < n - whole; k++) acc[k] += e[whole + k];
+}
+
+/* The lanes folded to one: in halves (AVX2/AVX512's shuffles) or one by one. */
+static inline __attribute__((always_inline))
+float gt_fold_lanes(float *acc, int lanes, int halves) {
+    if (halves) {
+        for (int w = lanes / 2; w >= 1; w /= 2)
+            for (int k = 0; k < w; k++) acc[k] = acc[k] + acc[k + w];
+        return acc[0];
+    }
+    float s = acc[0];
+    for (int k = 1; k < lanes; k++) s += acc[k];
+    return s;
+}
+
 /* vec::reduce_all(+) of n floats with ATen's lanes (see kernels/softmax_order.py);
  * inlined with a constant lane count below, so the lane loop vectorizes. */
 static inline __attribute__((always_inline))
@@ -142,19 +166,8 @@ float gt_reduce_all_sum_lanes(const float *e, int64_t n, int lanes, int halves) 
         return s;
     }
     float acc[16];
-    for (int k = 0; k < lanes; k++) acc[k] = e[k];
-    int64_t whole = n - n % lanes;
-    for (int64_t d = lanes; d < whole; d += lanes)
-        for (int k = 0; k < lanes; k++) acc[k] += e[d + k];
-    for (int64_t k = 0; k < n - whole; k++) acc[k] += e[whole + k];
-    if (halves) {
-        for (int w = lanes / 2; w >= 1; w /= 2)
-            for (int k = 0; k < w; k++) acc[k] = acc[k] + acc[k + w];
-        return acc[0];
-    }
-    float s = acc[0];
-    for (int k = 1; k < lanes; k++) s += acc[k];
-    return s;
+    gt_lane_accumulate(e, n, lanes, acc);
+    return gt_fold_lanes(acc, lanes, halves);
 }
 
 static float gt_reduce_all_sum(const float *e, int64_t n, int lanes, int halves) {
@@ -201,7 +214,7 @@ void gt_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols, int 
  * output: (g - sum(g * y)) * y, or g - exp(y) * sum(g) (fused where ATen's is). */
 void gt_softmax_backward_f32(const float *g, const float *y, float *out, int64_t rows,
                              int64_t cols, int log_, int lanes, int halves, int use_libm,
-                             int fused) {
+                             int fused, int fused_tail) {
     if (cols == 0) return;
     #pragma omp parallel for schedule(static) if (rows * cols > 32768)
     for (int64_t i = 0; i < rows; i++) {
@@ -219,7 +232,19 @@ void gt_softmax_backward_f32(const float *g, const float *y, float *out, int64_t
                 dst[j] = fused ? fmaf(-dst[j], total, gr[j]) : gr[j] - dst[j] * total;
         } else {
             for (int64_t j = 0; j < cols; j++) dst[j] = gr[j] * yr[j];
-            float total = gt_reduce_all_sum(dst, cols, lanes, halves);
+            float total;
+            if (fused_tail && cols >= lanes) {
+                /* map2_reduce_all run serially (one row, or one thread): there the
+                 * compiler fuses the leftover lanes' multiply-add */
+                int64_t whole = cols - cols % lanes;
+                float acc[16];
+                gt_lane_accumulate(dst, whole, lanes, acc);
+                for (int64_t k = 0; k < cols - whole; k++)
+                    acc[k] = fmaf(gr[whole + k], yr[whole + k], acc[k]);
+                total = gt_fold_lanes(acc, lanes, halves);
+            } else {
+                total = gt_reduce_all_sum(dst, cols, lanes, halves);
+            }
             for (int64_t j = 0; j < cols; j++) dst[j] = (gr[j] - total) * yr[j];
         }
     }

@@ -104,7 +104,7 @@ def _build():
             p, p, ctypes.POINTER(ctypes.c_uint8), i64, ctypes.c_int, p, p]
     lib.gt_softmax_f32.argtypes = [f32p, f32p, i64, i64, ctypes.c_int, ctypes.c_int,
                                    ctypes.c_int, ctypes.c_int]
-    lib.gt_softmax_backward_f32.argtypes = [f32p, f32p, f32p, i64, i64] + [ctypes.c_int] * 5
+    lib.gt_softmax_backward_f32.argtypes = [f32p, f32p, f32p, i64, i64] + [ctypes.c_int] * 6
     f32 = ctypes.c_float
     lib.gt_gelu_f32.argtypes = [f32p, f32p, i64]
     lib.gt_gelu_backward_f32.argtypes = [f32p, f32p, f32p, i64]
@@ -273,10 +273,11 @@ def softmax(x: np.ndarray, out: np.ndarray, log: bool, lanes: int, halves: bool,
 
 
 def softmax_backward(g: np.ndarray, y: np.ndarray, out: np.ndarray, log: bool, lanes: int,
-                     halves: bool, use_libm: bool, fused_: int) -> None:
+                     halves: bool, use_libm: bool, fused_: int, fused_tail: bool) -> None:
     """The gradient of float32 softmax / log_softmax rows (kernels/softmax_order.py)."""
     library().gt_softmax_backward_f32(_ptr(g), _ptr(y), _ptr(out), g.shape[0], g.shape[1],
-                                      int(log), lanes, int(halves), int(use_libm), fused_)
+                                      int(log), lanes, int(halves), int(use_libm), fused_,
+                                      int(fused_tail))
 
 
 def nll_cascade(terms: np.ndarray, weights: np.ndarray, ignored: np.ndarray, power: int):

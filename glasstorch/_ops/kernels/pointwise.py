@@ -28,9 +28,9 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import contiguous_format, strided
 from ..._tensor import Tensor
-from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device, same_shape,
-                          checked_convert, elementwise_strides, empty_tensor, overlap_rule,
-                          result_type)
+from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device, checked_convert,
+                          elementwise_strides, empty_tensor, overlap_rule, python_number,
+                          result_type, same_shape)
 from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta, native
 from ._inner import inner, inner_op, observed
@@ -110,7 +110,7 @@ def write(out, value):
 
 
 def dtype_of(x) -> dt.dtype:
-    return x.dtype if isinstance(x, Tensor) else dt.scalar_dtype(x)
+    return x.dtype if isinstance(x, Tensor) else dt.scalar_dtype(python_number(x))
 
 
 def float_type(d: dt.dtype) -> dt.dtype:

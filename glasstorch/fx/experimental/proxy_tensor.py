@@ -83,6 +83,9 @@ class PythonKeyTracer:
         self.fake_mode: FakeTensorMode | None = None
         self.symnode_tracker: dict = {}      # id(SymNode) -> (the SymNode, _Thunk of its node)
         self.symbol_tracker: dict = {}       # Symbol -> _Thunk (the latest set for it)
+        # SymInt arithmetic is written when computed (unused nodes are dropped at the
+        # end), or, with this set (AOTAutograd's traces), only when used
+        self.enable_thunkify = False
 
     def track(self, t: Tensor, node) -> None:
         self.tensor_tracker[id(t)] = (weakref.ref(t), node)
@@ -201,15 +204,19 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         return out
 
     def __sym_dispatch__(self, op, args, out):
-        """SymInt arithmetic in the traced program: a node on first use, as PyTorch's
-        thunks make it (``x * 1`` is ``x``)."""
+        """SymInt arithmetic in the traced program (``x * 1`` is ``x``): a node now,
+        so the size reads it uses are written here too, or on first use when the
+        tracer thunkifies, as PyTorch's does."""
         if op is operator.mul:
             for one, other in (args, args[::-1]):
                 if type(one) is int and one == 1:
                     return other
         if isinstance(out, _SYM_TYPES):
             tracer = self.tracer
-            tracer.set_sym_proxy(out, _Thunk(lambda: tracer._sym_node(op, args, out)))
+            thunk = _Thunk(lambda: tracer._sym_node(op, args, out))
+            if not tracer.enable_thunkify:
+                thunk.force()
+            tracer.set_sym_proxy(out, thunk)
         return out
 
 
