@@ -43,3 +43,17 @@ def assert_same(ours, theirs, *, atol=1e-5, rtol=1.3e-6, values=True, strides=Tr
 
 def same_storage(a, b) -> bool:
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def op_logger(lib):
+    """A TorchDispatchMode class of ``lib`` that records the name of every op that
+    reaches it (``with op_logger(lib)() as log: ...; log.ops``)."""
+    class OpLogger(lib.utils._python_dispatch.TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+    return OpLogger

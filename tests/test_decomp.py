@@ -13,26 +13,13 @@ import pytest
 import torch
 import torch._decomp as T
 from hypothesis import given, settings, strategies as st
-from torch.utils._python_dispatch import TorchDispatchMode as TMode
 
 import glasstorch as g
 import glasstorch._decomp as G
-from glasstorch.utils._python_dispatch import TorchDispatchMode as GMode
 
+from .helpers import op_logger
 
-def _logging(base):
-    class Log(base):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
-    return Log
-
-
-GLog, TLog = _logging(GMode), _logging(TMode)
+GLog, TLog = op_logger(g), op_logger(torch)
 
 TOL = {"float64": (1e-7, 1e-7), "float32": (1e-5, 1e-6), "float16": (1e-3, 1e-3),
        "bfloat16": (1e-2, 1e-2)}

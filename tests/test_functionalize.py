@@ -18,27 +18,13 @@ from hypothesis import given, settings, strategies as st
 import glasstorch as gt
 from glasstorch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
 
-from .helpers import to_numpy
-
-
-def _logger(lib):
-    base = lib.utils._python_dispatch.TorchDispatchMode
-
-    class Log(base):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(str(func))
-            return func(*args, **(kwargs or {}))
-    return Log
+from .helpers import op_logger, to_numpy
 
 
 def _run(lib, f, arrays, remove):
     """(logged ops, outputs, inputs afterwards) of functionalize(f) in ``lib``."""
     inputs = [lib.tensor(a) for a in arrays]
-    with _logger(lib)() as log:
+    with op_logger(lib)() as log:
         out = lib.func.functionalize(lambda *xs: f(lib, *xs), remove=remove)(*inputs)
     outs = out if isinstance(out, (tuple, list)) else (out,)
     assert not any(type(o).__name__ == "FunctionalTensor" for o in outs)
