@@ -62,7 +62,9 @@ def _snake(name: str) -> str:
 
 
 def _candidate(op: str, target) -> str:
-    if op in ("placeholder", "call_method"):
+    if op == "placeholder":     # Dynamo's ``L_x_`` is the node ``l_x_``
+        return _snake(target)
+    if op == "call_method":
         return target
     if op in ("get_attr", "call_module"):
         return target.replace(".", "_")
@@ -270,8 +272,10 @@ class Graph:
         params, body = [], []
         for node in self.nodes:
             if node.op == "placeholder":      # target: the parameter, as ``*args``
-                params.append(node.target if not node.args else
-                              f"{node.target} = {_value(node.args[0], globals_)}")
+                param = node.target if node.type is None else \
+                    f"{node.target} : {type_repr(node.type)}"
+                params.append(param if not node.args else
+                              f"{param} = {_value(node.args[0], globals_)}")
                 if node.target.lstrip("*") != node.name:
                     body.append(f"    {node.name} = {node.target.lstrip('*')}\n")
                 continue
@@ -317,6 +321,19 @@ class _NodeList:
 
     def __reversed__(self):
         return iter(list(self)[::-1])
+
+
+def type_repr(t) -> str:
+    """A placeholder's annotation as PyTorch prints it (``torch.Tensor``,
+    ``torch.nn.parameter.Parameter``, ``int``)."""
+    import glasstorch
+    if t.__module__ == "builtins":
+        return t.__qualname__
+    if t is glasstorch.Tensor:
+        return "torch.Tensor"
+    if t is glasstorch.nn.Parameter:
+        return "torch.nn.parameter.Parameter"
+    return f"{t.__module__.replace('glasstorch', 'torch', 1)}.{t.__qualname__}"
 
 
 def _value(arg, globals_) -> str:

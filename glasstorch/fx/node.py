@@ -168,7 +168,9 @@ class Node:
         """The node as ``str(graph)`` prints it."""
         if self.op == "output":
             return f"return {_format_arg(self.args[0]).replace('%', '')}"
-        head = f"%{self.name} : [num_users={len(self.users)}] = {self.op}" \
+        from .graph import type_repr
+        annotation = "" if self.type is None else f"{type_repr(self.type)} "
+        head = f"%{self.name} : {annotation}[num_users={len(self.users)}] = {self.op}" \
                f"[target={self._pretty_target()}]"
         if self.op == "placeholder":
             default = f"(default={self.args[0]})" if self.args else ""
