@@ -134,3 +134,20 @@ from . import func  # noqa: E402,F401  (torch.func: function transforms)
 from . import _decomp  # noqa: E402,F401  (torch._decomp: the decomposition table)
 from . import _dynamo, _functorch  # noqa: E402,F401  (AOTAutograd; the backend registry)
 from . import compiler  # noqa: E402,F401  (torch.compiler: stages(fn, *args))
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",
+            mode=None, options=None, disable: bool = False):
+    """``torch.compile``: ``model`` (a function or Module) captured by Dynamo into
+    graphs run by ``backend`` (``glasstorch/_dynamo``).  Used bare, as
+    ``@compile(...)``, it returns the decorator."""
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    if mode is not None and mode not in ("default", "reduce-overhead", "max-autotune",
+                                         "max-autotune-no-cudagraphs"):
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, "
+                           "reduce-overhead, max-autotune, max-autotune-no-cudagraphs")
+    return _dynamo.optimize(backend, nopython=fullgraph, dynamic=dynamic)(model)

@@ -1,6 +1,59 @@
-"""``torch._dynamo``: for now its compiler-backend registry
-(``list_backends``, ``register_backend``, ``lookup_backend``); bytecode capture
-comes with the Dynamo issue."""
-from .backends.registry import list_backends, lookup_backend, register_backend
+"""``torch._dynamo``: capture of Python bytecode into FX graphs.
 
-__all__ = ["list_backends", "lookup_backend", "register_backend"]
+``optimize(backend)(fn)`` (what ``torch.compile`` calls) returns ``fn``
+wrapped so that each call checks the cached compiled frames' guards and runs
+the first that passes, tracing the bytecode on a miss (``eval_frame.py``,
+``symbolic_convert.py``).  ``explain(fn)(*args)`` reports the graphs, the
+breaks and the guards; ``reset()`` forgets every compiled frame.
+"""
+from __future__ import annotations
+
+from ..nn import Module
+from . import config, utils
+from .backends.registry import list_backends, lookup_backend, register_backend
+from .eval_frame import DynamoContext, OptimizedModule
+from .exc import Unsupported
+
+__all__ = ["optimize", "reset", "explain", "disable", "allow_in_graph", "list_backends",
+           "lookup_backend", "register_backend", "config", "utils", "OptimizedModule",
+           "Unsupported"]
+
+_CONTEXTS: list = []
+
+
+def optimize(backend="inductor", *, nopython: bool = False, dynamic=None):
+    """A decorator compiling functions (and modules) with ``backend``."""
+    ctx = DynamoContext(lookup_backend(backend), fullgraph=nopython, dynamic=dynamic)
+    _CONTEXTS.append(ctx)
+
+    def decorate(fn):
+        if isinstance(fn, Module):
+            return OptimizedModule(fn, ctx)
+        return ctx.wrap(fn)
+    return decorate
+
+
+def reset() -> None:
+    """Forget every compiled frame and the counters."""
+    for ctx in _CONTEXTS:
+        ctx.cache.clear()
+        ctx.skip.clear()
+    _CONTEXTS.clear()
+    utils.counters.clear()
+
+
+def disable(fn=None, recursive: bool = True):
+    """``fn`` always runs eagerly, even when a compiled function calls it."""
+    if fn is None:
+        return lambda f: disable(f, recursive)
+    fn._dynamo_disable = True
+    return fn
+
+
+def allow_in_graph(fn):
+    """Calls to ``fn`` go into the graph as they are (not traced into)."""
+    fn._dynamo_allow_in_graph = True
+    return fn
+
+
+from .explain import explain  # noqa: E402

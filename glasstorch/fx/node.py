@@ -164,6 +164,15 @@ class Node:
     def _pretty_target(self) -> str:
         return qualified_name(self.target) if self.op == "call_function" else str(self.target)
 
+    def _rename(self, candidate: str) -> None:
+        """Take another unique name (Dynamo names a node after the local it is
+        stored in)."""
+        if candidate == self.name:
+            return
+        namespace = self.graph._namespace
+        namespace._used.discard(self.name)
+        self.name = namespace.create_name(candidate)
+
     def format_node(self) -> str:
         """The node as ``str(graph)`` prints it."""
         if self.op == "output":

@@ -4,7 +4,8 @@ A backend takes ``(gm: GraphModule, example_inputs: list)`` and returns a
 callable that runs the graph.  Built in: ``"eager"`` (the graph's own Python)
 and ``"aot_eager"`` (AOTAutograd's forward and backward graphs, each run as
 Python); both are tagged ``debug``, so ``list_backends()`` leaves them out, as
-PyTorch's does.
+PyTorch's does.  ``"inductor"``, torch.compile's default, runs the AOT path
+until glasstorch's Inductor (code generation) lands.
 """
 from __future__ import annotations
 
@@ -66,3 +67,9 @@ def aot_eager_default_partitioner(gm, fake_tensor_inputs, **kwargs):
     """``aot_eager`` splitting the joint graph as eager autograd does."""
     from ..._functorch.partitioners import default_partition
     return aot_eager(gm, fake_tensor_inputs, partition_fn=default_partition)
+
+
+@register_backend(name="inductor")
+def inductor(gm, example_inputs, **kwargs):
+    """torch.compile's default backend; for now AOTAutograd's graphs run as Python."""
+    return aot_eager(gm, example_inputs, **kwargs)

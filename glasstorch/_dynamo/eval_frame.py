@@ -1,0 +1,315 @@
+"""``torch._dynamo.eval_frame``: ``torch.compile``'s wrapper and its cache.
+
+PyTorch installs a PEP 523 frame evaluator from C, so every frame run inside
+a compiled region is offered to Dynamo.  glasstorch stays in Python: the
+wrapper ``compile`` returns binds the call's arguments into the frame's locals
+``L`` and globals ``G`` and looks in the cache of compiled entries for that
+code object: the first entry whose guards pass runs.  On a miss the frame's
+bytecode is traced (``convert_frame``) into a new entry, up to
+``config.recompile_limit`` entries; after that the function runs eagerly, with
+PyTorch's warning.  Calls a compiled frame makes at a graph break, and the
+resume functions after one, go through the same wrapper, as PyTorch's frame
+evaluator would see them.
+
+An entry (``CompiledFrame``) is: the guard function, the graph's compiled
+callable and its inputs' sources, and what follows the graph: a return value
+to rebuild, or a break (the call or branch to run in Python, then the resume
+function).  ``CompiledFrame.describe()`` prints all of it.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import types
+import warnings
+from dataclasses import dataclass, field
+
+from ..nn import Module
+from . import config
+from .exc import Unsupported
+from .output_graph import TracedOpError
+from .resume import describe as describe_resume, live_locals, resume_function
+from .symbolic_convert import InstructionTranslator
+from .utils import counters
+from .variables import _NULL, NullVariable, TensorVariable
+
+log = logging.getLogger("torch._dynamo")
+
+# what explain() and the tests read: every graph compiled, every break recorded
+_observers: list = []
+
+
+@dataclass
+class CompiledFrame:
+    fn_name: str
+    guard: object
+    guard_text: str
+    graph: object                  # the GraphModule, or None (no tensor work)
+    compiled: object               # the backend's callable for it
+    sources: list                  # where each graph input is read from
+    placeholders: list
+    output_nodes: list
+    returned: object = None        # tracker of the return value
+    graph_break: object = None     # symbolic_convert.Break
+    resume_offset: object = None   # (offset if taken / offset if not) for a branch
+    resume_lineno: int = 0
+    live: list = field(default_factory=list)
+    fn: object = None
+    ctx: object = None
+    guard_list: list = field(default_factory=list)
+
+    def run(self, L, G):
+        inputs = [s.get(L, G) for s in self.sources]
+        values = dict(zip(self.placeholders, inputs))
+        if self.compiled is not None:
+            values.update(zip(self.output_nodes, self.compiled(*inputs)))
+        if self.graph_break is None:
+            return self.returned.as_python(values)
+        brk = self.graph_break
+        stack = [v.as_python(values) for v in brk.stack]
+        local_values = [brk.locals[name].as_python(values) for name in self.live]
+        inst = brk.inst
+        if inst.opname.startswith("POP_JUMP"):
+            cond = stack.pop()
+            jump_if = "TRUE" in inst.opname
+            offset = inst.argval if bool(cond) == jump_if else self.resume_offset
+        else:
+            stack = self._run_call(inst, stack, brk.kw_names)
+            offset = self.resume_offset
+        resume = resume_function(self.fn, offset, self.resume_lineno, stack, self.live)
+        args = [v for v in stack if v is not _NULL] + local_values
+        return self.ctx.wrap(resume)(*args)
+
+    def _run_call(self, inst, stack, kw_names):
+        """The call the graph broke at, run in Python; the stack after it."""
+        if inst.opname == "CALL_FUNCTION_EX":
+            kwargs = stack.pop() if inst.arg & 1 else {}
+            args, fn = stack.pop(), stack.pop()
+            if stack and stack[-1] is _NULL:
+                stack.pop()
+            return stack + [self.ctx.call_through(fn, tuple(args), dict(kwargs))]
+        n = inst.arg
+        args = stack[len(stack) - n:]
+        first, second = stack[len(stack) - n - 1], stack[len(stack) - n - 2]
+        rest = stack[:len(stack) - n - 2]
+        fn, args = (first, args) if second is _NULL else (second, [first, *args])
+        kwargs = {}
+        if kw_names:
+            kwargs = dict(zip(kw_names, args[-len(kw_names):]))
+            args = args[:-len(kw_names)]
+        return rest + [self.ctx.call_through(fn, tuple(args), kwargs)]
+
+    def describe(self) -> str:
+        """What Dynamo made of this frame: guards, graph, and the break."""
+        parts = [f"== {self.fn_name}: guards ==", self.guard_text]
+        if self.graph is not None:
+            parts += [f"== {self.fn_name}: graph ==", self.graph.code.strip()]
+        if self.graph_break is not None:
+            brk = self.graph_break
+            file, line = brk.reason.user_stack[-1][2], brk.reason.user_stack[-1][1]
+            parts += [f"== {self.fn_name}: graph break at {file}:{line} ==", str(brk.reason),
+                      "== resume function ==",
+                      describe_resume(self.fn, self.resume_offset, self.resume_lineno,
+                                      [v.as_python({}) if isinstance(v, NullVariable) else None
+                                       for v in brk.stack], self.live)]
+        return "\n".join(parts)
+
+
+class DynamoContext:
+    """One ``torch.compile(fn, backend=..., fullgraph=...)``: its backend, its
+    options, and its cache of compiled frames per code object."""
+
+    def __init__(self, backend, fullgraph: bool = False, dynamic=None):
+        self.backend, self.fullgraph, self.dynamic = backend, fullgraph, dynamic
+        self.cache: dict = {}        # code -> [CompiledFrame]
+        self.skip: set = set()       # codes that run eagerly from now on
+
+    def wrap(self, fn):
+        """``fn`` compiled in this context."""
+        if isinstance(fn, types.MethodType):
+            bound = fn.__self__
+            inner = self.wrap(fn.__func__)
+            return functools.wraps(fn)(lambda *a, **k: inner(bound, *a, **k))
+
+        @functools.wraps(fn)
+        def compiled(*args, **kwargs):
+            return self.call(fn, args, kwargs)
+        compiled._torchdynamo_orig_callable = fn
+        return compiled
+
+    def call_through(self, fn, args, kwargs):
+        """A call a compiled frame makes at a break: a Python function's frame is
+        compiled too (PyTorch's frame evaluator sees it), anything else runs."""
+        if isinstance(fn, types.FunctionType) and not getattr(fn, "_dynamo_disable", False):
+            return self.call(fn, args, kwargs)
+        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+            return self.call(fn.__func__, (fn.__self__, *args), kwargs)
+        return fn(*args, **kwargs)
+
+    def call(self, fn, args, kwargs):
+        code = fn.__code__
+        if code in self.skip or getattr(fn, "_dynamo_disable", False) or _disabled[0]:
+            return fn(*args, **kwargs)
+        L = _bind(fn, code, args, kwargs)
+        G = fn.__globals__
+        entries = self.cache.setdefault(code, [])
+        for entry in entries:
+            if entry.guard(L, G):
+                return entry.run(L, G)
+        if len(entries) >= config.recompile_limit:
+            warnings.warn(
+                f"torch._dynamo hit config.recompile_limit ({config.recompile_limit})\n"
+                f"   function: {code.co_name!r} ({code.co_filename}:{code.co_firstlineno})\n"
+                f"   last reason: the guards of every cached graph failed\n"
+                "To log all recompilation reasons, use TORCH_LOGS=\"recompiles\".\n"
+                "To diagnose recompilation issues, see "
+                "https://pytorch.org/docs/main/torch.compiler_troubleshooting.html", stacklevel=3)
+            self.skip.add(code)
+            return fn(*args, **kwargs)
+        if entries:
+            counters["stats"]["recompiles"] += 1
+            log.info("Recompiling function %s", code.co_name)
+        entry = self._convert_frame(fn, code, L, G)
+        if entry is None:
+            return fn(*args, **kwargs)
+        entries.append(entry)
+        return entry.run(L, G)
+
+    def _convert_frame(self, fn, code, L, G):
+        """Trace the frame into a CompiledFrame, or None: it runs eagerly."""
+        counters["stats"]["calls_captured"] += 1
+        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
+                            inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE):
+            self.skip.add(code)
+            return None
+        free = {name: L.pop(name) for name in code.co_freevars if name in L}
+        tx = InstructionTranslator(fn, code, L, G, free, breakable=not self.fullgraph)
+        L.update(free)
+        try:
+            result = tx.run_frame()
+        except TracedOpError:
+            self.skip.add(code)       # the eager run raises the error where it belongs
+            return None
+        except Unsupported as e:
+            if self.fullgraph:
+                raise
+            counters["unimplemented"][str(e).splitlines()[0]] += 1
+            self.skip.add(code)
+            return None
+        output = result.output
+        brk = result.graph_break
+        if brk is not None and self.fullgraph:
+            raise brk.reason
+        outputs = []
+        live: list = []
+        if brk is None:
+            _collect_tensors(result.returned, outputs)
+        else:
+            resume_at = tx.instructions[tx.index_of[brk.inst.offset] + 1].offset
+            live = sorted(n for n in live_locals(code, resume_at) if n in brk.locals)
+            if brk.inst.opname.startswith("POP_JUMP"):
+                live = sorted(set(live) | (live_locals(code, brk.inst.argval) & set(brk.locals)))
+            for var in brk.stack + [brk.locals[n] for n in live]:
+                _collect_tensors(var, outputs)
+            try:
+                for var in brk.stack + [brk.locals[n] for n in live]:
+                    _check_rebuildable(var)
+            except (Unsupported, KeyError) as e:
+                counters["unimplemented"][str(e).splitlines()[0]] += 1
+                self.skip.add(code)
+                return None
+        output.guards.global_state()
+        graph = compiled = None
+        sources, placeholders, nodes = [], [], []
+        if output.op_count():
+            compiled, graph, sources, placeholders, nodes = output.compile(
+                [v for v in outputs if v.node.op != "placeholder"], self.backend, code.co_name)
+            counters["stats"]["unique_graphs"] += 1
+        else:
+            placeholders = [n for n in output.graph.nodes if n.op == "placeholder"]
+            sources = [next(v[1] for v in output.inputs.values() if v[0].node is n)
+                       for n in placeholders]
+        entry = CompiledFrame(code.co_name, output.guards.compile(), output.guards.readable(),
+                              graph, compiled, sources, placeholders, nodes,
+                              returned=result.returned, graph_break=brk, live=live, fn=fn,
+                              ctx=self, guard_list=output.guards.guards)
+        if brk is not None:
+            entry.resume_offset = resume_at
+            entry.resume_lineno = brk.reason.user_stack[0][1]
+        for observer in _observers:
+            observer(entry)
+        return entry
+
+
+def _children(var) -> list:
+    items = getattr(var, "items", None)
+    if isinstance(items, list):
+        return items
+    return list(items.values()) if isinstance(items, dict) else []
+
+
+def _collect_tensors(var, out: list) -> None:
+    if isinstance(var, TensorVariable):
+        out.append(var)
+    for child in _children(var):
+        _collect_tensors(child, out)
+
+
+def _check_rebuildable(var) -> None:
+    """A value live across a break must be one Python can have back."""
+    if isinstance(var, TensorVariable):
+        return
+    children = _children(var)
+    if children:
+        for child in children:
+            _check_rebuildable(child)
+        return
+    var.as_python({})
+
+
+_disabled = [False]
+
+
+class OptimizedModule(Module):
+    """``torch.compile(module)``: the module, its ``forward`` compiled (hooks, if
+    it has any, run eagerly around it)."""
+
+    def __init__(self, mod, ctx: DynamoContext):
+        super().__init__()
+        self._orig_mod = mod
+        self.dynamo_ctx = ctx
+        self._compiled_forward = ctx.wrap(mod.forward)
+
+    def forward(self, *args, **kwargs):
+        mod = self._orig_mod
+        if mod._forward_hooks or mod._forward_pre_hooks:
+            return mod(*args, **kwargs)
+        return self._compiled_forward(*args, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["_orig_mod"], name)
+
+
+def _bind(fn, code, args, kwargs) -> dict:
+    """The frame's locals at entry (its arguments, then its free variables)."""
+    if not kwargs and len(args) == code.co_argcount and not code.co_kwonlyargcount and \
+            not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        L = dict(zip(code.co_varnames, args))
+    else:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        L = dict(bound.arguments)
+    if fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            try:
+                L[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return L
+
+
+__all__ = ["DynamoContext", "CompiledFrame", "OptimizedModule"]

@@ -1,0 +1,136 @@
+"""``torch._dynamo.output_graph``: the FX graph one traced frame builds.
+
+Tensors reach it as graph inputs (``graph_input``: a placeholder named after
+the value's source, a FakeTensor as its example, a TENSOR_MATCH guard), and
+every tensor operation the bytecode performs becomes one node (``call``): the
+operation runs on the FakeTensors to learn its result's metadata, so nothing
+is computed.  ``compile`` hands the finished GraphModule to the backend.
+"""
+from __future__ import annotations
+
+import operator
+
+import glasstorch
+
+from ..fx import Graph, GraphModule
+from ..nn import Module
+from .._subclasses.fake_tensor import FakeTensorMode
+from .exc import Unsupported
+from .guards import GuardSet
+from .variables import (BaseListVariable, TensorVariable, TupleVariable, VariableTracker,
+                        wrap_constant)
+
+
+class OutputGraph:
+    def __init__(self):
+        self.graph = Graph()
+        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=False)
+        self.inputs: dict = {}          # source name -> (TensorVariable, source)
+        self.guards = GuardSet()
+        self.guards.global_state()
+
+    def graph_input(self, value, source) -> TensorVariable:
+        """A tensor read from ``source``: a placeholder, once per source."""
+        key = source.name()
+        if key in self.inputs:
+            return self.inputs[key][0]
+        first = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
+        with self.graph.inserting_before(first):
+            annotation = glasstorch.nn.Parameter if isinstance(value, glasstorch.nn.Parameter) \
+                else glasstorch.Tensor
+            node = self.graph.placeholder(source.placeholder_name(), type_expr=annotation)
+        fake = self.fake_mode.from_tensor(value)
+        node.meta["example_value"] = fake
+        var = TensorVariable(node, fake, source)
+        self.inputs[key] = (var, source)
+        self.guards.tensor(source, value)
+        return var
+
+    def call(self, kind: str, target, args, kwargs: dict) -> VariableTracker:
+        """Record ``target(*args, **kwargs)`` (a method name for call_method) and
+        run it on the example FakeTensors."""
+        node_args = tuple(_to_arg(a) for a in args)
+        node_kwargs = {k: _to_arg(v) for k, v in kwargs.items()}
+        fake_args = tuple(_to_example(a) for a in args)
+        fake_kwargs = {k: _to_example(v) for k, v in kwargs.items()}
+        try:
+            with self.fake_mode:
+                if kind == "call_method":
+                    example = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
+                else:
+                    example = target(*fake_args, **fake_kwargs)
+        except Unsupported:
+            raise
+        except Exception as e:
+            raise TracedOpError(e) from e
+        node = self.graph.create_node(kind, target, node_args, node_kwargs)
+        return self._wrap_result(node, example)
+
+    def _wrap_result(self, node, example) -> VariableTracker:
+        if isinstance(example, glasstorch.Tensor):
+            node.meta["example_value"] = example
+            return TensorVariable(node, example)
+        if isinstance(example, (tuple, list)) and all(isinstance(e, glasstorch.Tensor)
+                                                      for e in example):
+            node.meta["example_value"] = example
+            items = []
+            for i, e in enumerate(example):
+                item = self.graph.call_function(operator.getitem, (node, i))
+                item.meta["example_value"] = e
+                items.append(TensorVariable(item, e))
+            return TupleVariable(items)
+        self.graph.erase_node(node)
+        if example is None or isinstance(example, (bool, int, float, glasstorch.Size)):
+            return wrap_constant(example)
+        raise Unsupported(f"an operation returning {type(example).__name__}")
+
+    # -- the end of a graph ---------------------------------------------------------------
+
+    def op_count(self) -> int:
+        return sum(n.op in ("call_function", "call_method") for n in self.graph.nodes)
+
+    def compile(self, outputs: list, backend, code_name: str):
+        """Finish the graph returning ``outputs`` (TensorVariables) and compile it:
+        (compiled callable, the GraphModule, the graph inputs' sources)."""
+        nodes = []
+        for var in outputs:
+            if var.node not in nodes:
+                nodes.append(var.node)
+        self.graph.output(tuple(nodes))
+        self.graph.eliminate_dead_code()
+        placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
+        sources = []
+        for node in placeholders:
+            var, source = next(v for v in self.inputs.values() if v[0].node is node)
+            sources.append(source)
+        gm = GraphModule(Module(), self.graph)
+        gm._dynamo_code_name = code_name
+        examples = [n.meta["example_value"] for n in placeholders]
+        compiled = backend(gm, examples)
+        return compiled, gm, sources, placeholders, nodes
+
+
+class TracedOpError(Unsupported):
+    """A tensor operation failed on its example values (the eager run raises it)."""
+
+    def __init__(self, error: Exception):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.error = error
+
+
+def _to_arg(value):
+    """A tracker as a node argument: its node, or the constant it holds."""
+    if isinstance(value, TensorVariable):
+        return value.node
+    if isinstance(value, BaseListVariable):
+        return value.kind(_to_arg(v) for v in value.items)
+    return value.as_python_constant()
+
+
+def _to_example(value):
+    """A tracker as an argument of the example run: its FakeTensor, or its constant."""
+    if isinstance(value, TensorVariable):
+        return value.example
+    if isinstance(value, BaseListVariable):
+        return value.kind(_to_example(v) for v in value.items)
+    return value.as_python_constant()

@@ -1,0 +1,885 @@
+"""``torch._dynamo.symbolic_convert``: running a frame's bytecode on trackers.
+
+``InstructionTranslator`` executes a function's bytecode one instruction at a
+time, as CPython would, but its stack and locals hold VariableTrackers
+(``variables.py``): tensor operations become graph nodes (``output_graph.py``),
+Python values known at trace time are computed (and guarded), calls to Python
+functions are inlined (``InliningInstructionTranslator`` runs the callee's
+bytecode into the same graph), and loops unroll.
+
+Where an instruction cannot be traced, the frame ends in a *graph break*: at a
+call (``print(x)``, an unsupported function) or a jump on a tensor's value
+(``if x.sum() > 0``).  The graph so far is compiled; at run time the call (or
+``bool(cond)``) runs in Python and the rest of the function continues in a
+resume function (``resume.py``), which is compiled the same way.  Anything
+else a frame cannot trace makes the whole frame run eagerly.
+
+One opcode table serves Python 3.11 and 3.12 (``dis`` resolves the arguments:
+jump targets, names, constants).
+"""
+from __future__ import annotations
+
+import dis
+import operator
+import sys
+import types
+from dataclasses import dataclass, field
+
+import glasstorch
+
+from .exc import Unsupported
+from .output_graph import OutputGraph
+from .source import AttrSource, GetItemSource, GlobalSource, LocalSource
+from .variables import (BaseListVariable, ConstantVariable, ConstDictVariable,
+                        ListIteratorVariable, ListVariable, NestedFunctionVariable,
+                        NNModuleVariable, NullVariable, ObjectVariable, PythonModuleVariable,
+                        RangeVariable, SizeVariable, TensorMethodVariable, TensorVariable,
+                        TorchVariable, TupleVariable, UserFunctionVariable, VariableTracker,
+                        is_constant_value, item_unsupported, wrap_constant)
+
+PY312 = sys.version_info >= (3, 12)
+
+_BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+           "&": operator.and_, "|": operator.or_, "^": operator.xor, "<<": operator.lshift,
+           ">>": operator.rshift,
+           "+=": operator.iadd, "-=": operator.isub, "*=": operator.imul,
+           "/=": operator.itruediv, "//=": operator.ifloordiv, "%=": operator.imod,
+           "**=": operator.ipow, "@=": operator.imatmul, "&=": operator.iand,
+           "|=": operator.ior, "^=": operator.ixor, "<<=": operator.ilshift,
+           ">>=": operator.irshift}
+_COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+            ">": operator.gt, ">=": operator.ge}
+
+_TX_STACK: list = []
+
+
+def current_tx():
+    return _TX_STACK[-1]
+
+
+@dataclass
+class Break:
+    """Where and why a frame's graph ends before its return."""
+    inst: object                 # the instruction that could not be traced
+    reason: Unsupported
+    stack: list                  # trackers on the stack before it
+    locals: dict                 # live locals before it
+    kw_names: tuple = ()
+
+
+@dataclass
+class FrameResult:
+    output: OutputGraph
+    returned: VariableTracker | None = None
+    graph_break: Break | None = None
+    break_reasons: list = field(default_factory=list)
+
+
+class InstructionTranslatorBase:
+    def __init__(self, fn, code, f_locals: dict, f_globals: dict, output: OutputGraph,
+                 closure_cells: dict, parent=None):
+        self.fn, self.code, self.f_globals, self.output = fn, code, f_globals, output
+        self.symbolic_locals: dict = f_locals
+        self.closure_cells = closure_cells       # name -> tracker (free variables)
+        self.parent = parent
+        self.stack: list = []
+        self.instructions = [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
+        self.index_of = {inst.offset: i for i, inst in enumerate(self.instructions)}
+        self.ip = 0
+        self.kw_names: tuple = ()
+        self.lineno = code.co_firstlineno
+        self.returned = None
+
+    # -- values -------------------------------------------------------------------------
+
+    def wrap(self, value, source) -> VariableTracker:
+        """A tracker for a Python value read from ``source`` (guarded)."""
+        guards = self.output.guards
+        if isinstance(value, glasstorch.Tensor):
+            if source is None:
+                raise Unsupported("a tensor created outside the compiled region with no "
+                                  "source to read it from")
+            return self.output.graph_input(value, source)
+        if is_constant_value(value):
+            if source is not None:
+                guards.constant(source, value)
+            return ConstantVariable(value, source)
+        if isinstance(value, glasstorch.nn.Module):
+            if source is not None:
+                guards.identity(source, value)
+            return NNModuleVariable(value, source)
+        if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+            if source is not None:
+                guards.length(source, value)
+            items = [self.wrap(v, GetItemSource(source, i) if source else None)
+                     for i, v in enumerate(value)]
+            if isinstance(value, glasstorch.Size):
+                return SizeVariable(items)
+            return (ListVariable if isinstance(value, list) else TupleVariable)(items, source)
+        if type(value) is dict and all(is_constant_value(k) for k in value):
+            if source is not None:
+                guards.length(source, value)
+            return ConstDictVariable({k: self.wrap(v, GetItemSource(source, k) if source
+                                                   else None) for k, v in value.items()}, source)
+        if source is not None:
+            guards.identity(source, value)
+        if isinstance(value, types.ModuleType):
+            return PythonModuleVariable(value, source)
+        if is_traceable_function(value):
+            return TorchVariable(value, source)
+        if isinstance(value, types.FunctionType):
+            return UserFunctionVariable(value, source)
+        if isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType):
+            owner = self.wrap(value.__self__, AttrSource(source, "__self__") if source else None)
+            return UserFunctionVariable(value.__func__, source, self_var=owner)
+        builtin = BUILTINS.get(value) if _hashable(value) else None
+        if builtin is not None:
+            return BuiltinVariable(value)
+        return ObjectVariable(value, source)
+
+    def load_global(self, name: str) -> VariableTracker:
+        if name in self.f_globals:
+            return self.wrap(self.f_globals[name], GlobalSource(name))
+        builtins_ = self.f_globals.get("__builtins__", __builtins__)
+        builtins_ = builtins_ if isinstance(builtins_, dict) else builtins_.__dict__
+        if name in builtins_:
+            return self.wrap(builtins_[name], None)
+        raise Unsupported(f"name {name!r} is not defined")
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def push(self, v):
+        self.stack.append(v)
+
+    def pop(self):
+        return self.stack.pop()
+
+    def popn(self, n):
+        if n == 0:
+            return []
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    def jump(self, inst):
+        self.ip = self.index_of[inst.argval]
+
+    def run(self):
+        _TX_STACK.append(self)
+        try:
+            while self.returned is None:
+                inst = self.instructions[self.ip]
+                if inst.starts_line:
+                    self.lineno = inst.starts_line
+                self.ip += 1
+                self.step(inst)
+        finally:
+            _TX_STACK.pop()
+        return self.returned
+
+    def step(self, inst):
+        handler = getattr(self, inst.opname, None)
+        if handler is None:
+            raise Unsupported(f"missing: {inst.opname}", f"Dynamo has no handler for the "
+                              f"opcode {inst.opname}.")
+        handler(inst)
+
+    # -- opcodes: no-ops and the stack --------------------------------------------------------
+
+    def NOP(self, inst):
+        pass
+
+    RESUME = PRECALL = COPY_FREE_VARS = MAKE_CELL = NOP
+
+    def POP_TOP(self, inst):
+        self.pop()
+
+    def PUSH_NULL(self, inst):
+        self.push(NullVariable())
+
+    def COPY(self, inst):
+        self.push(self.stack[-inst.arg])
+
+    def SWAP(self, inst):
+        self.stack[-1], self.stack[-inst.arg] = self.stack[-inst.arg], self.stack[-1]
+
+    def KW_NAMES(self, inst):
+        self.kw_names = inst.argval
+
+    # -- loads and stores -------------------------------------------------------------------
+
+    def LOAD_CONST(self, inst):
+        value = inst.argval
+        if isinstance(value, types.CodeType):
+            self.push(ConstantVariable(value))
+        else:
+            self.push(wrap_constant(value))
+
+    def LOAD_FAST(self, inst):
+        if inst.argval not in self.symbolic_locals:
+            raise Unsupported("UnboundLocalError", f"local {inst.argval!r} used before "
+                              f"assignment")
+        self.push(self.symbolic_locals[inst.argval])
+
+    LOAD_FAST_CHECK = LOAD_FAST
+
+    def LOAD_FAST_AND_CLEAR(self, inst):
+        self.push(self.symbolic_locals.pop(inst.argval, NullVariable()))
+
+    def STORE_FAST(self, inst):
+        value = self.pop()
+        value.set_name_hint(inst.argval)
+        self.symbolic_locals[inst.argval] = value
+
+    def DELETE_FAST(self, inst):
+        self.symbolic_locals.pop(inst.argval, None)
+
+    def LOAD_DEREF(self, inst):
+        name = inst.argval
+        if name in self.closure_cells:
+            self.push(self.closure_cells[name])
+        elif name in self.symbolic_locals:
+            self.push(self.symbolic_locals[name])
+        else:
+            raise Unsupported(f"free variable {name!r} has no value")
+
+    LOAD_CLOSURE = LOAD_DEREF
+
+    def STORE_DEREF(self, inst):
+        if inst.argval in self.closure_cells:
+            raise Unsupported("writing a closure variable of an enclosing function")
+        self.symbolic_locals[inst.argval] = self.pop()
+
+    def LOAD_GLOBAL(self, inst):
+        if inst.arg & 1:
+            self.push(NullVariable())
+        self.push(self.load_global(inst.argval))
+
+    def LOAD_ATTR(self, inst):
+        obj = self.pop()
+        value = self.getattr(obj, inst.argval)
+        if PY312 and inst.arg & 1:       # a method load: NULL, then the bound attribute
+            self.push(NullVariable())
+        self.push(value)
+
+    def LOAD_METHOD(self, inst):
+        obj = self.pop()
+        self.push(NullVariable())
+        self.push(self.getattr(obj, inst.argval))
+
+    def getattr(self, obj, name):
+        if isinstance(obj, (ConstantVariable,)) and not obj.source:
+            return wrap_constant(getattr(obj.value, name))
+        return obj.var_getattr(self, name)
+
+    def STORE_ATTR(self, inst):
+        raise Unsupported("STORE_ATTR", "Dynamo does not trace attribute writes (a side "
+                          "effect on a Python object).")
+
+    # -- building containers ----------------------------------------------------------------
+
+    def BUILD_TUPLE(self, inst):
+        self.push(TupleVariable(self.popn(inst.arg)))
+
+    def BUILD_LIST(self, inst):
+        self.push(ListVariable(self.popn(inst.arg)))
+
+    def BUILD_MAP(self, inst):
+        items = self.popn(2 * inst.arg)
+        self.push(ConstDictVariable({items[i].as_python_constant(): items[i + 1]
+                                     for i in range(0, len(items), 2)}))
+
+    def BUILD_CONST_KEY_MAP(self, inst):
+        keys = self.pop().as_python_constant()
+        values = self.popn(inst.arg)
+        self.push(ConstDictVariable(dict(zip(keys, values))))
+
+    def BUILD_SLICE(self, inst):
+        parts = [p.as_python_constant() for p in self.popn(inst.arg)]
+        self.push(ConstantVariable(slice(*parts)))
+
+    def LIST_APPEND(self, inst):
+        value = self.pop()
+        self.stack[-inst.arg].items.append(value)
+
+    def LIST_EXTEND(self, inst):
+        value = self.pop()
+        self.stack[-inst.arg].items.extend(value.unpack())
+
+    def LIST_TO_TUPLE(self, inst):
+        self.push(TupleVariable(self.pop().items))
+
+    def DICT_MERGE(self, inst):
+        value = self.pop()
+        target = self.stack[-inst.arg]
+        target.items.update(value.items)
+
+    DICT_UPDATE = DICT_MERGE
+
+    def CALL_INTRINSIC_1(self, inst):
+        if inst.argrepr == "INTRINSIC_LIST_TO_TUPLE":
+            self.LIST_TO_TUPLE(inst)
+        elif inst.argrepr == "INTRINSIC_UNARY_POSITIVE":
+            self.push(self.apply(operator.pos, [self.pop()]))
+        else:
+            raise Unsupported(f"missing: CALL_INTRINSIC_1 {inst.argrepr}")
+
+    def UNPACK_SEQUENCE(self, inst):
+        items = self.pop().unpack()
+        if len(items) != inst.arg:
+            raise Unsupported("UNPACK_SEQUENCE length mismatch")
+        for item in reversed(items):
+            self.push(item)
+
+    def FORMAT_VALUE(self, inst):
+        spec = self.pop().as_python_constant() if inst.arg & 0x04 else ""
+        value = self.pop().as_python_constant()
+        conversion = {1: str, 2: repr, 3: ascii}.get(inst.arg & 0x03)
+        self.push(ConstantVariable(format(conversion(value) if conversion else value, spec)))
+
+    def BUILD_STRING(self, inst):
+        self.push(ConstantVariable("".join(p.as_python_constant() for p in self.popn(inst.arg))))
+
+    # -- operators ----------------------------------------------------------------------
+
+    def apply(self, fn, args):
+        """``fn(*args)`` for an operator: a node when a tensor is involved, else
+        computed now on the constants."""
+        if any(isinstance(a, TensorVariable) for a in args):
+            return self.output.call("call_function", fn, args, {})
+        if isinstance(args[0], BaseListVariable) and fn in (operator.add, operator.iadd) and \
+                isinstance(args[1], BaseListVariable):
+            return type(args[0])(args[0].items + args[1].items)
+        if isinstance(args[0], BaseListVariable) and fn is operator.mul and \
+                args[1].is_python_constant():
+            return type(args[0])(args[0].items * args[1].as_python_constant())
+        values = [a.as_python_constant() for a in args]
+        try:
+            return wrap_constant(fn(*values))
+        except Exception as e:
+            raise Unsupported(f"{fn.__name__} on constants raised {type(e).__name__}") from None
+
+    def BINARY_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        self.push(self.apply(_BINARY[inst.argrepr], [a, b]))
+
+    def COMPARE_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        op = inst.argval if inst.argval in _COMPARE else inst.argrepr.split("(")[-1].rstrip(")")
+        self.push(self.apply(_COMPARE[op], [a, b]))
+
+    def IS_OP(self, inst):
+        b, a = self.pop(), self.pop()
+        if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+            same = a is b
+        elif isinstance(a, NullVariable) or isinstance(b, NullVariable):
+            same = type(a) is type(b)
+        else:
+            same = self._identity(a) is self._identity(b)
+        self.push(ConstantVariable(same != bool(inst.arg)))
+
+    @staticmethod
+    def _identity(v):
+        if v.is_python_constant():
+            return v.as_python_constant()
+        return getattr(v, "value", getattr(v, "module", getattr(v, "fn", v)))
+
+    def CONTAINS_OP(self, inst):
+        container, item = self.pop(), self.pop()
+        if isinstance(container, ConstDictVariable):
+            found = item.as_python_constant() in container.items
+        else:
+            found = item.as_python_constant() in [i.as_python_constant()
+                                                  for i in container.unpack()]
+        self.push(ConstantVariable(found != bool(inst.arg)))
+
+    def UNARY_NEGATIVE(self, inst):
+        self.push(self.apply(operator.neg, [self.pop()]))
+
+    def UNARY_POSITIVE(self, inst):
+        self.push(self.apply(operator.pos, [self.pop()]))
+
+    def UNARY_INVERT(self, inst):
+        self.push(self.apply(operator.invert, [self.pop()]))
+
+    def UNARY_NOT(self, inst):
+        value = self.pop()
+        if isinstance(value, TensorVariable):
+            raise item_unsupported()
+        self.push(ConstantVariable(not self.truth(value)))
+
+    def BINARY_SUBSCR(self, inst):
+        index, obj = self.pop(), self.pop()
+        self.push(self.subscript(obj, index))
+
+    def BINARY_SLICE(self, inst):
+        stop, start, obj = self.pop(), self.pop(), self.pop()
+        self.push(self.subscript(obj, ConstantVariable(slice(start.as_python_constant(),
+                                                             stop.as_python_constant()))))
+
+    def subscript(self, obj, index):
+        if isinstance(obj, TensorVariable):
+            return self.output.call("call_function", operator.getitem, (obj, index), {})
+        if isinstance(obj, BaseListVariable):
+            return obj.getitem(index.as_python_constant())
+        if isinstance(obj, ConstDictVariable):
+            return obj.items[index.as_python_constant()]
+        if isinstance(obj, NNModuleVariable):
+            module = obj.module[index.as_python_constant()]
+            return self.wrap(module, None) if not isinstance(module, glasstorch.nn.Module) \
+                else NNModuleVariable(module, GetItemSource(obj.source, index.as_python_constant()))
+        return self.apply(operator.getitem, [obj, index])
+
+    def STORE_SUBSCR(self, inst):
+        index, obj, value = self.pop(), self.pop(), self.pop()
+        if isinstance(obj, TensorVariable):
+            self.output.call("call_function", operator.setitem, (obj, index, value), {})
+            return
+        raise Unsupported("STORE_SUBSCR", "Dynamo does not trace item writes into a Python "
+                          "container (a side effect).")
+
+    # -- jumps and loops --------------------------------------------------------------------
+
+    def truth(self, value) -> bool:
+        if isinstance(value, TensorVariable):
+            raise Unsupported(f"generic_jump {type(value).__name__}()", reason="jump")
+        if isinstance(value, BaseListVariable):
+            return bool(value.items)
+        if isinstance(value, ConstDictVariable):
+            return bool(value.items)
+        if value.is_python_constant():
+            return bool(value.as_python_constant())
+        if isinstance(value, (NNModuleVariable, UserFunctionVariable, TorchVariable,
+                              PythonModuleVariable)):
+            return True
+        raise Unsupported(f"truth value of {type(value).__name__}")
+
+    def _pop_jump(self, inst, jump_if: bool):
+        value = self.stack[-1]
+        taken = self.truth(value) == jump_if
+        self.pop()
+        if taken:
+            self.jump(inst)
+
+    def POP_JUMP_IF_FALSE(self, inst):
+        self._pop_jump(inst, False)
+
+    def POP_JUMP_IF_TRUE(self, inst):
+        self._pop_jump(inst, True)
+
+    POP_JUMP_FORWARD_IF_FALSE = POP_JUMP_BACKWARD_IF_FALSE = POP_JUMP_IF_FALSE
+    POP_JUMP_FORWARD_IF_TRUE = POP_JUMP_BACKWARD_IF_TRUE = POP_JUMP_IF_TRUE
+
+    def POP_JUMP_IF_NONE(self, inst):
+        value = self.pop()
+        if value.is_python_constant() and value.as_python_constant() is None:
+            self.jump(inst)
+
+    def POP_JUMP_IF_NOT_NONE(self, inst):
+        value = self.pop()
+        if not (value.is_python_constant() and value.as_python_constant() is None):
+            self.jump(inst)
+
+    POP_JUMP_FORWARD_IF_NONE = POP_JUMP_BACKWARD_IF_NONE = POP_JUMP_IF_NONE
+    POP_JUMP_FORWARD_IF_NOT_NONE = POP_JUMP_BACKWARD_IF_NOT_NONE = POP_JUMP_IF_NOT_NONE
+
+    def JUMP_IF_FALSE_OR_POP(self, inst):
+        if not self.truth(self.stack[-1]):
+            self.jump(inst)
+        else:
+            self.pop()
+
+    def JUMP_IF_TRUE_OR_POP(self, inst):
+        if self.truth(self.stack[-1]):
+            self.jump(inst)
+        else:
+            self.pop()
+
+    def JUMP_FORWARD(self, inst):
+        self.jump(inst)
+
+    JUMP_BACKWARD = JUMP_BACKWARD_NO_INTERRUPT = JUMP_ABSOLUTE = JUMP_FORWARD
+
+    def GET_ITER(self, inst):
+        value = self.pop()
+        if isinstance(value, ListIteratorVariable):
+            self.push(value)
+        else:
+            self.push(ListIteratorVariable(value.unpack()))
+
+    def FOR_ITER(self, inst):
+        item = self.stack[-1].next_item()
+        if item is not None:
+            self.push(item)
+            return
+        self.pop()
+        self.jump(inst)
+        if PY312 and self.instructions[self.ip].opname == "END_FOR":
+            self.ip += 1
+
+    def END_FOR(self, inst):
+        self.popn(2)
+
+    # -- calls --------------------------------------------------------------------------
+
+    def CALL(self, inst):
+        args = self.popn(inst.arg)
+        first, second = self.pop(), self.pop()      # (callable, NULL) or (self, method)
+        if isinstance(second, NullVariable):
+            fn = first
+        else:
+            fn, args = second, [first, *args]
+        kw_names, self.kw_names = self.kw_names, ()
+        kwargs = {}
+        if kw_names:
+            kwargs = dict(zip(kw_names, args[-len(kw_names):]))
+            args = args[:-len(kw_names)]
+        self.push(self.call_function(fn, args, kwargs))
+
+    def CALL_FUNCTION_EX(self, inst):
+        kwargs = self.pop().items if inst.arg & 1 else {}
+        args = self.pop().unpack()
+        fn = self.pop()
+        if isinstance(self.stack[-1], NullVariable):
+            self.pop()
+        self.push(self.call_function(fn, list(args), dict(kwargs)))
+
+    def call_function(self, fn, args, kwargs):
+        return fn.call_function(self, list(args), dict(kwargs))
+
+    def MAKE_FUNCTION(self, inst):
+        code = self.pop()
+        flags = inst.arg
+        closure = self.pop() if flags & 0x08 else None
+        if flags & 0x04:
+            self.pop()          # annotations
+        kwdefaults = self.pop() if flags & 0x02 else None
+        defaults = self.pop() if flags & 0x01 else None
+        if kwdefaults is not None:
+            raise Unsupported("a nested function with keyword-only defaults")
+        code = code.as_python_constant()
+        cells = {name: var for name, var in zip(code.co_freevars, closure.items)} if closure \
+            else {}
+        self.push(NestedFunctionVariable(code, self.f_globals, code.co_name,
+                                         defaults.unpack() if defaults else [], cells))
+
+    def inline_call(self, fn, args, kwargs, defaults=None, closure=None):
+        """Run ``fn``'s bytecode on these trackers, into the same graph."""
+        code = fn.__code__
+        if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):     # generators, coroutines
+            raise Unsupported("inlining a generator or coroutine")
+        if getattr(fn, "_dynamo_disable", False):
+            raise Unsupported("call to a function marked torch.compiler.disable",
+                              culprit=fn)
+        f_locals = bind_args(fn, code, args, kwargs, defaults)
+        cells = dict(closure or {})
+        if fn.__closure__ is not None and closure is None:
+            for name, cell in zip(code.co_freevars, fn.__closure__):
+                cells[name] = self.wrap(cell.cell_contents, None)
+        tx = InliningInstructionTranslator(fn, code, f_locals, fn.__globals__, self.output,
+                                           cells, parent=self)
+        try:
+            return tx.run()
+        except Unsupported as e:
+            e.user_stack.insert(0, (code.co_name, tx.lineno, code.co_filename))
+            raise
+
+    # -- return -------------------------------------------------------------------------
+
+    def RETURN_VALUE(self, inst):
+        self.returned = self.pop()
+
+    def RETURN_CONST(self, inst):
+        self.returned = wrap_constant(inst.argval)
+
+
+class InliningInstructionTranslator(InstructionTranslatorBase):
+    """A callee's bytecode, run inside its caller's graph."""
+
+
+class InstructionTranslator(InstructionTranslatorBase):
+    """The frame being compiled: its graph ends at the return or at a break."""
+
+    def __init__(self, fn, code, f_locals, f_globals, closure_cells, breakable: bool):
+        super().__init__(fn, code, {}, f_globals, OutputGraph(), {})
+        self.breakable = breakable
+        self.symbolic_locals = {name: self.wrap(value, LocalSource(name))
+                                for name, value in f_locals.items()}
+        self.closure_cells = {name: self.wrap(value, LocalSource(name))
+                              for name, value in closure_cells.items()}
+        self.graph_break: Break | None = None
+        self.try_ranges = [(e.start, e.end) for e in dis.Bytecode(code).exception_entries]
+
+    def run_frame(self) -> FrameResult:
+        _TX_STACK.append(self)
+        try:
+            while self.returned is None and self.graph_break is None:
+                inst = self.instructions[self.ip]
+                if inst.starts_line:
+                    self.lineno = inst.starts_line
+                stack, locals_, kw_names = list(self.stack), dict(self.symbolic_locals), \
+                    self.kw_names
+                self.ip += 1
+                try:
+                    self.step(inst)
+                except Unsupported as e:
+                    e.user_stack.insert(0, (self.code.co_name, self.lineno, self.code.co_filename))
+                    if not self._can_break_at(inst):
+                        raise
+                    self.graph_break = Break(inst, e, stack, locals_, kw_names)
+        finally:
+            _TX_STACK.pop()
+        return FrameResult(self.output, self.returned, self.graph_break)
+
+    def _can_break_at(self, inst) -> bool:
+        if not self.breakable or self.code.co_cellvars:
+            return False
+        if any(start <= inst.offset < end for start, end in self.try_ranges):
+            return False
+        return inst.opname in ("CALL", "CALL_FUNCTION_EX") or \
+            inst.opname.startswith("POP_JUMP") and "NONE" not in inst.opname
+
+
+# -- builtins ---------------------------------------------------------------------------
+
+class BuiltinVariable(VariableTracker):
+    """A Python builtin: computed now on constants and on what tracing knows
+    (lengths, types, shapes); ``print`` and the like are graph breaks."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def python_type(self):
+        return types.BuiltinFunctionType
+
+    def as_python(self, outputs):
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        fn = self.fn
+        handler = BUILTINS.get(fn)
+        if handler is not None and handler is not _break:
+            result = handler(tx, args, kwargs)
+            if result is not None:
+                return result
+        if handler is not _break and not any(isinstance(a, TensorVariable) for a in args) \
+                and all(a.is_python_constant() for a in [*args, *kwargs.values()]):
+            try:
+                return wrap_constant(fn(*[a.as_python_constant() for a in args],
+                                        **{k: v.as_python_constant() for k, v in kwargs.items()}))
+            except Exception as e:
+                raise Unsupported(f"{fn.__name__} raised {type(e).__name__}") from None
+        types_ = [_type_name(a) for a in args]
+        raise Unsupported("Failed to trace builtin operator",
+                          f"Dynamo does not know how to trace builtin operator `{fn.__name__}` "
+                          f"with argument types {types_} (has_kwargs {bool(kwargs)})",
+                          culprit=fn)
+
+
+def _type_name(var) -> str:
+    if isinstance(var, TensorVariable):
+        return "Tensor"
+    try:
+        return var.python_type().__name__
+    except Unsupported:
+        return "object"
+
+
+def _break(tx, args, kwargs):
+    return None
+
+
+def _len(tx, args, kwargs):
+    (obj,) = args
+    if isinstance(obj, TensorVariable):
+        if not obj.example.shape:
+            raise Unsupported("len() of a 0-d tensor")
+        return ConstantVariable(obj.example.shape[0])
+    if isinstance(obj, (BaseListVariable, ConstDictVariable)):
+        return ConstantVariable(len(obj.items))
+    if isinstance(obj, NNModuleVariable):
+        return ConstantVariable(len(obj.module))
+    return None
+
+
+def _isinstance(tx, args, kwargs):
+    obj, cls = args
+    classes = cls.as_python_constant() if cls.is_python_constant() else None
+    if classes is None:
+        return None
+    if isinstance(obj, TensorVariable):
+        return ConstantVariable(isinstance(obj.example, classes) or
+                                _tensor_isinstance(obj, classes))
+    return ConstantVariable(issubclass(obj.python_type(), classes))
+
+
+def _tensor_isinstance(obj, classes):
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    return any(c is glasstorch.Tensor or (c is glasstorch.nn.Parameter and obj.source is not None
+                                          and obj.node.type is glasstorch.nn.Parameter)
+               for c in classes)
+
+
+def _range(tx, args, kwargs):
+    values = [a.as_python_constant() for a in args]
+    return RangeVariable([ConstantVariable(v) for v in range(*values)])
+
+
+def _iterate(kind):
+    def handler(tx, args, kwargs):
+        if not args:
+            return kind([])
+        return kind(list(args[0].unpack()))
+    return handler
+
+
+def _enumerate(tx, args, kwargs):
+    start = args[1].as_python_constant() if len(args) > 1 else 0
+    return ListIteratorVariable([TupleVariable([ConstantVariable(i), v])
+                                 for i, v in enumerate(args[0].unpack(), start)])
+
+
+def _zip(tx, args, kwargs):
+    return ListIteratorVariable([TupleVariable(list(items))
+                                 for items in zip(*[a.unpack() for a in args])])
+
+
+def _reversed(tx, args, kwargs):
+    return ListIteratorVariable(list(reversed(args[0].unpack())))
+
+
+def _getattr(tx, args, kwargs):
+    obj, name = args[0], args[1].as_python_constant()
+    try:
+        return tx.getattr(obj, name)
+    except Unsupported:
+        if len(args) == 3:
+            return args[2]
+        raise
+
+
+def _hasattr(tx, args, kwargs):
+    try:
+        tx.getattr(args[0], args[1].as_python_constant())
+        return ConstantVariable(True)
+    except Unsupported:
+        return ConstantVariable(False)
+
+
+def _data_dependent(tx, args, kwargs):
+    if args and isinstance(args[0], TensorVariable):
+        raise item_unsupported()
+    return None
+
+
+def _min_max(fn):
+    def handler(tx, args, kwargs):
+        if len(args) == 1 and not isinstance(args[0], TensorVariable):
+            args = args[0].unpack()
+        if all(a.is_python_constant() for a in args) and not kwargs:
+            return ConstantVariable(fn(a.as_python_constant() for a in args))
+        return None
+    return handler
+
+
+def _abs(tx, args, kwargs):
+    if isinstance(args[0], TensorVariable):
+        return tx.output.call("call_function", abs, args, {})
+    return None
+
+
+def _type(tx, args, kwargs):
+    if len(args) == 1:
+        if isinstance(args[0], TensorVariable):
+            return ObjectVariable(type(args[0].example) if not isinstance(
+                args[0].example, glasstorch._subclasses.fake_tensor.FakeTensor)
+                else glasstorch.Tensor)
+        return ObjectVariable(args[0].python_type())
+    return None
+
+
+BUILTINS = {
+    print: _break, input: _break, open: _break, id: _break,
+    len: _len, isinstance: _isinstance, range: _range, tuple: _iterate(TupleVariable),
+    list: _iterate(ListVariable), enumerate: _enumerate, zip: _zip, reversed: _reversed,
+    getattr: _getattr, hasattr: _hasattr, bool: _data_dependent, int: _data_dependent,
+    float: _data_dependent, min: _min_max(min), max: _min_max(max), abs: _abs, type: _type,
+    iter: lambda tx, args, kwargs: ListIteratorVariable(args[0].unpack()),
+    str: None, repr: None, round: None, divmod: None, pow: None, sum: None, any: None,
+    all: None, sorted: None, callable: None, issubclass: None, dict: None, set: None,
+    frozenset: None, ord: None, chr: None, hash: None,
+}
+BUILTINS = {k: (v if v is not None else (lambda tx, args, kwargs: None))
+            for k, v in BUILTINS.items()}
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+        return True
+    except TypeError:
+        return False
+
+
+def is_traceable_function(value) -> bool:
+    """A function whose call goes into the graph: glasstorch's own functions,
+    ``torch.nn.functional``, Tensor methods taken from the class, and custom ops."""
+    module = getattr(value, "__module__", None) or ""
+    if type(value).__name__ in ("OpOverload", "OpOverloadPacket", "CustomOpDef"):
+        return True
+    if not callable(value) or isinstance(value, type):
+        return False
+    if getattr(value, "_dynamo_allow_in_graph", False):
+        return True
+    if module == "glasstorch" or module.startswith(("glasstorch.", "torch")):
+        if module.startswith(("glasstorch._dynamo", "glasstorch.compiler",
+                              "glasstorch.nn.modules", "glasstorch.optim",
+                              "glasstorch.utils", "glasstorch.fx", "glasstorch._functorch")):
+            return False
+        return True
+    return False
+
+
+def bind_args(fn, code, args, kwargs, defaults=None) -> dict:
+    """The callee's locals at entry: positional and keyword arguments, defaults,
+    ``*args`` as a tuple and ``**kwargs`` as a dict."""
+    names = code.co_varnames
+    argcount, kwonly = code.co_argcount, code.co_kwonlyargcount
+    f_locals: dict = {}
+    positional = list(args[:argcount])
+    for name, value in zip(names, positional):
+        f_locals[name] = value
+    extra = list(args[argcount:])
+    pos = argcount + kwonly
+    if code.co_flags & 0x04:
+        f_locals[names[pos]] = TupleVariable(extra)
+        pos += 1
+    elif extra:
+        raise Unsupported(f"{code.co_name}() takes {argcount} positional arguments")
+    if defaults is None:
+        defaults = [wrap_constant(d) if is_constant_value(d) or isinstance(d, (tuple, list))
+                    else ObjectVariable(d) for d in (fn.__defaults__ or ())]
+    for i, name in enumerate(names[:argcount]):
+        if name in f_locals:
+            continue
+        if name in kwargs:
+            f_locals[name] = kwargs.pop(name)
+        elif i >= argcount - len(defaults):
+            f_locals[name] = defaults[i - (argcount - len(defaults))]
+        else:
+            raise Unsupported(f"{code.co_name}() missing argument {name!r}")
+    kwdefaults = getattr(fn, "__kwdefaults__", None) or {}
+    for name in names[argcount:argcount + kwonly]:
+        if name in kwargs:
+            f_locals[name] = kwargs.pop(name)
+        elif name in kwdefaults:
+            f_locals[name] = wrap_constant(kwdefaults[name]) \
+                if is_constant_value(kwdefaults[name]) else ObjectVariable(kwdefaults[name])
+        else:
+            raise Unsupported(f"{code.co_name}() missing keyword argument {name!r}")
+    if code.co_flags & 0x08:
+        f_locals[names[pos]] = ConstDictVariable(kwargs)
+    elif kwargs:
+        raise Unsupported(f"{code.co_name}() got unexpected keyword arguments {list(kwargs)}")
+    return f_locals

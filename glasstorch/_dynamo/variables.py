@@ -1,0 +1,487 @@
+"""``torch._dynamo.variables``: what a value is while Dynamo runs bytecode.
+
+The symbolic interpreter (``symbolic_convert.py``) keeps a VariableTracker
+where CPython keeps an object.  Each kind knows how Dynamo may use it:
+
+    TensorVariable      a tensor: an FX node plus a FakeTensor example value
+    ConstantVariable    a Python constant (int, float, bool, str, None, dtype...)
+    ListVariable, TupleVariable, SizeVariable, ConstDictVariable, RangeVariable
+    ListIteratorVariable  an iterator over known items (``for`` unrolls)
+    UserFunctionVariable  a Python function: inlined (its bytecode runs too)
+    NNModuleVariable    an nn.Module: its forward is inlined, its parameters
+                        and buffers become graph inputs
+    TorchVariable       a function that goes into the graph (torch.*, F.*)
+    TensorMethodVariable  ``x.sum`` before it is called
+    BuiltinVariable     len, isinstance, range, min, max, ...
+    PythonModuleVariable  ``torch``, ``math``, ``torch.nn.functional``
+    ObjectVariable      any other object, used as it is (guarded by identity)
+    NullVariable        the NULL CPython pushes before a call
+
+``as_python`` gives the object a tracker stands for when the graph's outputs
+are known: what a graph break hands back to CPython.
+"""
+from __future__ import annotations
+
+import operator
+import types
+
+from .exc import Unsupported
+
+
+class VariableTracker:
+    source = None
+
+    def python_type(self):
+        raise Unsupported(f"python_type of {type(self).__name__}")
+
+    def is_python_constant(self) -> bool:
+        return False
+
+    def as_python_constant(self):
+        raise Unsupported(f"{type(self).__name__} is not a constant")
+
+    def as_python(self, outputs: dict):
+        """The object this tracker stands for, ``outputs`` mapping graph nodes
+        to the values the compiled graph returned."""
+        raise Unsupported(f"cannot hand a {type(self).__name__} back to Python")
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        raise Unsupported(f"attribute {name!r} of {type(self).__name__}")
+
+    def call_function(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        raise Unsupported(f"call of {type(self).__name__}")
+
+    def unpack(self) -> list:
+        raise Unsupported(f"cannot iterate a {type(self).__name__}")
+
+    def set_name_hint(self, name: str) -> None:
+        pass
+
+
+class NullVariable(VariableTracker):
+    def as_python(self, outputs):
+        return _NULL
+
+
+_NULL = object()   # a NULL stack entry, rebuilt as PUSH_NULL by a resume function
+
+
+class ConstantVariable(VariableTracker):
+    def __init__(self, value, source=None):
+        self.value, self.source = value, source
+
+    def python_type(self):
+        return type(self.value)
+
+    def is_python_constant(self):
+        return True
+
+    def as_python_constant(self):
+        return self.value
+
+    def as_python(self, outputs):
+        return self.value
+
+    def var_getattr(self, tx, name):
+        return wrap_constant(getattr(self.value, name))
+
+    def unpack(self):
+        return [ConstantVariable(v) for v in self.value]
+
+    def __repr__(self):
+        return f"ConstantVariable({self.value!r})"
+
+
+class TensorVariable(VariableTracker):
+    """A tensor in the graph: ``node`` makes it, ``example`` is its FakeTensor."""
+
+    def __init__(self, node, example, source=None):
+        self.node, self.example, self.source = node, example, source
+        self._named = source is not None
+
+    def python_type(self):
+        return type(self.example)
+
+    def as_python(self, outputs):
+        return outputs[self.node]
+
+    def set_name_hint(self, name):
+        """``y = x + 1``: the node takes the local's name, as Dynamo names it."""
+        if not self._named and self.node.op != "placeholder":
+            self.node._rename(name)
+            self._named = True
+
+    def var_getattr(self, tx, name):
+        example = self.example
+        if name in ("shape",):
+            return SizeVariable([ConstantVariable(s) for s in example.shape])
+        if name in ("dtype", "device", "layout", "ndim", "requires_grad", "is_cuda",
+                    "is_leaf", "is_sparse", "is_quantized", "is_meta"):
+            return wrap_constant(getattr(example, name))
+        if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
+            return tx.output.call("call_function", getattr, (self, name), {})
+        if name == "grad":
+            raise Unsupported("Tensor.grad access")
+        return TensorMethodVariable(self, name)
+
+    def unpack(self):
+        if not self.example.shape:
+            raise Unsupported("iteration over a 0-d tensor")
+        return [tx_getitem(self, i) for i in range(self.example.shape[0])]
+
+
+def tx_getitem(tensor: TensorVariable, index):
+    from .symbolic_convert import current_tx
+    return current_tx().output.call("call_function", operator.getitem,
+                                    (tensor, ConstantVariable(index)), {})
+
+
+class TensorMethodVariable(VariableTracker):
+    """``x.view`` waiting for its call: a ``call_method`` node, or a size read."""
+
+    STATIC = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
+              "is_floating_point", "is_complex", "element_size", "get_device"}
+    DATA = {"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "data_ptr"}
+
+    def __init__(self, tensor: TensorVariable, name: str):
+        self.tensor, self.name = tensor, name
+
+    def call_function(self, tx, args, kwargs):
+        name, example = self.name, self.tensor.example
+        if name in self.DATA:
+            raise item_unsupported() if name != "tolist" else Unsupported(
+                "Unsupported Tensor.tolist() call",
+                "Dynamo does not support tracing `Tensor.tolist()`.")
+        if name in self.STATIC and all(a.is_python_constant() for a in args + list(kwargs.values())):
+            value = getattr(example, name)(*[a.as_python_constant() for a in args],
+                                           **{k: v.as_python_constant() for k, v in kwargs.items()})
+            if name == "size" and not args and not kwargs:
+                return SizeVariable([ConstantVariable(s) for s in value])
+            return wrap_constant(value)
+        if not hasattr(example, name):
+            raise Unsupported(f"Tensor has no attribute {name!r}")
+        return tx.output.call("call_method", name, (self.tensor, *args), kwargs)
+
+    def as_python(self, outputs):
+        return getattr(self.tensor.as_python(outputs), self.name)
+
+
+class BaseListVariable(VariableTracker):
+    kind = list
+
+    def __init__(self, items: list, source=None):
+        self.items, self.source = list(items), source
+
+    def python_type(self):
+        return self.kind
+
+    def is_python_constant(self):
+        return all(i.is_python_constant() for i in self.items)
+
+    def as_python_constant(self):
+        return self.kind(i.as_python_constant() for i in self.items)
+
+    def as_python(self, outputs):
+        return self.kind(i.as_python(outputs) for i in self.items)
+
+    def unpack(self):
+        return list(self.items)
+
+    def getitem(self, index):
+        if isinstance(index, slice):
+            return type(self)(self.items[index])
+        return self.items[index]
+
+    def var_getattr(self, tx, name):
+        return BoundMethodVariable(self, name)
+
+
+class ListVariable(BaseListVariable):
+    kind = list
+
+
+class TupleVariable(BaseListVariable):
+    kind = tuple
+
+
+class SizeVariable(TupleVariable):
+    """``x.shape`` with static sizes: a tuple of ints that prints as torch.Size."""
+
+    def python_type(self):
+        import glasstorch
+        return glasstorch.Size
+
+    def as_python_constant(self):
+        import glasstorch
+        return glasstorch.Size(i.as_python_constant() for i in self.items)
+
+    def as_python(self, outputs):
+        import glasstorch
+        return glasstorch.Size(i.as_python(outputs) for i in self.items)
+
+    def var_getattr(self, tx, name):
+        if name == "numel":
+            total = 1
+            for i in self.items:
+                total *= i.as_python_constant()
+            return ObjectVariable(lambda: total)
+        return super().var_getattr(tx, name)
+
+
+class ConstDictVariable(VariableTracker):
+    def __init__(self, items: dict, source=None):
+        self.items, self.source = dict(items), source
+
+    def python_type(self):
+        return dict
+
+    def is_python_constant(self):
+        return all(v.is_python_constant() for v in self.items.values())
+
+    def as_python_constant(self):
+        return {k: v.as_python_constant() for k, v in self.items.items()}
+
+    def as_python(self, outputs):
+        return {k: v.as_python(outputs) for k, v in self.items.items()}
+
+    def unpack(self):
+        return [wrap_constant(k) for k in self.items]
+
+    def var_getattr(self, tx, name):
+        return BoundMethodVariable(self, name)
+
+
+class BoundMethodVariable(VariableTracker):
+    """A method of a list/tuple/dict tracker: only the ones that read."""
+
+    def __init__(self, obj: VariableTracker, name: str):
+        self.obj, self.name = obj, name
+
+    def call_function(self, tx, args, kwargs):
+        obj, name = self.obj, self.name
+        if isinstance(obj, ConstDictVariable):
+            if name == "items":
+                return ListIteratorVariable([TupleVariable([wrap_constant(k), v])
+                                             for k, v in obj.items.items()])
+            if name == "keys":
+                return ListIteratorVariable([wrap_constant(k) for k in obj.items])
+            if name == "values":
+                return ListIteratorVariable(list(obj.items.values()))
+            if name in ("get", "__getitem__"):
+                key = args[0].as_python_constant()
+                if key in obj.items:
+                    return obj.items[key]
+                return args[1] if len(args) > 1 else ConstantVariable(None)
+        if isinstance(obj, BaseListVariable):
+            if name in ("index", "count"):
+                values = obj.as_python_constant()
+                return wrap_constant(getattr(values, name)(*[a.as_python_constant() for a in args]))
+            if name == "__getitem__":
+                return obj.getitem(args[0].as_python_constant())
+        raise Unsupported(f"{obj.python_type().__name__}.{name} (mutation or not supported)")
+
+
+class RangeVariable(BaseListVariable):
+    kind = list
+
+    def python_type(self):
+        return range
+
+
+class ListIteratorVariable(VariableTracker):
+    def __init__(self, items: list):
+        self.items, self.index = list(items), 0
+
+    def next_item(self):
+        if self.index >= len(self.items):
+            return None
+        self.index += 1
+        return self.items[self.index - 1]
+
+    def unpack(self):
+        return self.items[self.index:]
+
+    def as_python(self, outputs):
+        return iter([i.as_python(outputs) for i in self.items[self.index:]])
+
+
+class UserFunctionVariable(VariableTracker):
+    """A Python function: calling it inlines its bytecode into the same graph."""
+
+    def __init__(self, fn, source=None, self_var=None):
+        self.fn, self.source, self.self_var = fn, source, self_var
+
+    def python_type(self):
+        return types.FunctionType
+
+    def as_python(self, outputs):
+        if self.self_var is not None:
+            return types.MethodType(self.fn, self.self_var.as_python(outputs))
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        if self.self_var is not None:
+            args = [self.self_var, *args]
+        return tx.inline_call(self.fn, args, kwargs)
+
+
+class NestedFunctionVariable(UserFunctionVariable):
+    """A function made while tracing (``MAKE_FUNCTION``: a lambda, a comprehension)."""
+
+    def __init__(self, code, fn_globals, name, defaults, closure):
+        super().__init__(types.FunctionType(code, fn_globals, name, None, None))
+        self.defaults, self.closure = defaults, closure
+
+    def call_function(self, tx, args, kwargs):
+        return tx.inline_call(self.fn, args, kwargs, defaults=self.defaults,
+                              closure=self.closure)
+
+    def as_python(self, outputs):
+        raise Unsupported("a function made inside the compiled region")
+
+
+class NNModuleVariable(VariableTracker):
+    """An nn.Module: attributes resolve to graph inputs (parameters, buffers),
+    submodules or constants; calling it inlines ``forward``."""
+
+    def __init__(self, module, source):
+        self.module, self.source = module, source
+
+    def python_type(self):
+        return type(self.module)
+
+    def as_python(self, outputs):
+        return self.module
+
+    def var_getattr(self, tx, name):
+        from .source import AttrSource, GetItemSource
+        module = self.module
+        state = module.__dict__
+        for table in ("_parameters", "_buffers"):
+            if name in state.get(table, {}):
+                value = state[table][name]
+                if value is None:
+                    return ConstantVariable(None)
+                src = GetItemSource(AttrSource(self.source, table), name)
+                return tx.output.graph_input(value, src)
+        if name in state.get("_modules", {}):
+            sub = state["_modules"][name]
+            src = GetItemSource(AttrSource(self.source, "_modules"), name)
+            return tx.wrap(sub, src)
+        return tx.wrap(getattr(module, name), AttrSource(self.source, name))
+
+    def call_function(self, tx, args, kwargs):
+        module = self.module
+        if module._forward_hooks or module._forward_pre_hooks:
+            raise Unsupported("a module with forward hooks")
+        forward = type(module).forward
+        return tx.inline_call(forward, [self, *args], kwargs)
+
+
+class TorchVariable(VariableTracker):
+    """A function recorded into the graph as a ``call_function`` node."""
+
+    def __init__(self, fn, source=None):
+        self.fn, self.source = fn, source
+
+    def python_type(self):
+        return type(self.fn)
+
+    def as_python(self, outputs):
+        return self.fn
+
+    def call_function(self, tx, args, kwargs):
+        return tx.output.call("call_function", self.fn, args, kwargs)
+
+    def var_getattr(self, tx, name):
+        return tx.wrap(getattr(self.fn, name), None)
+
+
+class PythonModuleVariable(VariableTracker):
+    def __init__(self, module, source=None):
+        self.module, self.source = module, source
+
+    def python_type(self):
+        return types.ModuleType
+
+    def as_python(self, outputs):
+        return self.module
+
+    def var_getattr(self, tx, name):
+        from .source import AttrSource
+        return tx.wrap(getattr(self.module, name),
+                       AttrSource(self.source, name) if self.source else None)
+
+
+class ObjectVariable(VariableTracker):
+    """Any other object: used as it is; calling it runs it in Python only
+    when every argument is a constant (a pure helper), else it is a break."""
+
+    def __init__(self, value, source=None):
+        self.value, self.source = value, source
+
+    def python_type(self):
+        return type(self.value)
+
+    def as_python(self, outputs):
+        return self.value
+
+    def is_python_constant(self):
+        return isinstance(self.value, type)
+
+    def as_python_constant(self):
+        return self.value
+
+    def var_getattr(self, tx, name):
+        from .source import AttrSource
+        try:
+            value = getattr(self.value, name)
+        except AttributeError:
+            raise Unsupported(f"{type(self.value).__name__} has no attribute {name!r}") from None
+        return tx.wrap(value, AttrSource(self.source, name) if self.source else None)
+
+    def call_function(self, tx, args, kwargs):
+        value = self.value
+        if isinstance(value, type) and all(a.is_python_constant() for a in args):
+            try:
+                return wrap_constant(value(*[a.as_python_constant() for a in args],
+                                           **{k: v.as_python_constant()
+                                              for k, v in kwargs.items()}))
+            except Exception as e:
+                raise Unsupported(f"constructing {value.__name__}: {e}") from None
+        module = getattr(value, "__module__", None) or ""
+        name = f"{module}.{getattr(value, '__qualname__', type(value).__name__)}."
+        raise Unsupported(
+            "Attempted to call function marked as skipped",
+            f"Dynamo does not know how to trace the builtin `{name}` This function is either a "
+            "Python builtin (e.g. _warnings.warn) or a third-party C/C++ Python extension "
+            "(perhaps created with pybind).", culprit=value)
+
+
+def item_unsupported() -> Unsupported:
+    """``.item()`` (and ``bool(t)``, ``int(t)``...): the value is data."""
+    return Unsupported("Unsupported Tensor.item() call with capture_scalar_outputs=False",
+                       "Dynamo does not support tracing `Tensor.item()` with "
+                       "config.capture_scalar_outputs=False.")
+
+
+def wrap_constant(value) -> VariableTracker:
+    """A tracker for a value known while tracing (no source: nothing to guard)."""
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        import glasstorch
+        items = [wrap_constant(v) for v in value]
+        return SizeVariable(items) if isinstance(value, glasstorch.Size) else TupleVariable(items)
+    if isinstance(value, list):
+        return ListVariable([wrap_constant(v) for v in value])
+    return ConstantVariable(value)
+
+
+CONSTANT_TYPES = (int, float, bool, str, type(None), complex, bytes, slice, type(Ellipsis))
+
+
+def is_constant_value(value) -> bool:
+    import glasstorch
+    if isinstance(value, CONSTANT_TYPES):
+        return True
+    return isinstance(value, (glasstorch.dtype, glasstorch.device, glasstorch.layout,
+                              glasstorch.memory_format))
