@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from .output_graph import TracedOpError
 from .resume import describe as describe_resume, live_locals, resume_function
 from .symbolic_convert import InstructionTranslator
 from .utils import counters
-from .variables import _NULL, NullVariable, TensorVariable
+from .variables import _NULL, NullVariable, TensorMethodVariable, TensorVariable
 
 log = logging.getLogger("torch._dynamo")
 
@@ -61,7 +62,7 @@ class CompiledFrame:
 
     def run(self, L, G):
         inputs = [s.get(L, G) for s in self.sources]
-        values = dict(zip(self.placeholders, inputs))
+        values = {"L": L, "G": G, **dict(zip(self.placeholders, inputs))}
         if self.compiled is not None:
             values.update(zip(self.output_nodes, self.compiled(*inputs)))
         if self.graph_break is None:
@@ -111,7 +112,8 @@ class CompiledFrame:
             parts += [f"== {self.fn_name}: graph break at {file}:{line} ==", str(brk.reason),
                       "== resume function ==",
                       describe_resume(self.fn, self.resume_offset, self.resume_lineno,
-                                      [v.as_python({}) if isinstance(v, NullVariable) else None
+                                      [v.as_python(_ANY_OUTPUTS) if isinstance(v, NullVariable)
+                                       else None
                                        for v in brk.stack], self.live)]
         return "\n".join(parts)
 
@@ -141,9 +143,10 @@ class DynamoContext:
     def call_through(self, fn, args, kwargs):
         """A call a compiled frame makes at a break: a Python function's frame is
         compiled too (PyTorch's frame evaluator sees it), anything else runs."""
-        if isinstance(fn, types.FunctionType) and not getattr(fn, "_dynamo_disable", False):
+        if isinstance(fn, types.FunctionType) and not _is_library_code(fn.__code__):
             return self.call(fn, args, kwargs)
-        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) \
+                and not _is_library_code(fn.__func__.__code__):
             return self.call(fn.__func__, (fn.__self__, *args), kwargs)
         return fn(*args, **kwargs)
 
@@ -224,12 +227,12 @@ class DynamoContext:
         sources, placeholders, nodes = [], [], []
         if output.op_count():
             compiled, graph, sources, placeholders, nodes = output.compile(
-                [v for v in outputs if v.node.op != "placeholder"], self.backend, code.co_name)
+                [v for v in outputs if v.node is not None and v.node.op != "placeholder"],
+                self.backend, code.co_name)
             counters["stats"]["unique_graphs"] += 1
         else:
             placeholders = [n for n in output.graph.nodes if n.op == "placeholder"]
-            sources = [next(v[1] for v in output.inputs.values() if v[0].node is n)
-                       for n in placeholders]
+            sources = output.sources_of(placeholders)
         entry = CompiledFrame(code.co_name, output.guards.compile(), output.guards.readable(),
                               graph, compiled, sources, placeholders, nodes,
                               returned=result.returned, graph_break=brk, live=live, fn=fn,
@@ -250,6 +253,8 @@ def _children(var) -> list:
 
 
 def _collect_tensors(var, out: list) -> None:
+    if isinstance(var, TensorMethodVariable):
+        var = var.tensor
     if isinstance(var, TensorVariable):
         out.append(var)
     for child in _children(var):
@@ -258,17 +263,30 @@ def _collect_tensors(var, out: list) -> None:
 
 def _check_rebuildable(var) -> None:
     """A value live across a break must be one Python can have back."""
-    if isinstance(var, TensorVariable):
+    if isinstance(var, (TensorVariable, TensorMethodVariable)):
         return
     children = _children(var)
     if children:
         for child in children:
             _check_rebuildable(child)
         return
-    var.as_python({})
+    var.as_python(_ANY_OUTPUTS)
 
 
+class _AnyOutputs(dict):
+    def __missing__(self, key):
+        return None
+
+
+_ANY_OUTPUTS = _AnyOutputs()
 _disabled = [False]
+_LIBRARY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _is_library_code(code) -> bool:
+    """glasstorch's own functions are never compiled frames (PyTorch's trace
+    rules skip torch's files the same way)."""
+    return code.co_filename.startswith(_LIBRARY)
 
 
 class OptimizedModule(Module):

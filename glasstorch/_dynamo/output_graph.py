@@ -30,27 +30,41 @@ class OutputGraph:
         self.guards.global_state()
 
     def graph_input(self, value, source) -> TensorVariable:
-        """A tensor read from ``source``: a placeholder, once per source."""
+        """A tensor read from ``source`` (once per source).  Its placeholder is made
+        when an operation first uses it (``realize``), so the graph's inputs come in
+        the order the program uses them, as Dynamo's lazy trackers order them."""
         key = source.name()
         if key in self.inputs:
             return self.inputs[key][0]
-        first = next((n for n in self.graph.nodes if n.op != "placeholder"), None)
-        with self.graph.inserting_before(first):
-            annotation = glasstorch.nn.Parameter if isinstance(value, glasstorch.nn.Parameter) \
-                else glasstorch.Tensor
-            node = self.graph.placeholder(source.placeholder_name(), type_expr=annotation)
-        fake = self.fake_mode.from_tensor(value)
-        node.meta["example_value"] = fake
-        var = TensorVariable(node, fake, source)
+        var = TensorVariable(None, self.fake_mode.from_tensor(value), source)
+        var.real_type = type(value)
         self.inputs[key] = (var, source)
         self.guards.tensor(source, value)
         return var
 
+    def realize(self, var: TensorVariable):
+        """The placeholder of a graph input, made on first use."""
+        if var.node is None:
+            last = None
+            for node in self.graph.nodes:
+                if node.op != "placeholder":
+                    break
+                last = node
+            annotation = glasstorch.nn.Parameter if issubclass(var.real_type,
+                                                               glasstorch.nn.Parameter) \
+                else glasstorch.Tensor
+            with self.graph.inserting_after(last) if last is not None else \
+                    self.graph.inserting_before(next(iter(self.graph.nodes), None)):
+                var.node = self.graph.placeholder(var.source.placeholder_name(),
+                                                  type_expr=annotation)
+            var.node.meta["example_value"] = var.example
+        return var.node
+
     def call(self, kind: str, target, args, kwargs: dict) -> VariableTracker:
         """Record ``target(*args, **kwargs)`` (a method name for call_method) and
         run it on the example FakeTensors."""
-        node_args = tuple(_to_arg(a) for a in args)
-        node_kwargs = {k: _to_arg(v) for k, v in kwargs.items()}
+        node_args = tuple(self._to_arg(a) for a in args)
+        node_kwargs = {k: self._to_arg(v) for k, v in kwargs.items()}
         fake_args = tuple(_to_example(a) for a in args)
         fake_kwargs = {k: _to_example(v) for k, v in kwargs.items()}
         try:
@@ -84,6 +98,14 @@ class OutputGraph:
             return wrap_constant(example)
         raise Unsupported(f"an operation returning {type(example).__name__}")
 
+    def _to_arg(self, value):
+        """A tracker as a node argument: its node, or the constant it holds."""
+        if isinstance(value, TensorVariable):
+            return self.realize(value)
+        if isinstance(value, BaseListVariable):
+            return value.kind(self._to_arg(v) for v in value.items)
+        return value.as_python_constant()
+
     # -- the end of a graph ---------------------------------------------------------------
 
     def op_count(self) -> int:
@@ -99,15 +121,16 @@ class OutputGraph:
         self.graph.output(tuple(nodes))
         self.graph.eliminate_dead_code()
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
-        sources = []
-        for node in placeholders:
-            var, source = next(v for v in self.inputs.values() if v[0].node is node)
-            sources.append(source)
+        sources = self.sources_of(placeholders)
         gm = GraphModule(Module(), self.graph)
         gm._dynamo_code_name = code_name
         examples = [n.meta["example_value"] for n in placeholders]
         compiled = backend(gm, examples)
         return compiled, gm, sources, placeholders, nodes
+
+
+    def sources_of(self, placeholders) -> list:
+        return [next(s for v, s in self.inputs.values() if v.node is n) for n in placeholders]
 
 
 class TracedOpError(Unsupported):
@@ -118,13 +141,6 @@ class TracedOpError(Unsupported):
         self.error = error
 
 
-def _to_arg(value):
-    """A tracker as a node argument: its node, or the constant it holds."""
-    if isinstance(value, TensorVariable):
-        return value.node
-    if isinstance(value, BaseListVariable):
-        return value.kind(_to_arg(v) for v in value.items)
-    return value.as_python_constant()
 
 
 def _to_example(value):

@@ -716,8 +716,9 @@ def _isinstance(tx, args, kwargs):
 
 def _tensor_isinstance(obj, classes):
     classes = classes if isinstance(classes, tuple) else (classes,)
-    return any(c is glasstorch.Tensor or (c is glasstorch.nn.Parameter and obj.source is not None
-                                          and obj.node.type is glasstorch.nn.Parameter)
+    real = getattr(obj, "real_type", glasstorch.Tensor)
+    return any(c is glasstorch.Tensor or (c is glasstorch.nn.Parameter and
+                                          issubclass(real, glasstorch.nn.Parameter))
                for c in classes)
 
 

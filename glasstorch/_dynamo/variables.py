@@ -103,11 +103,13 @@ class TensorVariable(VariableTracker):
         return type(self.example)
 
     def as_python(self, outputs):
+        if self.node is None:        # an input no operation used: read it again
+            return self.source.get(outputs["L"], outputs["G"])
         return outputs[self.node]
 
     def set_name_hint(self, name):
         """``y = x + 1``: the node takes the local's name, as Dynamo names it."""
-        if not self._named and self.node.op != "placeholder":
+        if not self._named:
             self.node._rename(name)
             self._named = True
 
