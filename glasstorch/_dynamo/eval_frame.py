@@ -200,6 +200,12 @@ class DynamoContext:
             counters["unimplemented"][str(e).splitlines()[0]] += 1
             self.skip.add(code)
             return None
+        except Exception as e:       # a gap in the tracer: the frame runs as written
+            log.warning("Dynamo could not trace %s (%s: %s); it runs eagerly", code.co_name,
+                        type(e).__name__, e)
+            counters["unimplemented"][f"internal error: {type(e).__name__}"] += 1
+            self.skip.add(code)
+            return None
         output = result.output
         brk = result.graph_break
         if brk is not None and self.fullgraph:

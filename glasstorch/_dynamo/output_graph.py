@@ -36,7 +36,11 @@ class OutputGraph:
         key = source.name()
         if key in self.inputs:
             return self.inputs[key][0]
+        for var, _ in self.inputs.values():      # one tensor read two ways (tied weights)
+            if var.real_id == id(value):
+                return var
         var = TensorVariable(None, self.fake_mode.from_tensor(value), source)
+        var.real_id = id(value)
         var.real_type = type(value)
         self.inputs[key] = (var, source)
         self.guards.tensor(source, value)

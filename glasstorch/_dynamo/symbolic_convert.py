@@ -205,7 +205,7 @@ class InstructionTranslatorBase:
         self.stack[-1], self.stack[-inst.arg] = self.stack[-inst.arg], self.stack[-1]
 
     def KW_NAMES(self, inst):
-        self.kw_names = inst.argval
+        self.kw_names = self.code.co_consts[inst.arg]
 
     # -- loads and stores -------------------------------------------------------------------
 

@@ -54,6 +54,9 @@ class VariableTracker:
     def unpack(self) -> list:
         raise Unsupported(f"cannot iterate a {type(self).__name__}")
 
+    def next_item(self):
+        raise Unsupported(f"iteration over a {type(self).__name__}")
+
     def set_name_hint(self, name: str) -> None:
         pass
 
@@ -114,6 +117,7 @@ class TensorVariable(VariableTracker):
             self._named = True
 
     def var_getattr(self, tx, name):
+        tx.output.realize(self)      # any use of an input makes its placeholder
         example = self.example
         if name in ("shape",):
             return SizeVariable([ConstantVariable(s) for s in example.shape])
@@ -365,12 +369,25 @@ class NNModuleVariable(VariableTracker):
                 if value is None:
                     return ConstantVariable(None)
                 src = GetItemSource(AttrSource(self.source, table), name)
-                return tx.output.graph_input(value, src)
+                var = tx.output.graph_input(value, src)
+                tx.output.realize(var)      # a module's tensors are inputs when read
+                return var
         if name in state.get("_modules", {}):
             sub = state["_modules"][name]
             src = GetItemSource(AttrSource(self.source, "_modules"), name)
             return tx.wrap(sub, src)
         return tx.wrap(getattr(module, name), AttrSource(self.source, name))
+
+    def unpack(self):
+        """``for block in self.h``: a ModuleList's (or Sequential's) modules; a
+        ModuleDict's keys."""
+        from .source import AttrSource, GetItemSource
+        module = self.module
+        modules = module.__dict__.get("_modules", {})
+        if type(module).__name__ == "ModuleDict":
+            return [ConstantVariable(k) for k in modules]
+        return [NNModuleVariable(m, GetItemSource(AttrSource(self.source, "_modules"), k))
+                for k, m in modules.items() if m is not None]
 
     def call_function(self, tx, args, kwargs):
         module = self.module
@@ -444,6 +461,11 @@ class ObjectVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         value = self.value
+        constant_args = all(a.is_python_constant() for a in [*args, *kwargs.values()])
+        if constant_args and isinstance(value, types.BuiltinFunctionType) and \
+                getattr(value, "__module__", None) in PURE_MODULES:
+            return wrap_constant(value(*[a.as_python_constant() for a in args],
+                                       **{k: v.as_python_constant() for k, v in kwargs.items()}))
         if isinstance(value, type) and all(a.is_python_constant() for a in args):
             try:
                 return wrap_constant(value(*[a.as_python_constant() for a in args],
@@ -458,6 +480,10 @@ class ObjectVariable(VariableTracker):
             f"Dynamo does not know how to trace the builtin `{name}` This function is either a "
             "Python builtin (e.g. _warnings.warn) or a third-party C/C++ Python extension "
             "(perhaps created with pybind).", culprit=value)
+
+
+# C functions computed at trace time when every argument is a constant
+PURE_MODULES = ("math", "cmath", "_operator", "operator", "itertools", "functools")
 
 
 def item_unsupported() -> Unsupported:

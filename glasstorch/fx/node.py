@@ -166,12 +166,9 @@ class Node:
 
     def _rename(self, candidate: str) -> None:
         """Take another unique name (Dynamo names a node after the local it is
-        stored in)."""
-        if candidate == self.name:
-            return
-        namespace = self.graph._namespace
-        namespace._used.discard(self.name)
-        self.name = namespace.create_name(candidate)
+        stored in); the old name stays taken, as in torch.fx."""
+        if candidate != self.name:
+            self.name = self.graph._namespace.create_name(candidate)
 
     def format_node(self) -> str:
         """The node as ``str(graph)`` prints it."""

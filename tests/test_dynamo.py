@@ -1,0 +1,252 @@
+"""Dynamo capture against torch's: the same programs compiled by both, with
+graph counts, break counts and reasons, the captured graphs' code, recompiles
+and results compared (``glasstorch/_dynamo``)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import glasstorch as gt
+
+from .helpers import to_numpy
+
+
+def _programs(lib):
+    def g(y):
+        print(y.shape)
+        return y * 2
+
+    def print_start(x):
+        print("hi")
+        return x + 1
+
+    def item(x):
+        n = x.sum().item()
+        return x + n
+
+    def branch(x):
+        if x.sum() > 0:
+            return x + 1
+        return x - 1
+
+    def bool_of_tensor(x):
+        y = x.cos()
+        bool(y.sum())
+        return y
+
+    def break_in_callee(x):
+        return g(x + 1) + 1
+
+    def loop_over_list(x, ys):
+        out = x
+        for y in ys:
+            out = out + y * 2
+        return out, len(ys)
+
+    def functional_and_views(x):
+        return lib.nn.functional.relu(x) + x.view(-1, 1).sum(0)
+
+    def list_across_break(x):
+        a = x * 2
+        c = [a, a + 1]
+        print("break")
+        return c[0] + c[1]
+
+    def shapes_and_constants(x, n):
+        b, d = x.shape
+        y = x.reshape(d, b) * n
+        for _ in range(n):
+            y = y + x.size(0)
+        return y.sum(dim=0, keepdim=True), x.dim()
+
+    def kwargs_and_methods(x, w):
+        h = lib.matmul(x, w).softmax(dim=-1)
+        return h.transpose(0, 1).contiguous().mean(dim=1), lib.cat([h, h], dim=0)
+
+    return {f.__name__: f for f in (print_start, item, branch, bool_of_tensor,
+                                    break_in_callee, loop_over_list, functional_and_views,
+                                    list_across_break, shapes_and_constants,
+                                    kwargs_and_methods)}
+
+
+def _args(lib, name):
+    rng = np.random.default_rng(0)
+
+    def t(*shape):
+        return lib.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    return {"loop_over_list": lambda: (t(3), [t(3), t(3)]),
+            "shapes_and_constants": lambda: (t(2, 3), 2),
+            "kwargs_and_methods": lambda: (t(2, 3), t(3, 4))}.get(name, lambda: (t(3),))()
+
+
+def _explain(lib, name):
+    lib._dynamo.reset()
+    fn = _programs(lib)[name]
+    out = lib._dynamo.explain(fn)(*_args(lib, name))
+    reasons = [(r.reason.splitlines()[:2], [s.name for s in r.user_stack])
+               for r in out.break_reasons]
+    return (out.graph_count, out.graph_break_count, [len(o) for o in out.ops_per_graph],
+            reasons, [g.code for g in out.graphs])
+
+
+NAMES = sorted(_programs(gt))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_explain_graphs_and_breaks_as_torch(name, capsys):
+    """Graph and break counts, ops per graph, break reasons with their stack of
+    functions, and each graph's code, character for character."""
+    assert _explain(gt, name) == _explain(torch, name)
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_compiled_results_equal_eager(name, backend, capsys):
+    """Every backend gives the eager results (the breaks' prints included)."""
+    fn = _programs(gt)[name]
+    gt._dynamo.reset()
+    compiled = gt.compile(fn, backend=backend)
+    for _ in range(2):                     # the second call runs the cached frames
+        got, want = compiled(*_args(gt, name)), fn(*_args(gt, name))
+        got, want = (got, want) if isinstance(want, tuple) else ((got,), (want,))
+        for a, b in zip(got, want):
+            if isinstance(b, gt.Tensor):
+                np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-6, atol=1e-6)
+            else:
+                assert a == b
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:len(printed) // 2] == printed[len(printed) // 2:]
+
+
+def _count_compiles(lib, fn, calls, **options):
+    lib._dynamo.reset()
+    graphs = []
+
+    def backend(gm, inputs):
+        graphs.append(gm)
+        return gm.forward
+    compiled = lib.compile(fn, backend=backend, **options)
+    for args in calls:
+        compiled(*args)
+    return len(graphs)
+
+
+def _recompile_cases(lib):
+    def f(x, n):
+        return x * n + 1
+    x = lib.ones(3)
+    return f, {
+        "same inputs": [(x, 2), (lib.zeros(3), 2)],
+        "python int changes": [(x, 2), (x, 3), (x, 2)],
+        "dtype changes": [(x, 2), (x.double(), 2)],
+        "requires_grad changes": [(x, 2), (lib.ones(3, requires_grad=True), 2)],
+        "shape changes (static)": [(x, 2), (lib.ones(4), 2), (lib.ones(5), 2)],
+    }
+
+
+@pytest.mark.parametrize("case", list(_recompile_cases(gt)[1]))
+def test_recompiles_as_torch(case):
+    """A failed guard recompiles: the number of graphs compiled equals torch's
+    (shapes with dynamic=False: automatic dynamic shapes are not built yet)."""
+    counts = []
+    for lib in (gt, torch):
+        f, cases = _recompile_cases(lib)
+        counts.append(_count_compiles(lib, f, cases[case], dynamic=False))
+    assert counts[0] == counts[1]
+
+
+def test_recompile_limit_falls_back_to_eager_with_a_warning():
+    gt._dynamo.reset()
+    compiled = gt.compile(lambda x, n: x + n, backend="eager")
+    x = gt.ones(2)
+    with pytest.warns(UserWarning, match=r"torch._dynamo hit config.recompile_limit \(8\)"):
+        for n in range(10):
+            assert gt.equal(compiled(x, n), x + n)
+
+
+def test_fullgraph_raises_at_a_break():
+    for lib in (gt, torch):
+        lib._dynamo.reset()
+
+        def f(x):
+            print("no")
+            return x + 1
+        with pytest.raises(lib._dynamo.exc.Unsupported, match="Failed to trace builtin operator"):
+            lib.compile(f, backend="eager", fullgraph=True)(lib.ones(2))
+
+
+def test_module_compile_trains_like_eager():
+    """torch.compile(model): parameters are graph inputs named by their source,
+    the graph's code is torch's, and gradients equal eager's."""
+    codes = []
+    for lib in (gt, torch):
+        lib.manual_seed(0)
+
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(3, 2)
+                self.ln = lib.nn.LayerNorm(2)
+                self.drop = lib.nn.Dropout(0.0)
+
+            def forward(self, x):
+                h = self.drop(self.ln(self.fc(x)))
+                return lib.nn.functional.gelu(h).softmax(-1)
+        m = M()
+        lib._dynamo.reset()
+        graphs = []
+        compiled = lib.compile(m, backend=lambda gm, inputs: graphs.append(gm) or gm.forward)
+        x = lib.ones(4, 3)
+        compiled(x).sum().backward()
+        codes.append(graphs[0].code)
+    assert codes[0] == codes[1]
+    gt.manual_seed(0)
+    m = gt.nn.Linear(3, 2)
+    gt._dynamo.reset()
+    c = gt.compile(m, backend="aot_eager")
+    x = gt.randn(4, 3)
+    c(x).pow(2).sum().backward()
+    got = [p.grad.clone() for p in m.parameters()]
+    m.zero_grad()
+    m(x).pow(2).sum().backward()
+    for a, p in zip(got, m.parameters()):
+        np.testing.assert_allclose(to_numpy(a), to_numpy(p.grad), rtol=1e-6)
+
+
+def _gpt(lib):
+    from examples.dual import load_example
+    gpt = load_example("gpt.py", lib.__name__)
+    lib.manual_seed(0)
+    model = gpt.GPT(gpt.GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=2, n_embd=32))
+    rng = np.random.default_rng(0)
+    return model, lib.from_numpy(rng.integers(0, 23, (4, 16))), \
+        lib.from_numpy(rng.integers(0, 23, (4, 16)))
+
+
+def test_example_gpt_is_one_graph_as_torch():
+    """The example GPT's forward with its loss: one graph, the same code as
+    torch's (parameters named by source, the tied lm_head weight read once), and
+    through aot_eager the loss and every gradient of eager."""
+    codes = []
+    for lib in (gt, torch):
+        model, idx, targets = _gpt(lib)
+        lib._dynamo.reset()
+        graphs = []
+        lib.compile(model, backend=lambda gm, inputs: graphs.append(gm) or gm.forward)(
+            idx, targets)
+        assert len(graphs) == 1
+        codes.append(graphs[0].code)
+    assert codes[0] == codes[1]
+    model, idx, targets = _gpt(gt)
+    gt._dynamo.reset()
+    _, loss = gt.compile(model, backend="aot_eager")(idx, targets)
+    loss.backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    _, eager_loss = model(idx, targets)
+    eager_loss.backward()
+    assert loss.item() == pytest.approx(eager_loss.item(), rel=1e-6)
+    for a, p in zip(got, model.parameters()):
+        np.testing.assert_allclose(to_numpy(a), to_numpy(p.grad), rtol=1e-4, atol=1e-6)
