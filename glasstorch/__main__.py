@@ -279,6 +279,33 @@ def graphs(torch, model, data) -> None:
                  if recomputed else ""))
 
 
+def capture(torch, model, data) -> None:
+    """Dynamo on the trained model and on a function with a graph break: the
+    graph torch.compile captures, the guards, the break and the resume function."""
+    idx, targets = data.batch("train", 4, model.config.block_size)
+    captured = []
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=lambda gm, inputs: captured.append(gm) or gm.forward)
+    compiled(idx, targets)
+    gm = captured[0]
+    _section("torch.compile (Dynamo): the trained GPT's forward, captured from its bytecode")
+    ops = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
+    inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    print(f"{len(captured)} graph, {len(inputs)} inputs (parameters named by their path), "
+          f"{len(ops)} calls; the attention's first lines:")
+    body = [line for line in gm.code.splitlines() if " = " in line and "L_" not in line]
+    print("\n".join(body[1:9]) + "\n    ...")
+
+    def scaled(x, n):
+        y = torch.sin(x) * n
+        print(f"  (a print inside the compiled function: {tuple(y.shape)})")
+        return y.sum()
+    _section("a graph break: print() splits the function; the rest resumes in a new frame")
+    explained = torch._dynamo.explain(scaled)(torch.ones(3), 2)
+    print(f"graphs: {explained.graph_count}, breaks: {explained.graph_break_count}")
+    print(explained.describe())
+
+
 # -- 3. the layers underneath ----------------------------------------------------------
 
 def walkthrough(torch) -> None:
@@ -372,6 +399,7 @@ def main(argv=None) -> int:
     watch_one_step(model, data)
     extension_points(torch, model, data)
     graphs(torch, model, data)
+    capture(torch, model, data)
     walkthrough(torch)
     print(f"\ndemo finished in {time.perf_counter() - started:.1f} s")
     return 0

@@ -33,7 +33,7 @@ from .output_graph import TracedOpError
 from .resume import describe as describe_resume, live_locals, resume_function
 from .symbolic_convert import InstructionTranslator
 from .utils import counters
-from .variables import _NULL, NullVariable, TensorMethodVariable, TensorVariable
+from .variables import _NULL, TensorMethodVariable, TensorVariable
 
 log = logging.getLogger("torch._dynamo")
 
@@ -111,11 +111,19 @@ class CompiledFrame:
             file, line = brk.reason.user_stack[-1][2], brk.reason.user_stack[-1][1]
             parts += [f"== {self.fn_name}: graph break at {file}:{line} ==", str(brk.reason),
                       "== resume function ==",
-                      describe_resume(self.fn, self.resume_offset, self.resume_lineno,
-                                      [v.as_python(_ANY_OUTPUTS) if isinstance(v, NullVariable)
-                                       else None
-                                       for v in brk.stack], self.live)]
+                      describe_resume(self.fn, self.resume_lineno, _stack_after(brk),
+                                      self.live)]
         return "\n".join(parts)
+
+
+def _stack_after(brk) -> int:
+    """How many values the stack holds after the break's call (or branch) ran."""
+    inst, depth = brk.inst, len(brk.stack)
+    if inst.opname.startswith("POP_JUMP"):
+        return depth - 1
+    if inst.opname == "CALL_FUNCTION_EX":
+        return depth - (4 if inst.arg & 1 else 3) + 1    # NULL, fn, args(, kwargs)
+    return depth - inst.arg - 2 + 1
 
 
 class DynamoContext:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dis
 import inspect
+import textwrap
 import types
 
 import bytecode as bc
@@ -92,15 +93,16 @@ def _resume_code(code, offset, lineno, nulls, local_names):
     return program.to_code()
 
 
-def describe(fn, offset: int, lineno: int, stack: list, local_names: list) -> str:
+def describe(fn, lineno: int, stack_depth: int, local_names: list) -> str:
     """The resume function as people read it: its signature, then the source
     lines of ``fn`` it continues with."""
-    params = [f"___stack{i}" for i, v in enumerate(stack) if v is not _NULL] + list(local_names)
+    params = [f"___stack{i}" for i in range(stack_depth)] + list(local_names)
     head = f"def torch_dynamo_resume_in_{fn.__code__.co_name}_at_{lineno}({', '.join(params)}):"
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError):
         return head + f"\n    # continues {fn.__qualname__} after line {lineno}"
+    rest = textwrap.dedent("".join(lines[lineno - first + 1:]))
     body = [f"    # continues {fn.__qualname__} after line {lineno}, the break"]
-    body += [f"    {line.rstrip()}" for line in lines[lineno - first + 1:]]
+    body += [f"    {line}" for line in rest.rstrip().splitlines()]
     return "\n".join([head, *body])
