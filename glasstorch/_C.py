@@ -281,3 +281,11 @@ class _BindingModule:
 
 
 _nn, _linalg, _special, _fft = (_BindingModule(ns) for ns in ("nn", "linalg", "special", "fft"))
+
+
+def _set_grad_enabled(enabled: bool) -> None:
+    """Turn grad mode on or off (what ``no_grad`` does; Dynamo records it in graphs)."""
+    _tls.grad_enabled = bool(enabled)
+
+
+_set_grad_enabled.__module__ = "torch._C"

@@ -3,6 +3,8 @@ graph counts, break counts and reasons, the captured graphs' code, recompiles
 and results compared (``glasstorch/_dynamo``)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -64,10 +66,29 @@ def _programs(lib):
         h = lib.matmul(x, w).softmax(dim=-1)
         return h.transpose(0, 1).contiguous().mean(dim=1), lib.cat([h, h], dim=0)
 
+    @lib.compiler.disable
+    def helper(x):
+        return x * 3
+
+    def disabled_callee(x):
+        y = x + 1
+        return helper(y) - 1
+
+    def no_grad_block(x):
+        with lib.no_grad():
+            y = x * 2
+        return y + x
+
+    def user_graph_break(x):
+        y = x * 2
+        lib._dynamo.graph_break()
+        return y + 1
+
     return {f.__name__: f for f in (print_start, item, branch, bool_of_tensor,
                                     break_in_callee, loop_over_list, functional_and_views,
                                     list_across_break, shapes_and_constants,
-                                    kwargs_and_methods)}
+                                    kwargs_and_methods, disabled_callee, no_grad_block,
+                                    user_graph_break)}
 
 
 def _args(lib, name):
@@ -84,8 +105,8 @@ def _explain(lib, name):
     lib._dynamo.reset()
     fn = _programs(lib)[name]
     out = lib._dynamo.explain(fn)(*_args(lib, name))
-    reasons = [(r.reason.splitlines()[:2], [s.name for s in r.user_stack])
-               for r in out.break_reasons]
+    reasons = [([re.sub(r" at 0x[0-9a-f]+", "", line) for line in r.reason.splitlines()[:2]],
+                [s.name for s in r.user_stack]) for r in out.break_reasons]
     return (out.graph_count, out.graph_break_count, [len(o) for o in out.ops_per_graph],
             reasons, [g.code for g in out.graphs])
 
@@ -263,3 +284,58 @@ def test_example_gpt_is_one_graph_as_torch():
     assert loss.item() == pytest.approx(eager_loss.item(), rel=1e-6)
     for a, p in zip(got, model.parameters()):
         np.testing.assert_allclose(to_numpy(a), to_numpy(p.grad), rtol=1e-4, atol=1e-6)
+
+
+def test_custom_op_with_a_fake_impl_is_one_graph_as_torch():
+    """Seed 001's exercise 4: a torch.library custom op with a fake implementation
+    goes into the graph as its OpOverload, with no break."""
+    codes = []
+    for lib in (gt, torch):
+        @lib.library.custom_op("dynamo_test::clip_norm", mutates_args=(),
+                               schema="(Tensor x, float max_norm) -> Tensor")
+        def clip_norm(x, max_norm):
+            return x * (max_norm / x.norm()).clamp(max=1.0)
+
+        @clip_norm.register_fake
+        def _(x, max_norm):
+            return lib.empty_like(x)
+
+        def f(x):
+            return clip_norm(x * 2, 1.0) + 1
+        lib._dynamo.reset()
+        out = lib._dynamo.explain(f)(lib.ones(3))
+        assert (out.graph_count, out.graph_break_count) == (1, 0)
+        codes.append(out.graphs[0].code)
+        compiled = lib.compile(f, backend="eager")(lib.ones(3))
+        assert lib.allclose(compiled, f(lib.ones(3)))
+    assert codes[0] == codes[1]
+
+
+def test_autograd_function_inside_compiled_code():
+    """A custom autograd.Function: one graph, eager's values and gradients
+    (torch's graph holds it as a higher-order op; glasstorch's as a call of
+    ``apply``, which keeps the backward)."""
+    class MyFn(gt.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x.cos()
+
+    def f(x):
+        return MyFn.apply(x * 2) + 1
+    gt._dynamo.reset()
+    out = gt._dynamo.explain(f)(gt.ones(3, requires_grad=True))
+    assert (out.graph_count, out.graph_break_count) == (1, 0)
+    for backend in ("eager", "aot_eager"):
+        gt._dynamo.reset()
+        x, x2 = gt.linspace(0, 1, 3).requires_grad_(), gt.linspace(0, 1, 3).requires_grad_()
+        got, want = gt.compile(f, backend=backend)(x), f(x2)
+        got.sum().backward()
+        want.sum().backward()
+        np.testing.assert_allclose(to_numpy(got), to_numpy(want), rtol=1e-6)
+        np.testing.assert_allclose(to_numpy(x.grad), to_numpy(x2.grad), rtol=1e-6)

@@ -13,8 +13,10 @@ from . import config, utils
 from .backends.registry import list_backends, lookup_backend, register_backend
 from .eval_frame import DynamoContext, OptimizedModule
 from .exc import Unsupported
+from .symbolic_convert import graph_break
 
-__all__ = ["optimize", "reset", "explain", "disable", "allow_in_graph", "list_backends",
+__all__ = ["optimize", "reset", "explain", "disable", "allow_in_graph", "graph_break",
+           "list_backends",
            "lookup_backend", "register_backend", "config", "utils", "OptimizedModule",
            "Unsupported"]
 

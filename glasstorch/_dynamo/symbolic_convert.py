@@ -126,7 +126,9 @@ class InstructionTranslatorBase:
             guards.identity(source, value)
         if isinstance(value, types.ModuleType):
             return PythonModuleVariable(value, source)
-        if is_traceable_function(value):
+        if type(value).__name__ == "CustomOpDef":          # torch.library.custom_op
+            return TorchVariable(value._opoverload, source)
+        if is_traceable_function(value) or _is_autograd_function_apply(value):
             return TorchVariable(value, source)
         if isinstance(value, types.FunctionType):
             return UserFunctionVariable(value, source)
@@ -570,8 +572,12 @@ class InstructionTranslatorBase:
         if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):     # generators, coroutines
             raise Unsupported("inlining a generator or coroutine")
         if getattr(fn, "_dynamo_disable", False):
-            raise Unsupported("call to a function marked torch.compiler.disable",
-                              culprit=fn)
+            raise Unsupported("Skip calling `torch.compiler.disable()`d function",
+                              f"Skip calling function `{fn!r}` since it was wrapped with "
+                              "`torch.compiler.disable` (reason: None)", culprit=fn)
+        if fn is graph_break:
+            raise Unsupported("Call to `torch._dynamo.graph_break()`",
+                              "User-inserted graph break. Message: None")
         f_locals = bind_args(fn, code, args, kwargs, defaults)
         cells = dict(closure or {})
         if fn.__closure__ is not None and closure is None:
@@ -579,11 +585,35 @@ class InstructionTranslatorBase:
                 cells[name] = self.wrap(cell.cell_contents, None)
         tx = InliningInstructionTranslator(fn, code, f_locals, fn.__globals__, self.output,
                                            cells, parent=self)
+        grad_mode = glasstorch.is_grad_enabled()
         try:
             return tx.run()
         except Unsupported as e:
             e.user_stack.insert(0, (code.co_name, tx.lineno, code.co_filename))
+            if glasstorch.is_grad_enabled() != grad_mode:    # broke inside a `with no_grad()`
+                glasstorch._C._set_grad_enabled(grad_mode)
+                e.breakable = False
             raise
+
+    # -- with blocks: grad modes --------------------------------------------------------
+
+    def BEFORE_WITH(self, inst):
+        manager = self.pop()
+        value = manager.as_python_constant() if manager.is_python_constant() else None
+        enabled = _grad_mode_of(value)
+        if enabled is None:
+            raise Unsupported("Unsupported context manager",
+                              f"Dynamo does not trace `with {type(value).__name__}`.")
+        previous = glasstorch.is_grad_enabled()
+        self.set_grad_enabled(enabled)
+        self.push(GradModeExitVariable(previous))
+        self.push(ConstantVariable(None))
+
+    def set_grad_enabled(self, enabled: bool) -> None:
+        """Grad mode changes inside the graph (a node) and while tracing."""
+        if enabled != glasstorch.is_grad_enabled():
+            self.output.graph.call_function(glasstorch._C._set_grad_enabled, (enabled,))
+            glasstorch._C._set_grad_enabled(enabled)
 
     # -- return -------------------------------------------------------------------------
 
@@ -592,6 +622,33 @@ class InstructionTranslatorBase:
 
     def RETURN_CONST(self, inst):
         self.returned = wrap_constant(inst.argval)
+
+
+def _grad_mode_of(manager):
+    """The grad mode a ``with`` manager sets (None: not a grad-mode manager)."""
+    from ..autograd.grad_mode import enable_grad, no_grad, set_grad_enabled
+    if isinstance(manager, no_grad):
+        return False
+    if isinstance(manager, enable_grad):
+        return True
+    if isinstance(manager, set_grad_enabled):
+        return manager.mode
+    return None
+
+
+class GradModeExitVariable(VariableTracker):
+    """The ``__exit__`` a grad-mode ``with`` leaves on the stack."""
+
+    def __init__(self, previous: bool):
+        self.previous = previous
+
+    def call_function(self, tx, args, kwargs):
+        tx.set_grad_enabled(self.previous)
+        return ConstantVariable(None)
+
+
+def graph_break():
+    """``torch._dynamo.graph_break()``: a break here (nothing at run time)."""
 
 
 class InliningInstructionTranslator(InstructionTranslatorBase):
@@ -613,6 +670,7 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def run_frame(self) -> FrameResult:
         _TX_STACK.append(self)
+        grad_mode = glasstorch.is_grad_enabled()
         try:
             while self.returned is None and self.graph_break is None:
                 inst = self.instructions[self.ip]
@@ -625,11 +683,12 @@ class InstructionTranslator(InstructionTranslatorBase):
                     self.step(inst)
                 except Unsupported as e:
                     e.user_stack.insert(0, (self.code.co_name, self.lineno, self.code.co_filename))
-                    if not self._can_break_at(inst):
+                    if not self._can_break_at(inst) or not getattr(e, "breakable", True):
                         raise
                     self.graph_break = Break(inst, e, stack, locals_, kw_names)
         finally:
             _TX_STACK.pop()
+            glasstorch._C._set_grad_enabled(grad_mode)
         return FrameResult(self.output, self.returned, self.graph_break)
 
     def _can_break_at(self, inst) -> bool:
@@ -840,6 +899,14 @@ def is_traceable_function(value) -> bool:
             return False
         return True
     return False
+
+
+def _is_autograd_function_apply(value) -> bool:
+    """``MyFunction.apply``: one node in the graph, its forward run on the fakes
+    (PyTorch traces it into a higher-order op; the node keeps the backward)."""
+    owner = getattr(value, "__self__", None)
+    return getattr(value, "__name__", None) == "apply" and isinstance(owner, type) and \
+        issubclass(owner, glasstorch.autograd.Function)
 
 
 def bind_args(fn, code, args, kwargs, defaults=None) -> dict:

@@ -467,6 +467,13 @@ class ObjectVariable(VariableTracker):
             return wrap_constant(value(*[a.as_python_constant() for a in args],
                                        **{k: v.as_python_constant() for k, v in kwargs.items()}))
         if isinstance(value, type) and all(a.is_python_constant() for a in args):
+            from ..autograd.grad_mode import set_grad_enabled
+            if value is set_grad_enabled:          # its constructor flips the mode: undo it
+                import glasstorch
+                previous = glasstorch.is_grad_enabled()
+                manager = value(*[a.as_python_constant() for a in args])
+                glasstorch._C._set_grad_enabled(previous)
+                return ConstantVariable(manager)
             try:
                 return wrap_constant(value(*[a.as_python_constant() for a in args],
                                            **{k: v.as_python_constant()

@@ -405,7 +405,7 @@ def _global_name(target, globals_) -> str:
     ``torch`` global, builtins bare, anything else a global of its own named
     after its module as PyTorch names it (``math_sqrt``, ``_operator_abs``)."""
     name = qualified_name(target)
-    if name.startswith("torch."):
+    if name.startswith("torch.") and _resolves_to(name, target):
         globals_["torch"] = _torch_module()
         return name
     if name.startswith("builtins."):
@@ -413,3 +413,14 @@ def _global_name(target, globals_) -> str:
     name = re.sub(r"[^0-9a-zA-Z_]+", "_", f"{target.__module__}.{target.__name__}")
     globals_[name] = target
     return name
+
+
+def _resolves_to(name: str, target) -> bool:
+    """Whether the ``torch.`` path ``name`` reaches ``target`` (a method such as
+    ``MyFunction.apply`` reports its defining module, which does not)."""
+    obj = _torch_module()
+    for part in name.split(".")[1:]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return False
+    return obj is target or obj == target

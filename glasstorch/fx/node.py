@@ -191,7 +191,8 @@ class Node:
         in-place calls (a target name ending in ``_``)."""
         if self.op in ("placeholder", "output"):
             return True
-        if self.op == "call_function" and self.target is _glasstorch._assert:
+        if self.op == "call_function" and (self.target is _glasstorch._assert or
+                                           self.target is _glasstorch._C._set_grad_enabled):
             return True
         schema = getattr(self.target, "_schema", None)
         if self.op == "call_function" and schema is not None:     # an ATen op: it writes
