@@ -104,11 +104,12 @@ def keys_for_device(device_type: str, inference: bool = False) -> int:
 
 
 class Tensor:
-    """``torch.Tensor``.  Internals are slots; subclasses may add a ``__dict__``."""
+    """``torch.Tensor``.  Internals are slots; a ``__dict__`` holds what users attach
+    (``t.name = ...``, ``mark_dynamic``), as a torch tensor allows."""
 
     __slots__ = ("_storage", "_shape", "_stride", "_offset", "dtype", "device", "_keys",
                  "_array", "_contiguous", "_base", "_version_counter", "_autograd_meta",
-                 "__weakref__")
+                 "__weakref__", "__dict__")
 
     # Set by glasstorch._tensor_str (printing is a frontend concern).
     _repr_impl = None

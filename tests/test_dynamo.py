@@ -141,46 +141,53 @@ def test_compiled_results_equal_eager(name, backend, capsys):
     assert printed[:len(printed) // 2] == printed[len(printed) // 2:]
 
 
-def _count_compiles(lib, fn, calls, **options):
-    lib._dynamo.reset()
-    graphs = []
-
-    def backend(gm, inputs):
-        graphs.append(gm)
-        return gm.forward
-    compiled = lib.compile(fn, backend=backend, **options)
-    for args in calls:
-        compiled(*args)
-    return len(graphs)
-
-
 def _recompile_cases(lib):
     def f(x, n):
-        return x * n + 1
+        return x * n + x.shape[0]
     x = lib.ones(3)
+
+    def marked(size):
+        t = lib.ones(size)
+        lib._dynamo.mark_dynamic(t, 0)
+        return t
+    static, automatic, dynamic = {"dynamic": False}, {}, {"dynamic": True}
     return f, {
-        "same inputs": [(x, 2), (lib.zeros(3), 2)],
-        "python int changes": [(x, 2), (x, 3), (x, 2)],
-        "dtype changes": [(x, 2), (x.double(), 2)],
-        "requires_grad changes": [(x, 2), (lib.ones(3, requires_grad=True), 2)],
-        "shape changes (static)": [(x, 2), (lib.ones(4), 2), (lib.ones(5), 2)],
+        "same inputs": ([(x, 2), (lib.zeros(3), 2)], static),
+        "python int changes": ([(x, 2), (x, 3), (x, 2)], static),
+        "python int changes, automatic dynamic": ([(x, 2), (x, 3), (x, 5), (x, 2)], automatic),
+        "dtype changes": ([(x, 2), (x.double(), 2)], static),
+        "requires_grad changes": ([(x, 2), (lib.ones(3, requires_grad=True), 2)], static),
+        "shape changes, dynamic=False": ([(x, 2), (lib.ones(4), 2), (lib.ones(5), 2)], static),
+        "shape changes, automatic dynamic": ([(x, 2), (lib.ones(4), 2), (lib.ones(5), 2),
+                                              (lib.ones(9), 2)], automatic),
+        "shape changes, dynamic=True": ([(x, 2), (lib.ones(4), 2), (lib.ones(5), 2)], dynamic),
+        "mark_dynamic": ([(marked(3), 2), (marked(7), 2)], static),
     }
 
 
 @pytest.mark.parametrize("case", list(_recompile_cases(gt)[1]))
 def test_recompiles_as_torch(case):
-    """A failed guard recompiles: the number of graphs compiled equals torch's
-    (shapes with dynamic=False: automatic dynamic shapes are not built yet)."""
-    counts = []
+    """A failed guard recompiles; shapes follow dynamic=False / True / None (a size
+    that changed becomes symbolic on the recompile) and mark_dynamic: the number
+    of graphs compiled, and each graph's code, equal torch's."""
+    results = []
     for lib in (gt, torch):
         f, cases = _recompile_cases(lib)
-        counts.append(_count_compiles(lib, f, cases[case], dynamic=False))
-    assert counts[0] == counts[1]
+        calls, options = cases[case]
+        lib._dynamo.reset()
+        graphs = []
+        compiled = lib.compile(f, backend=lambda gm, inputs: graphs.append(gm) or gm.forward,
+                               **options)
+        for args in calls:
+            got = compiled(*args)
+            assert lib.equal(got, f(*args))
+        results.append([g.code for g in graphs])
+    assert results[0] == results[1]
 
 
 def test_recompile_limit_falls_back_to_eager_with_a_warning():
     gt._dynamo.reset()
-    compiled = gt.compile(lambda x, n: x + n, backend="eager")
+    compiled = gt.compile(lambda x, n: x + n, backend="eager", dynamic=False)
     x = gt.ones(2)
     with pytest.warns(UserWarning, match=r"torch._dynamo hit config.recompile_limit \(8\)"):
         for n in range(10):

@@ -16,6 +16,7 @@ from .exc import Unsupported
 from .symbolic_convert import graph_break
 
 __all__ = ["optimize", "reset", "explain", "disable", "allow_in_graph", "graph_break",
+           "mark_dynamic",
            "list_backends",
            "lookup_backend", "register_backend", "config", "utils", "OptimizedModule",
            "Unsupported"]
@@ -40,6 +41,7 @@ def reset() -> None:
     for ctx in _CONTEXTS:
         ctx.cache.clear()
         ctx.skip.clear()
+        ctx.frame_state.clear()
     _CONTEXTS.clear()
     utils.counters.clear()
 
@@ -50,6 +52,12 @@ def disable(fn=None, recursive: bool = True):
         return lambda f: disable(f, recursive)
     fn._dynamo_disable = True
     return fn
+
+
+def mark_dynamic(t, index) -> None:
+    """Trace dim ``index`` (an int or a list) of ``t`` with a symbolic size."""
+    indices = index if isinstance(index, (list, tuple, set)) else [index]
+    t._dynamo_dynamic_indices = set(getattr(t, "_dynamo_dynamic_indices", ())) | set(indices)
 
 
 def allow_in_graph(fn):

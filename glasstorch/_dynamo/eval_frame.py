@@ -26,7 +26,7 @@ import types
 import warnings
 from dataclasses import dataclass, field
 
-from ..nn import Module
+from ..nn import Module, Parameter
 from . import config
 from .exc import Unsupported
 from .output_graph import TracedOpError
@@ -116,6 +116,10 @@ class CompiledFrame:
         return "\n".join(parts)
 
 
+def _marked_dynamic(value) -> set:
+    return set(getattr(value, "_dynamo_dynamic_indices", ()))
+
+
 def _stack_after(brk) -> int:
     """How many values the stack holds after the break's call (or branch) ran."""
     inst, depth = brk.inst, len(brk.stack)
@@ -134,6 +138,8 @@ class DynamoContext:
         self.backend, self.fullgraph, self.dynamic = backend, fullgraph, dynamic
         self.cache: dict = {}        # code -> [CompiledFrame]
         self.skip: set = set()       # codes that run eagerly from now on
+        # code -> {source name: the sizes first seen, None where a size changed}
+        self.frame_state: dict = {}
 
     def wrap(self, fn):
         """``fn`` compiled in this context."""
@@ -187,6 +193,41 @@ class DynamoContext:
         entries.append(entry)
         return entry.run(L, G)
 
+    def _dynamic_dims(self, code, source, value):
+        """The dims of a tensor input traced with symbolic sizes: every dim under
+        ``dynamic=True``; under ``dynamic=None`` (automatic dynamic) the dims whose
+        size changed since this frame was first compiled; those marked with
+        ``mark_dynamic``.  Parameters keep static shapes, as in PyTorch."""
+        if type(value) is int:
+            return self._dynamic_int(code, source, value)
+        dims = _marked_dynamic(value)
+        if isinstance(value, Parameter):
+            return dims
+        if self.dynamic is True:
+            return dims | set(range(value.dim()))
+        if self.dynamic is False:
+            return dims
+        state = self.frame_state.setdefault(code, {})
+        seen = state.get(source.name())
+        if seen is None or len(seen) != value.dim():
+            state[source.name()] = list(value.shape)
+            return dims
+        for i, size in enumerate(value.shape):
+            if seen[i] != size:
+                seen[i] = None
+        return dims | {i for i, size in enumerate(seen) if size is None}
+
+    def _dynamic_int(self, code, source, value) -> bool:
+        """An int argument is symbolic under ``dynamic=True``, and under automatic
+        dynamic once it has changed."""
+        if self.dynamic is not None:
+            return bool(self.dynamic)
+        state = self.frame_state.setdefault(code, {})
+        seen = state.setdefault(source.name(), value)
+        if seen is not None and seen != value:
+            state[source.name()] = seen = None
+        return seen is None
+
     def _convert_frame(self, fn, code, L, G):
         """Trace the frame into a CompiledFrame, or None: it runs eagerly."""
         counters["stats"]["calls_captured"] += 1
@@ -195,7 +236,8 @@ class DynamoContext:
             self.skip.add(code)
             return None
         free = {name: L.pop(name) for name in code.co_freevars if name in L}
-        tx = InstructionTranslator(fn, code, L, G, free, breakable=not self.fullgraph)
+        tx = InstructionTranslator(fn, code, L, G, free, breakable=not self.fullgraph,
+                                   dynamic_dims=functools.partial(self._dynamic_dims, code))
         L.update(free)
         try:
             result = tx.run_frame()
@@ -237,6 +279,7 @@ class DynamoContext:
                 self.skip.add(code)
                 return None
         output.guards.global_state()
+        output.guards.shape_env(output.shape_env)
         graph = compiled = None
         sources, placeholders, nodes = [], [], []
         if output.op_count():

@@ -10,6 +10,8 @@ run on every call before the cached graph is reused.
 """
 from __future__ import annotations
 
+import operator
+import re
 from dataclasses import dataclass, field
 
 import glasstorch
@@ -38,11 +40,22 @@ class TensorSpec:
         return (f"{self.cls.__name__}, {self.dtype}, {self.device}, size={list(self.size)}, "
                 f"stride={list(self.stride)}, requires_grad={self.requires_grad}")
 
+    @property
+    def dynamic(self) -> bool:
+        return None in self.size or None in self.stride
+
 
 def check_tensor(x, spec: TensorSpec) -> bool:
-    return (type(x) is spec.cls and x.dtype is spec.dtype and x.device == spec.device
-            and x.requires_grad == spec.requires_grad and x.shape == spec.size
-            and x.stride() == spec.stride)
+    """TENSOR_MATCH: a dynamic dim's size (None) is left to the shape guards."""
+    if not (type(x) is spec.cls and x.dtype is spec.dtype and x.device == spec.device
+            and x.requires_grad == spec.requires_grad):
+        return False
+    if not spec.dynamic:
+        return x.shape == spec.size and x.stride() == spec.stride
+    shape, stride = x.shape, x.stride()
+    return len(shape) == len(spec.size) and \
+        all(e is None or e == a for e, a in zip(spec.size, shape)) and \
+        all(e is None or e == a for e, a in zip(spec.stride, stride))
 
 
 def check_obj_id(x, expected: int) -> bool:
@@ -65,9 +78,12 @@ class GuardSet:
             self._seen.add((name, kind))
             self.guards.append(Guard(name, kind, code))
 
-    def tensor(self, source: Source, value) -> None:
-        spec = TensorSpec(type(value), value.dtype, value.device, tuple(value.shape),
-                          tuple(value.stride()), value.requires_grad)
+    def tensor(self, source: Source, value, fake=None) -> None:
+        static = (lambda v: v if type(v) is int else None)
+        size = tuple(map(static, fake.shape)) if fake is not None else tuple(value.shape)
+        stride = tuple(map(static, fake.stride())) if fake is not None else tuple(value.stride())
+        spec = TensorSpec(type(value), value.dtype, value.device, size, stride,
+                          value.requires_grad)
         self._specs.append(spec)
         self.add(source.name(), "TENSOR_MATCH",
                  [f"___check_tensor({source.name()}, ___spec{len(self._specs) - 1})"])
@@ -91,6 +107,25 @@ class GuardSet:
         name = source.name()
         self.add(name, "TYPE_MATCH", [f"___check_type_id({name}, {id(type(value))})"])
         self.add(name, "LIST_LENGTH", [f"len({name}) == {len(value)}"])
+
+    def shape_env(self, shape_env) -> None:
+        """The dynamic sizes' guards, over the sources they were read from: each
+        symbol's range (``2 <= L['x'].size()[0]``), sizes duck-typed to one symbol
+        (``L['y'].size()[0] == L['x'].size()[0]``), then what tracing decided."""
+        sources: dict = {}
+        for name, symbol in shape_env.source_to_var.items():
+            sources.setdefault(str(symbol), []).append(name)
+        if not sources:
+            return
+        lines = []
+        for symbol, names in sources.items():
+            if ".size()[" in names[0]:
+                lines.append(f"2 <= {names[0]}")
+            lines += [f"{other} == {names[0]}" for other in names[1:]]
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sources)) + r")\b")
+        for guard in shape_env.guards:
+            lines.append(pattern.sub(lambda m: sources[m.group(1)][0], str(guard.expr)))
+        self.add("", "SHAPE_ENV", lines)
 
     def global_state(self) -> None:
         self.add("", "GRAD_MODE",
@@ -116,7 +151,8 @@ class GuardSet:
 
     def compile(self):
         scope = {"___check_tensor": check_tensor, "___check_obj_id": check_obj_id,
-                 "___check_type_id": check_type_id,
+                 "___check_type_id": check_type_id, "Eq": operator.eq, "Ne": operator.ne,
+                 "Mod": operator.mod, "Max": max, "Min": min, "IntTrueDiv": operator.truediv,
                  "___is_grad_enabled": glasstorch.is_grad_enabled,
                  **{f"___spec{i}": s for i, s in enumerate(self._specs)}}
         exec(compile(self.source(), "<dynamo guards>", "exec"), scope)   # noqa: S102

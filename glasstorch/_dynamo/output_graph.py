@@ -15,17 +15,27 @@ import glasstorch
 from ..fx import Graph, GraphModule
 from ..nn import Module
 from .._subclasses.fake_tensor import FakeTensorMode
+from ..fx.experimental.sym_node import SymBool, SymFloat, SymInt, Symbol
+from ..fx.experimental.symbolic_shapes import ShapeEnv
 from .exc import Unsupported
 from .guards import GuardSet
-from .variables import (BaseListVariable, TensorVariable, TupleVariable, VariableTracker,
-                        wrap_constant)
+from .source import TensorPropertySource
+from .variables import (BaseListVariable, SymNodeVariable, TensorVariable, TupleVariable,
+                        VariableTracker, wrap_constant)
 
 
 class OutputGraph:
-    def __init__(self):
+    def __init__(self, dynamic_dims=None):
         self.graph = Graph()
-        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=False)
+        self.shape_env = ShapeEnv()
+        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=False, shape_env=self.shape_env,
+                                        static_shapes=False)
         self.inputs: dict = {}          # source name -> (TensorVariable, source)
+        self.placeholder_source: dict = {}     # placeholder node -> its source
+        self.symbol_nodes: dict = {}    # a dynamic size's Symbol -> its placeholder
+        # (source, tensor) -> the dims to make symbolic (None: all static); (source, int)
+        # -> whether that int input is symbolic
+        self.dynamic_dims = dynamic_dims or (lambda source, value: None)
         self.guards = GuardSet()
         self.guards.global_state()
 
@@ -39,30 +49,80 @@ class OutputGraph:
         for var, _ in self.inputs.values():      # one tensor read two ways (tied weights)
             if var.real_id == id(value):
                 return var
-        var = TensorVariable(None, self.fake_mode.from_tensor(value), source)
+        dims = self.dynamic_dims(source, value)
+        fake = self.fake_mode.from_tensor(value, source=key, symbolic_context=frozenset(dims)) \
+            if dims else self.fake_mode.from_tensor(value, static_shapes=True)
+        var = TensorVariable(None, fake, source)
         var.real_id = id(value)
         var.real_type = type(value)
         self.inputs[key] = (var, source)
-        self.guards.tensor(source, value)
+        self.guards.tensor(source, value, fake)
         return var
 
-    def realize(self, var: TensorVariable):
-        """The placeholder of a graph input, made on first use."""
+    def int_input(self, value: int, source):
+        """A Python int argument traced as a symbol (``dynamic=True``, or after it
+        changed under automatic dynamic), or None: it is a guarded constant."""
+        if not self.dynamic_dims(source, value):
+            return None
+        symint = self.shape_env.create_symintnode(
+            self.shape_env.create_symbol(value, source.name(), positive=None), hint=value)
+        if not isinstance(symint, SymInt):
+            return None                          # 0 and 1 are specialized
+        self.guards.add(source.name(), "TYPE_MATCH",
+                        [f"___check_type_id({source.name()}, {id(int)})"])
+        var = SymNodeVariable(None, symint)
+        var.source = source
+        return var
+
+    def realize_sym(self, var: SymNodeVariable):
         if var.node is None:
-            last = None
-            for node in self.graph.nodes:
-                if node.op != "placeholder":
-                    break
-                last = node
+            var.node = self._placeholder(var.source.placeholder_name(), SymInt, var.example,
+                                         var.source)
+        return var.node
+
+    def realize(self, var: TensorVariable):
+        """The placeholder of a graph input, made on first use; a dynamic size's
+        symbol gets its own placeholder first (``s77 : torch.SymInt``)."""
+        if var.node is None:
+            for dim, size in enumerate(var.example.shape):
+                if isinstance(size, SymInt) and isinstance(size.node.expr, Symbol) and \
+                        size.node.expr not in self.symbol_nodes:
+                    node = self._placeholder(str(size.node.expr), SymInt, size,
+                                             TensorPropertySource(var.source, dim))
+                    self.symbol_nodes[size.node.expr] = node
             annotation = glasstorch.nn.Parameter if issubclass(var.real_type,
                                                                glasstorch.nn.Parameter) \
                 else glasstorch.Tensor
-            with self.graph.inserting_after(last) if last is not None else \
-                    self.graph.inserting_before(next(iter(self.graph.nodes), None)):
-                var.node = self.graph.placeholder(var.source.placeholder_name(),
-                                                  type_expr=annotation)
-            var.node.meta["example_value"] = var.example
+            var.node = self._placeholder(var.source.placeholder_name(), annotation, var.example,
+                                         var.source)
         return var.node
+
+    def _placeholder(self, name, annotation, example, source):
+        last = None
+        for node in self.graph.nodes:
+            if node.op != "placeholder":
+                break
+            last = node
+        with self.graph.inserting_after(last) if last is not None else \
+                self.graph.inserting_before(next(iter(self.graph.nodes), None)):
+            node = self.graph.placeholder(name, type_expr=annotation)
+        node.meta["example_value"] = example
+        self.placeholder_source[node] = source
+        return node
+
+    def size_var(self, tensor: TensorVariable, dim: int, value) -> VariableTracker:
+        """A size read off a tensor: a constant, a dynamic input size's symbol, or
+        ``sym_size.int`` of an intermediate's symbolic size."""
+        if not isinstance(value, SymInt):
+            return wrap_constant(value)
+        if tensor.node is None:
+            self.realize(tensor)
+        node = self.symbol_nodes.get(value.node.expr)
+        if node is None:
+            node = self.graph.call_function(glasstorch.ops.aten.sym_size.int,
+                                            (tensor.node, dim))
+            node.meta["example_value"] = value
+        return SymNodeVariable(node, value)
 
     def call(self, kind: str, target, args, kwargs: dict) -> VariableTracker:
         """Record ``target(*args, **kwargs)`` (a method name for call_method) and
@@ -85,6 +145,9 @@ class OutputGraph:
         return self._wrap_result(node, example)
 
     def _wrap_result(self, node, example) -> VariableTracker:
+        if isinstance(example, (SymInt, SymBool, SymFloat)):
+            node.meta["example_value"] = example
+            return SymNodeVariable(node, example)
         if isinstance(example, glasstorch.Tensor):
             node.meta["example_value"] = example
             return TensorVariable(node, example)
@@ -106,6 +169,8 @@ class OutputGraph:
         """A tracker as a node argument: its node, or the constant it holds."""
         if isinstance(value, TensorVariable):
             return self.realize(value)
+        if isinstance(value, SymNodeVariable):
+            return self.realize_sym(value)
         if isinstance(value, BaseListVariable):
             return value.kind(self._to_arg(v) for v in value.items)
         return value.as_python_constant()
@@ -134,7 +199,7 @@ class OutputGraph:
 
 
     def sources_of(self, placeholders) -> list:
-        return [next(s for v, s in self.inputs.values() if v.node is n) for n in placeholders]
+        return [self.placeholder_source[n] for n in placeholders]
 
 
 class TracedOpError(Unsupported):
@@ -149,7 +214,7 @@ class TracedOpError(Unsupported):
 
 def _to_example(value):
     """A tracker as an argument of the example run: its FakeTensor, or its constant."""
-    if isinstance(value, TensorVariable):
+    if isinstance(value, (TensorVariable, SymNodeVariable)):
         return value.example
     if isinstance(value, BaseListVariable):
         return value.kind(_to_example(v) for v in value.items)

@@ -69,3 +69,17 @@ class GetItemSource(Source):
 
     def get(self, L, G):
         return self.base.get(L, G)[self.index]
+
+
+@dataclass(frozen=True)
+class TensorPropertySource(Source):
+    """A size of a tensor read from ``base``: ``L['x'].size()[0]``, the value of a
+    dynamic dim's symbol."""
+    base: Source
+    dim: int
+
+    def name(self) -> str:
+        return f"{self.base.name()}.size()[{self.dim}]"
+
+    def get(self, L, G):
+        return self.base.get(L, G).size()[self.dim]

@@ -33,7 +33,8 @@ from .source import AttrSource, GetItemSource, GlobalSource, LocalSource
 from .variables import (BaseListVariable, ConstantVariable, ConstDictVariable,
                         ListIteratorVariable, ListVariable, NestedFunctionVariable,
                         NNModuleVariable, NullVariable, ObjectVariable, PythonModuleVariable,
-                        RangeVariable, SizeVariable, TensorMethodVariable, TensorVariable,
+                        RangeVariable, SizeVariable, SymNodeVariable, TensorMethodVariable,
+                        TensorVariable,
                         TorchVariable, TupleVariable, UserFunctionVariable, VariableTracker,
                         is_constant_value, item_unsupported, wrap_constant)
 
@@ -101,6 +102,10 @@ class InstructionTranslatorBase:
                 raise Unsupported("a tensor created outside the compiled region with no "
                                   "source to read it from")
             return self.output.graph_input(value, source)
+        if type(value) is int and isinstance(source, LocalSource) and self.parent is None:
+            symbolic = self.output.int_input(value, source)
+            if symbolic is not None:
+                return symbolic
         if is_constant_value(value):
             if source is not None:
                 guards.constant(source, value)
@@ -348,7 +353,7 @@ class InstructionTranslatorBase:
     def apply(self, fn, args):
         """``fn(*args)`` for an operator: a node when a tensor is involved, else
         computed now on the constants."""
-        if any(isinstance(a, TensorVariable) for a in args):
+        if any(isinstance(a, (TensorVariable, SymNodeVariable)) for a in args):
             return self.output.call("call_function", fn, args, {})
         if isinstance(args[0], BaseListVariable) and fn in (operator.add, operator.iadd) and \
                 isinstance(args[1], BaseListVariable):
@@ -444,6 +449,8 @@ class InstructionTranslatorBase:
     # -- jumps and loops --------------------------------------------------------------------
 
     def truth(self, value) -> bool:
+        if isinstance(value, SymNodeVariable):
+            return bool(value.example)        # a guard on the sizes
         if isinstance(value, TensorVariable):
             raise Unsupported(f"generic_jump {type(value).__name__}()", reason="jump")
         if isinstance(value, BaseListVariable):
@@ -658,8 +665,9 @@ class InliningInstructionTranslator(InstructionTranslatorBase):
 class InstructionTranslator(InstructionTranslatorBase):
     """The frame being compiled: its graph ends at the return or at a break."""
 
-    def __init__(self, fn, code, f_locals, f_globals, closure_cells, breakable: bool):
-        super().__init__(fn, code, {}, f_globals, OutputGraph(), {})
+    def __init__(self, fn, code, f_locals, f_globals, closure_cells, breakable: bool,
+                 dynamic_dims=None):
+        super().__init__(fn, code, {}, f_globals, OutputGraph(dynamic_dims), {})
         self.breakable = breakable
         self.symbolic_locals = {name: self.wrap(value, LocalSource(name))
                                 for name, value in f_locals.items()}
@@ -754,7 +762,7 @@ def _len(tx, args, kwargs):
     if isinstance(obj, TensorVariable):
         if not obj.example.shape:
             raise Unsupported("len() of a 0-d tensor")
-        return ConstantVariable(obj.example.shape[0])
+        return tx.output.size_var(obj, 0, obj.example.shape[0])
     if isinstance(obj, (BaseListVariable, ConstDictVariable)):
         return ConstantVariable(len(obj.items))
     if isinstance(obj, NNModuleVariable):

@@ -120,7 +120,8 @@ class TensorVariable(VariableTracker):
         tx.output.realize(self)      # any use of an input makes its placeholder
         example = self.example
         if name in ("shape",):
-            return SizeVariable([ConstantVariable(s) for s in example.shape])
+            return SizeVariable([tx.output.size_var(self, d, s)
+                                 for d, s in enumerate(example.shape)])
         if name in ("dtype", "device", "layout", "ndim", "requires_grad", "is_cuda",
                     "is_leaf", "is_sparse", "is_quantized", "is_meta"):
             return wrap_constant(getattr(example, name))
@@ -162,7 +163,13 @@ class TensorMethodVariable(VariableTracker):
             value = getattr(example, name)(*[a.as_python_constant() for a in args],
                                            **{k: v.as_python_constant() for k, v in kwargs.items()})
             if name == "size" and not args and not kwargs:
-                return SizeVariable([ConstantVariable(s) for s in value])
+                return SizeVariable([tx.output.size_var(self.tensor, d, s)
+                                     for d, s in enumerate(value)])
+            if name == "size":
+                dim = (args[0] if args else kwargs["dim"]).as_python_constant()
+                return tx.output.size_var(self.tensor, dim % example.dim(), value)
+            if _is_symbolic(value):       # numel(), stride() of a dynamic tensor
+                return tx.output.call("call_method", name, (self.tensor, *args), kwargs)
             return wrap_constant(value)
         if not hasattr(example, name):
             raise Unsupported(f"Tensor has no attribute {name!r}")
@@ -170,6 +177,37 @@ class TensorMethodVariable(VariableTracker):
 
     def as_python(self, outputs):
         return getattr(self.tensor.as_python(outputs), self.name)
+
+
+class SymNodeVariable(VariableTracker):
+    """A symbolic size (SymInt, or a SymBool from comparing one) in the graph:
+    arithmetic on it makes nodes (``mul = s77 * 2``); using it as a Python value
+    specializes it, with a guard, as PyTorch does."""
+
+    def __init__(self, node, example):
+        self.node, self.example = node, example
+
+    def python_type(self):
+        return {"SymBool": bool, "SymFloat": float}.get(type(self.example).__name__, int)
+
+    def set_name_hint(self, name):
+        pass
+
+    def as_python_constant(self):
+        return self.python_type()(self.example)
+
+    def as_python(self, outputs):
+        if self.node is None and self.source is not None:      # an int input
+            return self.source.get(outputs["L"], outputs["G"])
+        if self.node in outputs and outputs[self.node] is not None:
+            return outputs[self.node]
+        raise Unsupported("a symbolic size computed in the graph, live across a break")
+
+
+def _is_symbolic(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_is_symbolic(v) for v in value)
+    return type(value).__name__ in ("SymInt", "SymFloat", "SymBool")
 
 
 class BaseListVariable(VariableTracker):

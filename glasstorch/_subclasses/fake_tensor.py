@@ -279,7 +279,7 @@ class FakeTensorConverter:
         if shape_env is not None:   # symbolic: a fresh tensor of its own (no view tracking)
             fake_base = None
             shape, stride, offset = shape_env.create_symbolic_sizes_strides_storage_offset(
-                t._shape, t._stride, t._offset, source)
+                t._shape, t._stride, t._offset, source, dynamic_dims=symbolic_context)
             out = FakeTensor._make(self._meta_storage(t._storage), shape, stride, offset,
                                    t.dtype, device, keys)
         elif base is not None:      # a view: a view of the base's fake
@@ -367,11 +367,14 @@ class FakeTensorMode(TorchDispatchMode):
                     trace=True):
         """The fake of ``tensor`` (memoized: the same real tensor gives the same fake).
         Under a ShapeEnv, a tensor given a ``source`` (its name, or an object with
-        a ``name``) gets symbolic sizes named after it, unless shapes are static."""
+        a ``name``) gets symbolic sizes named after it, unless shapes are static;
+        ``symbolic_context``, a set of dims, makes only those symbolic (Dynamo's
+        dynamic dims)."""
         static = self.static_shapes if static_shapes is None else static_shapes
         shape_env = None if static or source is None else self.shape_env
         return self.fake_tensor_converter.from_real_tensor(
-            self, tensor, shape_env=shape_env, source=getattr(source, "name", source))
+            self, tensor, shape_env=shape_env, source=getattr(source, "name", source),
+            symbolic_context=symbolic_context)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if any(not issubclass(t, FakeTensor) for t in types):

@@ -333,6 +333,8 @@ def type_repr(t) -> str:
         return "torch.Tensor"
     if t is glasstorch.nn.Parameter:
         return "torch.nn.parameter.Parameter"
+    if t.__module__.endswith("fx.experimental.sym_node"):      # torch.SymInt
+        return f"torch.{t.__qualname__}"
     return f"{t.__module__.replace('glasstorch', 'torch', 1)}.{t.__qualname__}"
 
 

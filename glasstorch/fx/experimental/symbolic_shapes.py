@@ -87,12 +87,14 @@ class ShapeEnv:
         return wrap_node(SymNode(expr, self, int, hint))
 
     def create_symbolic_sizes_strides_storage_offset(self, size, stride, storage_offset: int,
-                                                    source_name: str):
+                                                    source_name: str, dynamic_dims=None):
         """Symbolic sizes, strides and offset for a tensor read from ``source_name``.
         Sizes are symbols; a stride that is the product of the sizes and
         strides inside it (a contiguous layout) is that product, as PyTorch infers
         it, and any other stride gets a symbol of its own."""
-        sizes = [self.create_symbol(v, f"{source_name}.size()[{i}]") for i, v in enumerate(size)]
+        sizes = [self.create_symbol(v, f"{source_name}.size()[{i}]")
+                 if dynamic_dims is None or i in dynamic_dims else v
+                 for i, v in enumerate(size)]
         strides: list = [None] * len(size)
         candidates: dict[int, object] = {}
         for i in sorted(range(len(stride)), key=lambda i: (stride[i], -i)):
@@ -102,11 +104,14 @@ class ShapeEnv:
                 expr = val
             elif val in candidates:
                 expr = candidates[val]
+            elif dynamic_dims is not None:       # Dynamo: what no dynamic size explains is static
+                expr = val
             else:
                 expr = self.create_symbol(val, f"{source_name}.stride()[{i}]")
             strides[i] = expr
             candidates[size[i] * val] = mul(sizes[i], expr)
-        offset = self.create_symbol(storage_offset, f"{source_name}.storage_offset()")
+        offset = storage_offset if dynamic_dims is not None else \
+            self.create_symbol(storage_offset, f"{source_name}.storage_offset()")
         make = self.create_symintnode
         return (tuple(make(e, hint=v) for e, v in zip(sizes, size)),
                 tuple(make(e, hint=v) for e, v in zip(strides, stride)),
