@@ -151,3 +151,4 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, "
                            "reduce-overhead, max-autotune, max-autotune-no-cudagraphs")
     return _dynamo.optimize(backend, nopython=fullgraph, dynamic=dynamic)(model)
+from . import _logging  # noqa: E402,F401  (torch._logging: TORCH_LOGS, set_logs)

@@ -346,3 +346,34 @@ def test_autograd_function_inside_compiled_code():
         want.sum().backward()
         np.testing.assert_allclose(to_numpy(got), to_numpy(want), rtol=1e-6)
         np.testing.assert_allclose(to_numpy(x.grad), to_numpy(x2.grad), rtol=1e-6)
+
+
+_RECOMPILE_LOG = """
+import {lib} as lib
+lib._logging.set_logs(recompiles=True)
+def f(x, n):
+    return x * n + 1
+compiled = lib.compile(f, backend="eager", dynamic=False)
+compiled(lib.ones(3), 2)
+compiled(lib.ones(3), 3)
+compiled(lib.ones(3, dtype=lib.float64), 3)
+compiled(lib.ones(4, dtype=lib.float64), 3)
+compiled(lib.ones(4, dtype=lib.float64, requires_grad=True), 3)
+"""
+
+
+def test_recompile_log_names_the_failed_guards_as_torch():
+    """TORCH_LOGS=recompiles: for each recompile, every cached entry's first failed
+    guard, newest first, in PyTorch's words (torch's source comments and user
+    stack lines aside)."""
+    import subprocess
+    import sys
+    logs = []
+    for lib in ("glasstorch", "torch"):
+        err = subprocess.run([sys.executable, "-c", _RECOMPILE_LOG.format(lib=lib)],
+                             capture_output=True, text=True, check=True).stderr
+        lines = [re.sub(r"\s+#.*", "", line.split("[__recompiles] ", 1)[1])
+                 for line in err.splitlines() if "[__recompiles] " in line]
+        logs.append([line for line in lines if not re.match(r"\s+- (User stack|  )", line)])
+    assert logs[0] == logs[1]
+    assert "    - 0/1: tensor 'x' dtype mismatch. expected Float, actual Double" in logs[0]

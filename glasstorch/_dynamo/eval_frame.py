@@ -26,6 +26,7 @@ import types
 import warnings
 from dataclasses import dataclass, field
 
+from .. import _logging
 from ..nn import Module, Parameter
 from . import config
 from .exc import Unsupported
@@ -59,6 +60,7 @@ class CompiledFrame:
     fn: object = None
     ctx: object = None
     guard_list: list = field(default_factory=list)
+    guard_set: object = None
 
     def run(self, L, G):
         inputs = [s.get(L, G) for s in self.sources]
@@ -140,6 +142,7 @@ class DynamoContext:
         self.skip: set = set()       # codes that run eagerly from now on
         # code -> {source name: the sizes first seen, None where a size changed}
         self.frame_state: dict = {}
+        self.frame_ids: dict = {}    # code -> its number in the logs ([0/1]: frame 0, entry 1)
 
     def wrap(self, fn):
         """``fn`` compiled in this context."""
@@ -184,10 +187,17 @@ class DynamoContext:
                 "https://pytorch.org/docs/main/torch.compiler_troubleshooting.html", stacklevel=3)
             self.skip.add(code)
             return fn(*args, **kwargs)
+        frame_id = self.frame_ids.setdefault(code, len(self.frame_ids))
+        compile_id = f"{frame_id}/{len(entries)}"
         if entries:
             counters["stats"]["recompiles"] += 1
-            log.info("Recompiling function %s", code.co_name)
-        entry = self._convert_frame(fn, code, L, G)
+            failures = [f"    - {frame_id}/{i}: {e.guard_set.failure(L, G)}"
+                        for i, e in enumerate(entries)][::-1]
+            _logging.trace("recompiles", compile_id,
+                           f"Recompiling function {code.co_name} in {code.co_filename}:"
+                           f"{code.co_firstlineno}\n    triggered by the following guard "
+                           "failure(s):\n" + "\n".join(failures))
+        entry = self._convert_frame(fn, code, L, G, compile_id)
         if entry is None:
             return fn(*args, **kwargs)
         entries.append(entry)
@@ -228,8 +238,10 @@ class DynamoContext:
             state[source.name()] = seen = None
         return seen is None
 
-    def _convert_frame(self, fn, code, L, G):
+    def _convert_frame(self, fn, code, L, G, compile_id="0/0"):
         """Trace the frame into a CompiledFrame, or None: it runs eagerly."""
+        _logging.trace("dynamo", compile_id, f"torchdynamo start tracing {code.co_name} "
+                                             f"{code.co_filename}:{code.co_firstlineno}")
         counters["stats"]["calls_captured"] += 1
         if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE |
                             inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE):
@@ -282,21 +294,35 @@ class DynamoContext:
         output.guards.shape_env(output.shape_env)
         graph = compiled = None
         sources, placeholders, nodes = [], [], []
+        if brk is not None:
+            file, line = brk.reason.user_stack[-1][2], brk.reason.user_stack[-1][1]
+            stack = "\n".join(f'  File "{f}", line {n}, in {name}'
+                              for name, n, f in brk.reason.user_stack)
+            _logging.trace("graph_breaks", compile_id,
+                           f"Graph break in user code at {file}:{line}\nGraph Break Reason: "
+                           f"{brk.reason}\nUser code traceback:\n{stack}")
         if output.op_count():
             compiled, graph, sources, placeholders, nodes = output.compile(
                 [v for v in outputs if v.node is not None and v.node.op != "placeholder"],
                 self.backend, code.co_name)
             counters["stats"]["unique_graphs"] += 1
+            _logging.trace("graph_code", compile_id,
+                           f"TRACED GRAPH\n ===== __compiled_fn_"
+                           f"{counters['stats']['unique_graphs']} =====\n"
+                           + graph.print_readable(print_output=False))
         else:
             placeholders = [n for n in output.graph.nodes if n.op == "placeholder"]
             sources = output.sources_of(placeholders)
         entry = CompiledFrame(code.co_name, output.guards.compile(), output.guards.readable(),
                               graph, compiled, sources, placeholders, nodes,
                               returned=result.returned, graph_break=brk, live=live, fn=fn,
-                              ctx=self, guard_list=output.guards.guards)
+                              ctx=self, guard_list=output.guards.guards,
+                              guard_set=output.guards)
         if brk is not None:
             entry.resume_offset = resume_at
             entry.resume_lineno = brk.reason.user_stack[0][1]
+        _logging.trace("guards", compile_id, "GUARDS:\n" + entry.guard_text)
+        _logging.trace("dynamo", compile_id, f"torchdynamo done tracing {code.co_name}")
         for observer in _observers:
             observer(entry)
         return entry

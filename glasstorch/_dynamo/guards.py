@@ -58,6 +58,28 @@ def check_tensor(x, spec: TensorSpec) -> bool:
         all(e is None or e == a for e, a in zip(spec.stride, stride))
 
 
+def _tensor_mismatch(name: str, x, spec: TensorSpec) -> str:
+    name = re.sub(r"^L\['(\w+)'\]$", r"\1", name)
+    if type(x) is not spec.cls:
+        return f"expected type of '{name}' to be a tensor type, ' but found {type(x)}"
+    if x.dtype is not spec.dtype:
+        return f"tensor '{name}' dtype mismatch. expected {spec.dtype._short}, " \
+               f"actual {x.dtype._short}"
+    if x.device != spec.device:
+        return f"tensor '{name}' device mismatch. expected {spec.device}, actual {x.device}"
+    if x.requires_grad != spec.requires_grad:
+        return f"tensor '{name}' requires_grad mismatch. expected " \
+               f"requires_grad={int(spec.requires_grad)}"
+    if x.dim() != len(spec.size):
+        return f"tensor '{name}' rank mismatch. expected {len(spec.size)}, actual {x.dim()}"
+    for what, expected, actual in (("size", spec.size, x.shape), ("stride", spec.stride,
+                                                                  x.stride())):
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            if e is not None and e != a:
+                return f"tensor '{name}' {what} mismatch at index {i}. expected {e}, actual {a}"
+    return f"tensor '{name}' mismatch"
+
+
 def check_obj_id(x, expected: int) -> bool:
     return id(x) == expected
 
@@ -133,9 +155,14 @@ class GuardSet:
 
     # -- the check function ----------------------------------------------------------
 
+    def _in_check_order(self) -> list:
+        """Cheap guards first, tensor checks last (PyTorch's guard tree checks them
+        in that order too, so the failure it reports is the same)."""
+        return sorted(self.guards, key=lambda g: g.kind == "TENSOR_MATCH")
+
     def source(self) -> str:
         """The guard function as Python source (what ``TORCH_LOGS=guards`` prints)."""
-        lines = [line for g in self.guards for line in g.code] or ["True"]
+        lines = [line for g in self._in_check_order() for line in g.code] or ["True"]
         body = "\n        and ".join(lines)
         return f"def ___guard(L, G):\n    return (\n        {body}\n    )\n"
 
@@ -149,11 +176,29 @@ class GuardSet:
                 out.append(f"{g.kind:>14}: {line}")
         return "\n".join(out)
 
+    def failure(self, L, G) -> str | None:
+        """The first guard that fails on these locals, as PyTorch's recompile log
+        words it (``tensor 'x' size mismatch at index 0. expected 4, actual 6``)."""
+        scope = self._scope()
+        for guard in self._in_check_order():
+            for line in guard.code:
+                if eval(line, scope, {"L": L, "G": G}):     # noqa: S307 (our own guard text)
+                    continue
+                if guard.kind == "TENSOR_MATCH":
+                    index = int(line.rsplit("___spec", 1)[1].rstrip(")"))
+                    return _tensor_mismatch(guard.name, eval(guard.name, {}, {"L": L, "G": G}),
+                                            self._specs[index])
+                return re.sub(r"[LG]\['(\w+)'\]", r"\1", line)
+        return None
+
+    def _scope(self) -> dict:
+        return {"___check_tensor": check_tensor, "___check_obj_id": check_obj_id,
+                "___check_type_id": check_type_id, "Eq": operator.eq, "Ne": operator.ne,
+                "Mod": operator.mod, "Max": max, "Min": min, "IntTrueDiv": operator.truediv,
+                "___is_grad_enabled": glasstorch.is_grad_enabled,
+                **{f"___spec{i}": s for i, s in enumerate(self._specs)}}
+
     def compile(self):
-        scope = {"___check_tensor": check_tensor, "___check_obj_id": check_obj_id,
-                 "___check_type_id": check_type_id, "Eq": operator.eq, "Ne": operator.ne,
-                 "Mod": operator.mod, "Max": max, "Min": min, "IntTrueDiv": operator.truediv,
-                 "___is_grad_enabled": glasstorch.is_grad_enabled,
-                 **{f"___spec{i}": s for i, s in enumerate(self._specs)}}
+        scope = self._scope()
         exec(compile(self.source(), "<dynamo guards>", "exec"), scope)   # noqa: S102
         return scope["___guard"]

@@ -418,11 +418,11 @@ def _global_name(target, globals_) -> str:
 
 
 def _resolves_to(name: str, target) -> bool:
-    """Whether the ``torch.`` path ``name`` reaches ``target`` (a method such as
-    ``MyFunction.apply`` reports its defining module, which does not)."""
+    """Whether the ``torch.`` path ``name`` names something (a method such as
+    ``MyFunction.apply`` reports its defining module, where it is not found)."""
     obj = _torch_module()
     for part in name.split(".")[1:]:
         obj = getattr(obj, part, None)
         if obj is None:
             return False
-    return obj is target or obj == target
+    return True
