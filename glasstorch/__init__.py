@@ -152,3 +152,7 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
                            "reduce-overhead, max-autotune, max-autotune-no-cudagraphs")
     return _dynamo.optimize(backend, nopython=fullgraph, dynamic=dynamic)(model)
 from . import _logging  # noqa: E402,F401  (torch._logging: TORCH_LOGS, set_logs)
+from ._higher_order_ops import cond  # noqa: E402  (torch.cond)
+from ._higher_order_ops import cond_op as _cond_op  # noqa: E402
+
+ops.higher_order.cond = _cond_op

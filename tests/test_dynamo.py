@@ -377,3 +377,44 @@ def test_recompile_log_names_the_failed_guards_as_torch():
         logs.append([line for line in lines if not re.match(r"\s+- (User stack|  )", line)])
     assert logs[0] == logs[1]
     assert "    - 0/1: tensor 'x' dtype mismatch. expected Float, actual Double" in logs[0]
+
+
+def _seed_exercise_3(lib):
+    """Seed 001's exercise 3: a branch on ``n.item()`` breaks the graph; torch.where
+    and torch.cond keep it whole."""
+    def with_item(x, n):
+        if n.item() > 0:
+            return x.sin()
+        return x.cos()
+
+    def with_where(x, n):
+        return lib.where(n > 0, x.sin(), x.cos())
+
+    def with_cond(x, n):
+        return lib.cond(n > 0, lambda x: x.sin(), lambda x: x.cos(), (x,))
+    return with_item, with_where, with_cond
+
+
+@pytest.mark.parametrize("version", [0, 1, 2], ids=["item", "where", "cond"])
+def test_seed_exercise_3_break_and_both_fixes(version):
+    results = []
+    for lib in (gt, torch):
+        fn = _seed_exercise_3(lib)[version]
+        lib._dynamo.reset()
+        out = lib._dynamo.explain(fn)(lib.ones(3), lib.tensor(2.0))
+        codes = [g.code for g in out.graphs]
+        codes += [getattr(g, name).code for g in out.graphs
+                  for name in ("cond_true_0", "cond_false_0") if hasattr(g, name)]
+        values = []
+        for n in (2.0, -2.0):
+            lib._dynamo.reset()
+            x = lib.linspace(0, 1, 3).requires_grad_()
+            y = lib.compile(fn, backend="aot_eager")(x, lib.tensor(n))
+            y.sum().backward()
+            values.append((to_numpy(y), to_numpy(x.grad)))
+        results.append((out.graph_count, out.graph_break_count, codes, values))
+    (g_count, g_breaks, g_codes, g_values), (t_count, t_breaks, t_codes, t_values) = results
+    assert (g_count, g_breaks, g_codes) == (t_count, t_breaks, t_codes)
+    for (gy, ggrad), (ty, tgrad) in zip(g_values, t_values):
+        np.testing.assert_allclose(gy, ty, rtol=1e-6)
+        np.testing.assert_allclose(ggrad, tgrad, rtol=1e-6)

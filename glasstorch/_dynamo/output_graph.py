@@ -38,6 +38,7 @@ class OutputGraph:
         self.dynamic_dims = dynamic_dims or (lambda source, value: None)
         self.guards = GuardSet()
         self.guards.global_state()
+        self.submodules: dict = {}      # name -> GraphModule (a cond's branches)
 
     def graph_input(self, value, source) -> TensorVariable:
         """A tensor read from ``source`` (once per source).  Its placeholder is made
@@ -191,7 +192,10 @@ class OutputGraph:
         self.graph.eliminate_dead_code()
         placeholders = [n for n in self.graph.nodes if n.op == "placeholder"]
         sources = self.sources_of(placeholders)
-        gm = GraphModule(Module(), self.graph)
+        root = Module()
+        for name, sub in self.submodules.items():
+            root.add_module(name, sub)
+        gm = GraphModule(root, self.graph)
         gm._dynamo_code_name = code_name
         examples = [n.meta["example_value"] for n in placeholders]
         compiled = backend(gm, examples)
@@ -200,6 +204,33 @@ class OutputGraph:
 
     def sources_of(self, placeholders) -> list:
         return [self.placeholder_source[n] for n in placeholders]
+
+
+class SubgraphOutput(OutputGraph):
+    """The graph of one branch of a ``cond``: its operands are its placeholders;
+    it shares the frame's fake mode, shape env and guards."""
+
+    def __init__(self, parent: OutputGraph, operands: list):
+        self.graph = Graph()
+        self.shape_env, self.fake_mode, self.guards = parent.shape_env, parent.fake_mode, \
+            parent.guards
+        self.inputs, self.placeholder_source, self.symbol_nodes = {}, {}, {}
+        self.dynamic_dims, self.submodules = parent.dynamic_dims, {}
+        self.operands = []
+        for var in operands:
+            outer = parent.realize(var)
+            self.graph._namespace.create_name(outer.name)    # the input is ``l_x__1``
+            node = self.graph.placeholder(outer.name)
+            node.meta["example_value"] = var.example
+            self.operands.append(TensorVariable(node, var.example))
+
+    def graph_input(self, value, source):
+        raise Unsupported("torch.cond branch reads a tensor from outside its operands")
+
+    def realize(self, var):
+        if var.node is None or var.node.graph is not self.graph:
+            raise Unsupported("torch.cond branch closes over a tensor; pass it in operands")
+        return var.node
 
 
 class TracedOpError(Unsupported):

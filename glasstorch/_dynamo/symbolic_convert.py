@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import glasstorch
 
+from ..fx import GraphModule
 from .exc import Unsupported
 from .output_graph import OutputGraph
 from .source import AttrSource, GetItemSource, GlobalSource, LocalSource
@@ -131,6 +132,8 @@ class InstructionTranslatorBase:
             guards.identity(source, value)
         if isinstance(value, types.ModuleType):
             return PythonModuleVariable(value, source)
+        if value is glasstorch.cond:
+            return CondVariable()
         if type(value).__name__ == "CustomOpDef":          # torch.library.custom_op
             return TorchVariable(value._opoverload, source)
         if is_traceable_function(value) or _is_autograd_function_apply(value):
@@ -652,6 +655,53 @@ class GradModeExitVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         tx.set_grad_enabled(self.previous)
         return ConstantVariable(None)
+
+
+class CondVariable(VariableTracker):
+    """``torch.cond(pred, true_fn, false_fn, operands)``: each branch traced into a
+    subgraph (``cond_true_0``, ``cond_false_0``), the choice left to the graph."""
+
+    def call_function(self, tx, args, kwargs):
+        from .output_graph import SubgraphOutput
+        names = ("pred", "true_fn", "false_fn", "operands")
+        bound = dict(zip(names, args)) | kwargs
+        pred, operands = bound["pred"], bound.get("operands", TupleVariable([]))
+        items = operands.unpack()
+        if not all(isinstance(v, TensorVariable) for v in items):
+            raise Unsupported("torch.cond with operands that are not tensors")
+        if pred.is_python_constant():          # a Python bool: the branch is known now
+            branch = bound["true_fn"] if pred.as_python_constant() else bound["false_fn"]
+            return branch.call_function(tx, items, {})
+        output = tx.output
+        index = sum(name.startswith("cond_true_") for name in output.submodules)
+        branches, results = [], []
+        for kind in ("true", "false"):
+            sub = SubgraphOutput(output, items)
+            fn = bound[f"{kind}_fn"]
+            inner = InliningInstructionTranslator(fn.fn, fn.fn.__code__, bind_args(
+                fn.fn, fn.fn.__code__, sub.operands, {}), fn.fn.__globals__, sub, {}, parent=tx)
+            returned = inner.run()
+            outs = returned.unpack() if isinstance(returned, BaseListVariable) else [returned]
+            if not all(isinstance(o, TensorVariable) for o in outs):
+                raise Unsupported("torch.cond branch returns something that is not a tensor")
+            sub.graph.output(tuple(o.node for o in outs))
+            name = f"cond_{kind}_{index}"
+            output.submodules[name] = GraphModule(glasstorch.nn.Module(), sub.graph)
+            branches.append(output.graph.get_attr(name))
+            results.append([o.example for o in outs])
+        true_out, false_out = results
+        if [(o.shape, o.dtype) for o in true_out] != [(o.shape, o.dtype) for o in false_out]:
+            raise Unsupported("torch.cond branches return different metadata")
+        node = output.graph.call_function(glasstorch.ops.higher_order.cond, (
+            output._to_arg(pred), branches[0], branches[1],
+            tuple(output.realize(v) for v in items)))
+        node.meta["example_value"] = tuple(true_out)
+        gets = []
+        for i, example in enumerate(true_out):
+            item = output.graph.call_function(operator.getitem, (node, i))
+            item.meta["example_value"] = example
+            gets.append(TensorVariable(item, example))
+        return gets[0] if not isinstance(returned, BaseListVariable) else TupleVariable(gets)
 
 
 def graph_break():
