@@ -418,3 +418,56 @@ def test_seed_exercise_3_break_and_both_fixes(version):
     for (gy, ggrad), (ty, tgrad) in zip(g_values, t_values):
         np.testing.assert_allclose(gy, ty, rtol=1e-6)
         np.testing.assert_allclose(ggrad, tgrad, rtol=1e-6)
+
+
+def _example_models(lib):
+    from examples.dual import load_example
+    nn = lib.nn
+    lib.manual_seed(0)
+    cnn = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 10))
+    classifier = load_example("train_classifier.py", lib.__name__)
+    lib.manual_seed(0)
+    mlp = classifier.make_model(hidden=32)
+    lib.manual_seed(0)
+
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(5, 6, batch_first=True)
+            self.head = nn.Linear(6, 3)
+
+        def forward(self, x):
+            return self.head(self.lstm(x)[0])
+    rng = np.random.default_rng(0)
+
+    def t(*shape):
+        return lib.from_numpy(rng.standard_normal(shape).astype(np.float32))
+    return {"cnn": (cnn, t(2, 1, 8, 8)), "classifier": (mlp, t(4, 1, 16, 16)),
+            "lstm": (Tagger(), t(2, 4, 5))}
+
+
+@pytest.mark.parametrize("name", ["cnn", "classifier", "lstm"])
+def test_example_models_capture_and_train_as_torch(name):
+    """The CNN (BatchNorm's buffer update in the graph), the example classifier and
+    an LSTM tagger (a frame calling an LSTM runs eagerly, as torch's Dynamo leaves
+    RNNs alone): explain's graphs equal torch's; a compiled training step gives
+    eager's loss and gradients."""
+    explained = []
+    for lib in (gt, torch):
+        model, x = _example_models(lib)[name]
+        lib._dynamo.reset()
+        out = lib._dynamo.explain(model)(x)
+        explained.append((out.graph_count, out.graph_break_count, [g.code for g in out.graphs]))
+    assert explained[0] == explained[1]
+    model, x = _example_models(gt)[name]
+    eager_model, _ = _example_models(gt)[name]
+    gt._dynamo.reset()
+    compiled = gt.compile(model, backend="aot_eager")
+    loss = compiled(x).pow(2).mean()
+    loss.backward()
+    eager_loss = eager_model(x).pow(2).mean()
+    eager_loss.backward()
+    assert loss.item() == pytest.approx(eager_loss.item(), rel=1e-5)
+    for p, q in zip(model.parameters(), eager_model.parameters()):
+        np.testing.assert_allclose(to_numpy(p.grad), to_numpy(q.grad), rtol=1e-4, atol=1e-6)

@@ -7,3 +7,5 @@ cache_size_limit = recompile_limit       # the name older PyTorch programs set
 # every frame's graph must be whole (torch.compile(fullgraph=True) sets it per call)
 error_on_graph_break = False
 capture_scalar_outputs = False
+# trace into nn.RNN / LSTM / GRU (off: a frame calling one runs eagerly, as in PyTorch)
+allow_rnn = False

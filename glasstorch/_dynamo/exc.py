@@ -18,8 +18,9 @@ class Unsupported(RuntimeError):
     type, then ``Explanation:``.  ``culprit``: the object that was called."""
 
     def __init__(self, gb_type: str, explanation: str = "", *, reason: str = "unsupported",
-                 culprit=None):
+                 culprit=None, breakable: bool = True):
         text = gb_type if not explanation else f"{gb_type}\n  Explanation: {explanation}"
         super().__init__(text)
         self.gb_type, self.explanation, self.kind, self.culprit = gb_type, explanation, reason, culprit
+        self.breakable = breakable     # False: the whole frame runs eagerly
         self.user_stack: list = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass, field
 
+from ..nn import Module
 from . import eval_frame
 from .eval_frame import DynamoContext
 
@@ -52,6 +53,10 @@ class ExplainOutput:
         return "\n\n".join(frame.describe() for frame in self.frames)
 
 
+def _call(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
 def explain(fn, *extra_args, **extra_kwargs):
     """``explain(fn)(*args, **kwargs)`` -> ExplainOutput."""
     def inner(*args, **kwargs):
@@ -59,7 +64,10 @@ def explain(fn, *extra_args, **extra_kwargs):
         ctx = DynamoContext(lambda gm, inputs: gm.forward)
         eval_frame._observers.append(frames.append)
         try:
-            ctx.wrap(fn)(*args, **kwargs)
+            if isinstance(fn, Module):      # traced as a call of it: inputs L['fn'], L['args']
+                ctx.wrap(_call)(fn, *args, **kwargs)
+            else:
+                ctx.wrap(fn)(*args, **kwargs)
         finally:
             eval_frame._observers.remove(frames.append)
         graphs = [f.graph for f in frames if f.graph is not None]
@@ -72,7 +80,7 @@ def explain(fn, *extra_args, **extra_kwargs):
                 reasons.append(GraphBreakReason(str(reason), stack))
         ops = [[n.target for n in g.graph.nodes if n.op == "call_function"] for g in graphs]
         guards = [g for f in frames for g in getattr(f, "guard_list", [])]
-        return ExplainOutput(graphs, len(graphs), max(len(graphs) - 1, 0), reasons,
+        return ExplainOutput(graphs, len(graphs), len(graphs) - 1, reasons,
                              sum(len(o) for o in ops), ops, guards, frames)
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)

@@ -428,7 +428,12 @@ class NNModuleVariable(VariableTracker):
                 for k, m in modules.items() if m is not None]
 
     def call_function(self, tx, args, kwargs):
+        import glasstorch
+        from . import config
         module = self.module
+        if isinstance(module, glasstorch.nn.RNNBase) and not config.allow_rnn:
+            raise Unsupported("Attempted to wrap RNN, GRU, or LSTM",
+                              "Dynamo does not support RNN, GRU, or LSTM.", breakable=False)
         if module._forward_hooks or module._forward_pre_hooks:
             raise Unsupported("a module with forward hooks")
         forward = type(module).forward
