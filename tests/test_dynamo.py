@@ -471,3 +471,36 @@ def test_example_models_capture_and_train_as_torch(name):
     assert loss.item() == pytest.approx(eager_loss.item(), rel=1e-5)
     for p, q in zip(model.parameters(), eager_model.parameters()):
         np.testing.assert_allclose(to_numpy(p.grad), to_numpy(q.grad), rtol=1e-4, atol=1e-6)
+
+
+def _python_312():
+    """A Python 3.12 with glasstorch's dependencies, if this machine has one."""
+    import glob
+    import shutil
+    import subprocess
+    candidates = [shutil.which("python3.12"), *sorted(glob.glob(
+        "/root/.pyenv/versions/3.12*/bin/python"))]
+    for python in filter(None, candidates):
+        probe = subprocess.run([python, "-c", "import numpy, ml_dtypes, yaml, bytecode"],
+                               capture_output=True)
+        if probe.returncode == 0:
+            return python
+    return None
+
+
+def test_capture_on_python_312():
+    """The same bytecode interpreter on Python 3.12's opcodes: compiled programs
+    (loops, comprehensions, breaks in callees, .item(), torch.cond, no_grad,
+    dynamic shapes) give glasstorch's eager results (torch is not installed for
+    3.12).  .ci/run installs the dependencies into the machine's 3.12."""
+    import os
+    import subprocess
+    python = _python_312()
+    if python is None:
+        pytest.skip("no Python 3.12 with numpy, ml_dtypes, PyYAML and bytecode here")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    result = subprocess.run([python, os.path.join(root, "tests", "dynamo_other_python.py")],
+                            capture_output=True, text=True, cwd=root,
+                            env={**os.environ, "PYTHONPATH": root})
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "ok (3, 12)" in result.stdout
