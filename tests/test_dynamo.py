@@ -84,11 +84,22 @@ def _programs(lib):
         lib._dynamo.graph_break()
         return y + 1
 
+    def local_containers(x):
+        outs = []
+        for i in range(3):
+            outs.append(x * i)
+        d = {}
+        d["a"] = outs[-1]
+        d.update(b=x + 1)
+        outs.insert(0, d["b"])
+        last = outs.pop()
+        return lib.stack(outs).sum(0) + last + d["a"]
+
     return {f.__name__: f for f in (print_start, item, branch, bool_of_tensor,
                                     break_in_callee, loop_over_list, functional_and_views,
                                     list_across_break, shapes_and_constants,
                                     kwargs_and_methods, disabled_callee, no_grad_block,
-                                    user_graph_break)}
+                                    user_graph_break, local_containers)}
 
 
 def _args(lib, name):

@@ -446,6 +446,9 @@ class InstructionTranslatorBase:
         if isinstance(obj, TensorVariable):
             self.output.call("call_function", operator.setitem, (obj, index, value), {})
             return
+        if obj.source is None and isinstance(obj, (ListVariable, ConstDictVariable)):
+            obj.items[index.as_python_constant()] = value      # a container made here
+            return
         raise Unsupported("STORE_SUBSCR", "Dynamo does not trace item writes into a Python "
                           "container (a side effect).")
 

@@ -316,6 +316,8 @@ class BoundMethodVariable(VariableTracker):
                 if key in obj.items:
                     return obj.items[key]
                 return args[1] if len(args) > 1 else ConstantVariable(None)
+        if obj.source is None and name in _MUTATIONS.get(obj.python_type(), ()):
+            return _mutate(obj, name, args, kwargs)    # a container made in the frame
         if isinstance(obj, BaseListVariable):
             if name in ("index", "count"):
                 values = obj.as_python_constant()
@@ -323,6 +325,38 @@ class BoundMethodVariable(VariableTracker):
             if name == "__getitem__":
                 return obj.getitem(args[0].as_python_constant())
         raise Unsupported(f"{obj.python_type().__name__}.{name} (mutation or not supported)")
+
+
+_MUTATIONS = {list: ("append", "extend", "insert", "pop", "clear", "reverse"),
+              dict: ("update", "pop", "setdefault", "clear")}
+
+
+def _mutate(obj, name, args, kwargs):
+    """A mutation of a list or dict the traced frame made itself: the tracker is
+    the container, so it changes in place (nothing outside needs replaying)."""
+    items = obj.items
+    if name == "append":
+        items.append(args[0])
+    elif name == "extend":
+        items.extend(args[0].unpack())
+    elif name == "insert":
+        items.insert(args[0].as_python_constant(), args[1])
+    elif name == "pop" and isinstance(items, list):
+        return items.pop(*(a.as_python_constant() for a in args))
+    elif name == "pop":
+        key = args[0].as_python_constant()
+        return items.pop(key) if len(args) == 1 else items.pop(key, args[1])
+    elif name == "clear":
+        items.clear()
+    elif name == "reverse":
+        items.reverse()
+    elif name == "update":
+        items.update(args[0].items if args else {})
+        items.update(kwargs)
+    elif name == "setdefault":
+        return items.setdefault(args[0].as_python_constant(),
+                                args[1] if len(args) > 1 else ConstantVariable(None))
+    return ConstantVariable(None)
 
 
 class RangeVariable(BaseListVariable):
