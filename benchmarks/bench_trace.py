@@ -13,17 +13,11 @@ import argparse
 import statistics
 import time
 
-import numpy as np
 
 
 def _gpt_step(lib):
-    from examples.dual import load_example
-    gpt = load_example("gpt.py", lib.__name__)
-    lib.manual_seed(0)
-    model = gpt.GPT(gpt.GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=2, n_embd=32))
-    rng = np.random.default_rng(0)
-    idx = lib.from_numpy(rng.integers(0, 23, (4, 16)))
-    targets = lib.from_numpy(rng.integers(0, 23, (4, 16)))
+    from examples.dual import tiny_gpt
+    model, idx, targets = tiny_gpt(lib)
     params = dict(model.named_parameters())
     buffers = dict(model.named_buffers())
 

@@ -36,3 +36,16 @@ def load_example(filename: str, library: str) -> types.ModuleType:
     sys.modules[name] = module          # dataclasses look their module up while decorating
     exec(compile("".join(lines), str(path), "exec"), module.__dict__)
     return module
+
+
+def tiny_gpt(lib):
+    """The example GPT at the size the tests and benchmarks compare (2 layers,
+    32 wide, 23 tokens, a block of 16), seeded, with one batch of 4 sequences:
+    ``(model, idx, targets)``."""
+    import numpy as np
+    gpt = load_example("gpt.py", lib.__name__)
+    lib.manual_seed(0)
+    model = gpt.GPT(gpt.GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=2, n_embd=32))
+    rng = np.random.default_rng(0)
+    return model, lib.from_numpy(rng.integers(0, 23, (4, 16))), \
+        lib.from_numpy(rng.integers(0, 23, (4, 16)))

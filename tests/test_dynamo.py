@@ -11,6 +11,8 @@ import torch
 
 import glasstorch as gt
 
+from examples.dual import tiny_gpt
+
 from .helpers import to_numpy
 
 
@@ -267,23 +269,13 @@ def test_module_compile_trains_like_eager():
         np.testing.assert_allclose(to_numpy(a), to_numpy(p.grad), rtol=1e-6)
 
 
-def _gpt(lib):
-    from examples.dual import load_example
-    gpt = load_example("gpt.py", lib.__name__)
-    lib.manual_seed(0)
-    model = gpt.GPT(gpt.GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=2, n_embd=32))
-    rng = np.random.default_rng(0)
-    return model, lib.from_numpy(rng.integers(0, 23, (4, 16))), \
-        lib.from_numpy(rng.integers(0, 23, (4, 16)))
-
-
 def test_example_gpt_is_one_graph_as_torch():
     """The example GPT's forward with its loss: one graph, the same code as
     torch's (parameters named by source, the tied lm_head weight read once), and
     through aot_eager the loss and every gradient of eager."""
     codes = []
     for lib in (gt, torch):
-        model, idx, targets = _gpt(lib)
+        model, idx, targets = tiny_gpt(lib)
         lib._dynamo.reset()
         graphs = []
         lib.compile(model, backend=lambda gm, inputs: graphs.append(gm) or gm.forward)(
@@ -291,7 +283,7 @@ def test_example_gpt_is_one_graph_as_torch():
         assert len(graphs) == 1
         codes.append(graphs[0].code)
     assert codes[0] == codes[1]
-    model, idx, targets = _gpt(gt)
+    model, idx, targets = tiny_gpt(gt)
     gt._dynamo.reset()
     _, loss = gt.compile(model, backend="aot_eager")(idx, targets)
     loss.backward()

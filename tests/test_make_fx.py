@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
 
 import glasstorch as gt
-from examples.dual import load_example
+from examples.dual import load_example, tiny_gpt
 from glasstorch.fx.experimental.proxy_tensor import make_fx as gt_make_fx
 
 from .helpers import to_numpy
@@ -203,12 +203,7 @@ def _training_step(lib, model, loss_fn, inputs):
 
 
 def _gpt_step(lib):
-    gpt = load_example("gpt.py", lib.__name__)
-    lib.manual_seed(0)
-    model = gpt.GPT(gpt.GPTConfig(vocab_size=23, block_size=16, n_layer=2, n_head=2, n_embd=32))
-    rng = np.random.default_rng(0)
-    idx = lib.from_numpy(rng.integers(0, 23, (4, 16)))
-    targets = lib.from_numpy(rng.integers(0, 23, (4, 16)))
+    model, idx, targets = tiny_gpt(lib)
     step, params = _training_step(lib, model, lambda out, t: out[1], (idx, targets, None))
     return step, (params, idx, targets, None)
 
