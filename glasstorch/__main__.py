@@ -292,7 +292,7 @@ def capture(torch, model, data) -> None:
     ops = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
     inputs = [n for n in gm.graph.nodes if n.op == "placeholder"]
     print(f"{len(captured)} graph, {len(inputs)} inputs (parameters named by their path), "
-          f"{len(ops)} calls; the attention's first lines:")
+          f"{len(ops)} calls; its first lines:")
     body = [line for line in gm.code.splitlines() if " = " in line and "L_" not in line]
     print("\n".join(body[1:9]) + "\n    ...")
 
