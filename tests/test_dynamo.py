@@ -507,3 +507,32 @@ def test_capture_on_python_312():
                             env={**os.environ, "PYTHONPATH": root})
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "ok (3, 12)" in result.stdout
+
+
+def _readable(lib):
+    from importlib import import_module
+    make_fx = import_module(lib.__name__ + ".fx.experimental.proxy_tensor").make_fx
+
+    def f(x, w):
+        return (x @ w).relu().sum(0)
+    out = [make_fx(f)(lib.ones(2, 3), lib.ones(3, 4)).print_readable(print_output=False),
+           make_fx(f, tracing_mode="symbolic")(lib.ones(2, 3), lib.ones(3, 4)).print_readable(
+               print_output=False)]
+    for fn, args, options in (
+            (lambda x, n: (x * n).sum(0), (lib.ones(4, 3), 3), {"dynamic": True}),
+            (lambda x, n: lib.cond(n.sum() > 0, lambda x: x.sin(), lambda x: x.cos() + 1, (x,)),
+             (lib.ones(3), lib.ones(2)), {})):
+        lib._dynamo.reset()
+        graphs = []
+        lib.compile(fn, backend=lambda gm, inputs: graphs.append(gm) or gm.forward,
+                    **options)(*args)
+        out.append(graphs[0].print_readable(print_output=False, include_stride=True,
+                                            include_device=True))
+    return out
+
+
+def test_print_readable_as_torch():
+    """print_readable: values annotated with dtype, shape, strides and device
+    (``"f32[s77, s27][s27, 1]cpu"``, ``"Sym(s86)"``), a comment naming each group
+    of nodes' source line, a cond's branches nested: character for character."""
+    assert _readable(gt) == _readable(torch)

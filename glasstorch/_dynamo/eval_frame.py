@@ -309,7 +309,8 @@ class DynamoContext:
             _logging.trace("graph_code", compile_id,
                            f"TRACED GRAPH\n ===== __compiled_fn_"
                            f"{counters['stats']['unique_graphs']} =====\n"
-                           + graph.print_readable(print_output=False))
+                           + graph.print_readable(print_output=False, include_stride=True,
+                                                  include_device=True))
         else:
             placeholders = [n for n in output.graph.nodes if n.op == "placeholder"]
             sources = output.sources_of(placeholders)

@@ -8,6 +8,7 @@ is computed.  ``compile`` hands the finished GraphModule to the backend.
 """
 from __future__ import annotations
 
+import linecache
 import operator
 
 import glasstorch
@@ -143,6 +144,7 @@ class OutputGraph:
         except Exception as e:
             raise TracedOpError(e) from e
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
+        node.meta["stack_trace"] = _stack_trace()
         return self._wrap_result(node, example)
 
     def _wrap_result(self, node, example) -> VariableTracker:
@@ -159,6 +161,7 @@ class OutputGraph:
             for i, e in enumerate(example):
                 item = self.graph.call_function(operator.getitem, (node, i))
                 item.meta["example_value"] = e
+                item.meta["stack_trace"] = node.meta.get("stack_trace")
                 items.append(TensorVariable(item, e))
             return TupleVariable(items)
         self.graph.erase_node(node)
@@ -241,6 +244,18 @@ class TracedOpError(Unsupported):
         self.error = error
 
 
+
+
+def _stack_trace() -> str | None:
+    """Where the traced program is: the innermost frame's file, line, function and
+    source line, as a node's ``stack_trace`` (print_readable shows it)."""
+    from .symbolic_convert import _TX_STACK
+    if not _TX_STACK:
+        return None
+    tx = _TX_STACK[-1]
+    code = tx.code
+    line = linecache.getline(code.co_filename, tx.lineno).strip()
+    return f'  File "{code.co_filename}", line {tx.lineno}, in {code.co_name}\n    {line}\n'
 
 
 def _to_example(value):

@@ -29,7 +29,7 @@ import glasstorch
 
 from ..fx import GraphModule
 from .exc import Unsupported
-from .output_graph import OutputGraph
+from .output_graph import OutputGraph, _stack_trace
 from .source import AttrSource, GetItemSource, GlobalSource, LocalSource
 from .variables import (BaseListVariable, ConstantVariable, ConstDictVariable,
                         ListIteratorVariable, ListVariable, NestedFunctionVariable,
@@ -704,6 +704,8 @@ class CondVariable(VariableTracker):
             item = output.graph.call_function(operator.getitem, (node, i))
             item.meta["example_value"] = example
             gets.append(TensorVariable(item, example))
+        for made in (*branches, node, *(g.node for g in gets)):
+            made.meta["stack_trace"] = _stack_trace()
         return gets[0] if not isinstance(returned, BaseListVariable) else TupleVariable(gets)
 
 

@@ -257,8 +257,11 @@ class Graph:
         lines = ["graph():"] + ["    " + n.format_node() for n in self.nodes]
         return "\n".join(lines)
 
-    def python_code(self, root_module: str) -> PythonCode:
-        """The ``forward`` PyTorch generates for this graph (see the module docstring)."""
+    def python_code(self, root_module: str, *, verbose: bool = False,
+                    include_stride: bool = False, include_device: bool = False) -> PythonCode:
+        """The ``forward`` PyTorch generates for this graph (see the module docstring).
+        ``verbose``: each value annotated with its example's dtype and shape
+        (``y: "f32[3][1]cpu"``), as ``print_readable`` shows it."""
         globals_: dict = {}
         last_use: dict = {}
         for node in reversed(list(self.nodes)):
@@ -270,10 +273,12 @@ class Graph:
             order = list(user._input_nodes)
             values.sort(key=order.index)
         params, body = [], []
+        last_trace = ()
         for node in self.nodes:
+            note = _annotation(node, include_stride, include_device) if verbose else None
             if node.op == "placeholder":      # target: the parameter, as ``*args``
-                param = node.target if node.type is None else \
-                    f"{node.target} : {type_repr(node.type)}"
+                param = f"{node.target}: {note}" if note else node.target if node.type is None \
+                    else f"{node.target} : {type_repr(node.type)}"
                 params.append(param if not node.args else
                               f"{param} = {_value(node.args[0], globals_)}")
                 if node.target.lstrip("*") != node.name:
@@ -282,7 +287,14 @@ class Graph:
             if node.op == "output":
                 body.append(f"    return {self._codegen.generate_output(node.args[0], globals_)}\n")
                 continue
-            line = f"    {node.name} = {_expression(node, root_module, globals_)}"
+            if verbose:                       # a comment where the source line changes
+                trace = _trace_summary(node.meta.get("stack_trace"))
+                if trace != last_trace:
+                    body.append("\n" if body else "")
+                    body.append(f"    # {trace or 'No stacktrace found for following nodes'}\n")
+                    last_trace = trace
+            named = f"{node.name}: {note}" if note else node.name
+            line = f"    {named} = {_expression(node, root_module, globals_)}"
             dead = frees.get(node, []) + ([node] if not node.users else [])
             body.append(line + (f";  {' = '.join(n.name for n in dead)} = None\n" if dead
                                 else "\n"))
@@ -321,6 +333,40 @@ class _NodeList:
 
     def __reversed__(self):
         return iter(list(self)[::-1])
+
+
+_DTYPE_ABBRS = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+                "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
+                "bool": "b8", "complex64": "c64", "complex128": "c128", "uint16": "u16",
+                "uint32": "u32", "uint64": "u64"}
+
+
+def _annotation(node, include_stride: bool, include_device: bool):
+    """A value's annotation in verbose code: ``"f32[3, 4][4, 1]cpu"`` for a tensor,
+    ``"Sym(s77)"`` for a symbolic size (None: nothing known)."""
+    import glasstorch
+    val = node.meta.get("val", node.meta.get("example_value"))
+    if isinstance(val, glasstorch.Tensor):
+        text = f"{_DTYPE_ABBRS.get(val.dtype.name, val.dtype.name)}[{', '.join(map(str, val.shape))}]"
+        if include_stride:
+            text += f"[{', '.join(map(str, val.stride()))}]"
+        if include_device:
+            text += str(val.device)
+        return f'"{text}"'
+    if type(val).__name__ in ("SymInt", "SymFloat", "SymBool"):
+        return f'"Sym({val})"'
+    return None
+
+
+def _trace_summary(stack_trace):
+    """``File: x.py:6 in f, code: y = x + 1`` from a node's recorded stack trace."""
+    if not stack_trace:
+        return None
+    match = re.search(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)\s*$', stack_trace)
+    if match is None:
+        return None
+    file, line, name, code = match.groups()
+    return f"File: {file}:{line} in {name}, code: {code.strip()}"
 
 
 def type_repr(t) -> str:

@@ -10,6 +10,8 @@ PyTorch, so its repr reads like the original module's.
 """
 from __future__ import annotations
 
+import re
+
 import copy
 import linecache
 import types
@@ -246,16 +248,32 @@ class GraphModule(Module):
         return "\n".join([super().__str__(), self._code,
                           "# To see more debug info, please use `graph_module.print_readable()`"])
 
-    def print_readable(self, print_output: bool = True) -> str:
-        """The generated class as PyTorch prints it (nodes made by tracing have no
-        stack trace recorded, which PyTorch notes once)."""
-        head, _, body = self._code.strip("\n").partition("\n")
-        note = "    # No stacktrace found for following nodes\n" if body.strip() else ""
-        code = f"{head}\n{note}{body}".replace("\n", "\n    ")
-        text = f"class {type(self).__name__}(torch.nn.Module):\n    {code.rstrip()}\n"
+    def print_readable(self, print_output: bool = True, include_stride: bool = False,
+                       include_device: bool = False) -> str:
+        """The generated class as PyTorch prints it: values annotated with their
+        dtype and shape where tracing recorded them, a comment naming the source
+        line of each group of nodes (or that none was recorded), then the
+        submodules that are GraphModules (a ``torch.cond``'s branches), nested."""
+        text = self._readable(include_stride, include_device)
         if print_output:
             print(text)
         return text
+
+    def _readable(self, include_stride, include_device, name=None) -> str:
+        code = self._graph.python_code("self", verbose=True, include_stride=include_stride,
+                                       include_device=include_device).src
+        head, _, body = code.strip("\n").partition("\n")
+        lines = body.rstrip().splitlines()
+        cls = name or type(self).__name__
+        out = [f"class {cls}(torch.nn.Module):", f"    {head}",
+               *[f"    {line}" if line else "" for line in lines]]
+        for sub_name, sub in self.named_children():
+            if isinstance(sub, GraphModule):
+                out.append("")
+                out += ["    " + line if line else ""
+                        for line in sub._readable(include_stride, include_device,
+                                                  sub_name).splitlines()]
+        return "\n".join(line.rstrip() for line in out) + "\n"
 
     def __deepcopy__(self, memo):
         """A copy with its own graph, submodules and parameters (the same code)."""

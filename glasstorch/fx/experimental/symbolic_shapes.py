@@ -71,13 +71,14 @@ class ShapeEnv:
         (ranging over [2, oo] when ``positive``, unbounded for an int input)."""
         if val in (0, 1) and self.specialize_zero_one:
             return val
-        if self.duck_shape and val in self.val_to_var:
+        duck = self.duck_shape and positive      # an int input never shares a size's symbol
+        if duck and val in self.val_to_var:
             symbol = self.val_to_var[val]
         else:
             symbol = Symbol(f"s{self._generate_unique_id(source_name)}")
             self.var_to_val[symbol] = val
             self.var_to_range[symbol] = _SIZE_RANGE if positive else (-_INF, _INF)
-            if self.duck_shape:
+            if duck:
                 self.val_to_var[val] = symbol
         self.source_to_var.setdefault(source_name, symbol)
         return symbol
