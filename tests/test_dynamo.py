@@ -536,3 +536,32 @@ def test_print_readable_as_torch():
     (``"f32[s77, s27][s27, 1]cpu"``, ``"Sym(s86)"``), a comment naming each group
     of nodes' source line, a cond's branches nested: character for character."""
     assert _readable(gt) == _readable(torch)
+
+
+def test_module_compile_in_place_as_torch():
+    """``model.compile()``: later calls of a module with its own forward run the
+    compiled frame (one graph, torch's code) with eager's results; a library
+    module (nn.Sequential) stays eager, as torch's frame rules leave it."""
+    codes = []
+    for lib in (gt, torch):
+        lib.manual_seed(0)
+
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())
+
+            def forward(self, x):
+                return self.body(x) * 2
+        counts = []
+        for model in (Net(), lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU())):
+            graphs = []
+            lib._dynamo.reset()
+            model.compile(backend=lambda gm, inputs: graphs.append(gm) or gm.forward)
+            x = lib.ones(2, 3)
+            assert lib.allclose(model(x), model.forward(x))
+            model(x)
+            counts.append(len(graphs))
+            codes += [g.code for g in graphs]
+        assert counts == [1, 0]
+    assert codes[0] == codes[1]

@@ -175,7 +175,11 @@ class DynamoContext:
         G = fn.__globals__
         entries = self.cache.setdefault(code, [])
         for entry in entries:
-            if entry.guard(L, G):
+            try:
+                hit = entry.guard(L, G)
+            except Exception:       # a guarded name is gone (a deleted global): a miss
+                hit = False
+            if hit:
                 return entry.run(L, G)
         if len(entries) >= config.recompile_limit:
             warnings.warn(

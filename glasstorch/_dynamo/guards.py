@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import re
+import sys
 from dataclasses import dataclass, field
 
 import glasstorch
@@ -78,6 +79,14 @@ def _tensor_mismatch(name: str, x, spec: TensorSpec) -> str:
             if e is not None and e != a:
                 return f"tensor '{name}' {what} mismatch at index {i}. expected {e}, actual {a}"
     return f"tensor '{name}' mismatch"
+
+
+def _executable(line: str) -> str:
+    """A guard line as the check function runs it: another module's globals,
+    printed ``G['__import_a_dot_b'].name`` as PyTorch prints them, are read from
+    that module."""
+    return re.sub(r"G\['__import_(\w+)'\]",
+                  lambda m: f"___module({m.group(1).replace('_dot_', '.')!r})", line)
 
 
 def check_obj_id(x, expected: int) -> bool:
@@ -162,7 +171,8 @@ class GuardSet:
 
     def source(self) -> str:
         """The guard function as Python source (what ``TORCH_LOGS=guards`` prints)."""
-        lines = [line for g in self._in_check_order() for line in g.code] or ["True"]
+        lines = [_executable(line) for g in self._in_check_order() for line in g.code] \
+            or ["True"]
         body = "\n        and ".join(lines)
         return f"def ___guard(L, G):\n    return (\n        {body}\n    )\n"
 
@@ -182,7 +192,7 @@ class GuardSet:
         scope = self._scope()
         for guard in self._in_check_order():
             for line in guard.code:
-                if eval(line, scope, {"L": L, "G": G}):     # noqa: S307 (our own guard text)
+                if eval(_executable(line), scope, {"L": L, "G": G}):   # noqa: S307 (ours)
                     continue
                 if guard.kind == "TENSOR_MATCH":
                     index = int(line.rsplit("___spec", 1)[1].rstrip(")"))
@@ -196,6 +206,7 @@ class GuardSet:
                 "___check_type_id": check_type_id, "Eq": operator.eq, "Ne": operator.ne,
                 "Mod": operator.mod, "Max": max, "Min": min, "IntTrueDiv": operator.truediv,
                 "___is_grad_enabled": glasstorch.is_grad_enabled,
+                "___module": lambda name: sys.modules[name],
                 **{f"___spec{i}": s for i, s in enumerate(self._specs)}}
 
     def compile(self):

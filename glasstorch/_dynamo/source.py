@@ -83,3 +83,18 @@ class TensorPropertySource(Source):
 
     def get(self, L, G):
         return self.base.get(L, G).size()[self.dim]
+
+
+@dataclass(frozen=True)
+class ModuleGlobalSource(Source):
+    """A global of another module (read by an inlined function), named as
+    PyTorch names it: ``G['__import_torch_dot_nn_dot_functional'].relu``."""
+    module: str
+    global_name: str
+
+    def name(self) -> str:
+        return f"G['__import_{self.module.replace('.', '_dot_')}'].{self.global_name}"
+
+    def get(self, L, G):
+        import sys
+        return sys.modules[self.module].__dict__[self.global_name]

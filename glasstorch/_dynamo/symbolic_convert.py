@@ -30,7 +30,7 @@ import glasstorch
 from ..fx import GraphModule
 from .exc import Unsupported
 from .output_graph import OutputGraph, _stack_trace
-from .source import AttrSource, GetItemSource, GlobalSource, LocalSource
+from .source import AttrSource, GetItemSource, GlobalSource, LocalSource, ModuleGlobalSource
 from .variables import (BaseListVariable, ConstantVariable, ConstDictVariable,
                         ListIteratorVariable, ListVariable, NestedFunctionVariable,
                         NNModuleVariable, NullVariable, ObjectVariable, PythonModuleVariable,
@@ -150,7 +150,12 @@ class InstructionTranslatorBase:
 
     def load_global(self, name: str) -> VariableTracker:
         if name in self.f_globals:
-            return self.wrap(self.f_globals[name], GlobalSource(name))
+            root = self
+            while root.parent is not None:
+                root = root.parent
+            source = GlobalSource(name) if self.f_globals is root.f_globals else \
+                ModuleGlobalSource(self.f_globals["__name__"], name)
+            return self.wrap(self.f_globals[name], source)
         builtins_ = self.f_globals.get("__builtins__", __builtins__)
         builtins_ = builtins_ if isinstance(builtins_, dict) else builtins_.__dict__
         if name in builtins_:

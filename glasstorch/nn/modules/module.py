@@ -450,7 +450,7 @@ class Module:
                 or state["_backward_pre_hooks"] or state["_backward_hooks"]
                 or _global_forward_pre_hooks or _global_forward_hooks
                 or _global_backward_pre_hooks or _global_backward_hooks):
-            return self.forward(*args, **kwargs)
+            return state.get("_compiled_call_impl", self.forward)(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     __call__ = _call_impl
@@ -484,7 +484,7 @@ class Module:
                 backward_hook = BackwardHook(self, full_backward_hooks, backward_pre_hooks)
                 args = backward_hook.setup_input_hook(args)
 
-            result = self.forward(*args, **kwargs)
+            result = self.__dict__.get("_compiled_call_impl", self.forward)(*args, **kwargs)
 
             for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
                 if hook_id in self._forward_hooks_always_called or \
@@ -1067,7 +1067,16 @@ class Module:
         return f"{self._get_name()}({body})"
 
     def compile(self, *args, **kwargs) -> None:
-        """``torch.compile`` has no compiler here: the module runs eagerly."""
+        """Compile this module's calls in place: ``torch.compile`` of its forward,
+        with these arguments; hooks, if any, run eagerly around it.  A forward of
+        glasstorch's own (``nn.Sequential``, ``nn.Linear``) stays eager, as PyTorch
+        compiles ``_call_impl`` and its frame rules skip torch's own files."""
+        from ... import compile as compile_
+        from ..._dynamo.eval_frame import _is_library_code
+        forward = getattr(type(self).forward, "__code__", None)
+        if forward is not None and _is_library_code(forward):
+            return
+        self._compiled_call_impl = compile_(self.forward, *args, **kwargs)
 
 
 def _reset_grads(params, set_to_none: bool) -> None:
