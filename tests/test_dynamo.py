@@ -565,3 +565,17 @@ def test_module_compile_in_place_as_torch():
             codes += [g.code for g in graphs]
         assert counts == [1, 0]
     assert codes[0] == codes[1]
+
+
+def test_explain_out_guards_name_constants_as_torch():
+    """explain's out_guards: a Python int specialised into the graph is guarded as
+    ``L['n'] == 3`` (EQUALS_MATCH), a tensor by TENSOR_MATCH, as in torch."""
+    found = []
+    for lib in (gt, torch):
+        lib._dynamo.reset()
+        out = lib._dynamo.explain(lambda x, n: x * n)(lib.ones(2), 3)
+        found.append(sorted((g.name, tuple(g.code_list)) for g in out.out_guards
+                            if "EQUALS_MATCH" in (g.guard_types or ())))
+        assert any("TENSOR_MATCH" in (g.guard_types or ()) and g.name == "L['x']"
+                   for g in out.out_guards)
+    assert found[0] == found[1] == [("L['n']", ("L['n'] == 3",))]

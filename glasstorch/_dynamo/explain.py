@@ -44,8 +44,9 @@ class ExplainOutput:
             out += f"  Ops {i}:\n" + "".join(f"    {op}\n" for op in ops)
         out += "Out Guards:\n"
         for i, guard in enumerate(self.out_guards, 1):
-            out += f"  Guard {i}:\n    Name: {guard.name!r}\n    Guard Types: {guard.kind}\n" \
-                   f"    Code List: {guard.code}\n"
+            out += f"  Guard {i}:\n    Name: {guard.name!r}\n    Create Function: " \
+                   f"{guard.create_fn_name}\n    Guard Types: {guard.guard_types}\n" \
+                   f"    Code List: {guard.code_list}\n"
         return out
 
     def describe(self) -> str:

@@ -26,6 +26,19 @@ class Guard:
     kind: str                 # TENSOR_MATCH, EQUALS_MATCH, TYPE_MATCH, ID_MATCH, GRAD_MODE...
     code: list                # Python expressions that must all be true
 
+    # PyTorch's Guard fields, as explain()'s out_guards show them
+    @property
+    def code_list(self) -> list:
+        return self.code
+
+    @property
+    def guard_types(self) -> list:
+        return [self.kind]
+
+    @property
+    def create_fn_name(self) -> str:
+        return self.kind
+
 
 @dataclass
 class TensorSpec:
