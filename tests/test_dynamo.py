@@ -579,3 +579,43 @@ def test_explain_out_guards_name_constants_as_torch():
         assert any("TENSOR_MATCH" in (g.guard_types or ()) and g.name == "L['x']"
                    for g in out.out_guards)
     assert found[0] == found[1] == [("L['n']", ("L['n'] == 3",))]
+
+
+def _stateful(lib):
+    class Counter(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = lib.nn.Linear(3, 3)
+            self.steps = 0
+            self.last = None
+
+        def forward(self, x):
+            self.steps += 1
+            y = self.fc(x) * self.steps
+            self.last = y.detach()
+            print("step", self.steps)
+            return y + self.last
+    lib.manual_seed(0)
+    return Counter()
+
+
+def test_attribute_writes_replayed_as_torch(capsys):
+    """``self.steps += 1`` and ``self.last = y.detach()`` in a compiled forward:
+    later reads in the trace see the new values, the writes happen after the graph
+    (before a break's call runs), a changed int recompiles, and the graphs' code
+    equals torch's (a written module is read through its __dict__)."""
+    results = []
+    for lib in (gt, torch):
+        model = _stateful(lib)
+        lib._dynamo.reset()
+        graphs = []
+        compiled = lib.compile(model, backend=lambda gm, inputs: graphs.append(gm) or gm.forward)
+        x = lib.ones(2, 3)
+        outs = [compiled(x) for _ in range(2)]
+        results.append((model.steps, [g.code for g in graphs], to_numpy(outs[1]),
+                        to_numpy(model.last), capsys.readouterr().out))
+    (g_steps, g_codes, g_out, g_last, g_printed), (t_steps, t_codes, t_out, t_last,
+                                                    t_printed) = results
+    assert (g_steps, g_codes, g_printed) == (t_steps, t_codes, t_printed)
+    np.testing.assert_allclose(g_out, t_out, rtol=1e-6)
+    np.testing.assert_allclose(g_last, t_last, rtol=1e-6)

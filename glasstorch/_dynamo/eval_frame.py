@@ -61,12 +61,15 @@ class CompiledFrame:
     ctx: object = None
     guard_list: list = field(default_factory=list)
     guard_set: object = None
+    side_effects: object = None    # attribute writes to make after the graph
 
     def run(self, L, G):
         inputs = [s.get(L, G) for s in self.sources]
         values = {"L": L, "G": G, **dict(zip(self.placeholders, inputs))}
         if self.compiled is not None:
             values.update(zip(self.output_nodes, self.compiled(*inputs)))
+        if self.side_effects is not None:
+            self.side_effects.apply(values)
         if self.graph_break is None:
             return self.returned.as_python(values)
         brk = self.graph_break
@@ -294,6 +297,8 @@ class DynamoContext:
                 counters["unimplemented"][str(e).splitlines()[0]] += 1
                 self.skip.add(code)
                 return None
+        for _, _, value in output.side_effects.writes:      # after the frame's own values
+            _collect_tensors(value, outputs)
         output.guards.global_state()
         output.guards.shape_env(output.shape_env)
         graph = compiled = None
@@ -322,7 +327,9 @@ class DynamoContext:
                               graph, compiled, sources, placeholders, nodes,
                               returned=result.returned, graph_break=brk, live=live, fn=fn,
                               ctx=self, guard_list=output.guards.guards,
-                              guard_set=output.guards)
+                              guard_set=output.guards,
+                              side_effects=output.side_effects if output.side_effects.writes
+                              else None)
         if brk is not None:
             entry.resume_offset = resume_at
             entry.resume_lineno = brk.reason.user_stack[0][1]

@@ -40,6 +40,7 @@ class OutputGraph:
         self.guards = GuardSet()
         self.guards.global_state()
         self.submodules: dict = {}      # name -> GraphModule (a cond's branches)
+        self.side_effects = SideEffects()
 
     def graph_input(self, value, source) -> TensorVariable:
         """A tensor read from ``source`` (once per source).  Its placeholder is made
@@ -209,6 +210,31 @@ class OutputGraph:
         return [self.placeholder_source[n] for n in placeholders]
 
 
+class SideEffects:
+    """Attribute writes the traced code makes on objects that outlive the frame
+    (``self.steps += 1``, ``self.cache = y``): reads later in the trace see the
+    new value, and the compiled frame makes the writes, in order, right after its
+    graph runs (PyTorch's SideEffects replay)."""
+
+    def __init__(self):
+        self.writes: list = []          # (object, attribute, tracker of the value)
+        self._latest: dict = {}         # (id(object), attribute) -> tracker
+
+    def store(self, obj, name: str, value: VariableTracker) -> None:
+        self.writes.append((obj, name, value))
+        self._latest[(id(obj), name)] = value
+
+    def read(self, obj, name: str):
+        return self._latest.get((id(obj), name))
+
+    def mutated(self, obj) -> bool:
+        return any(o is obj for o, _, _ in self.writes)
+
+    def apply(self, values: dict) -> None:
+        for obj, name, value in self.writes:
+            setattr(obj, name, value.as_python(values))
+
+
 class SubgraphOutput(OutputGraph):
     """The graph of one branch of a ``cond``: its operands are its placeholders;
     it shares the frame's fake mode, shape env and guards."""
@@ -219,6 +245,7 @@ class SubgraphOutput(OutputGraph):
             parent.guards
         self.inputs, self.placeholder_source, self.symbol_nodes = {}, {}, {}
         self.dynamic_dims, self.submodules = parent.dynamic_dims, {}
+        self.side_effects = parent.side_effects
         self.operands = []
         for var in operands:
             outer = parent.realize(var)

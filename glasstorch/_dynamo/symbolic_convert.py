@@ -289,8 +289,18 @@ class InstructionTranslatorBase:
         return obj.var_getattr(self, name)
 
     def STORE_ATTR(self, inst):
-        raise Unsupported("STORE_ATTR", "Dynamo does not trace attribute writes (a side "
-                          "effect on a Python object).")
+        obj, value = self.pop(), self.pop()
+        target = obj.module if isinstance(obj, NNModuleVariable) else \
+            obj.value if isinstance(obj, ObjectVariable) and not isinstance(obj.value, type) \
+            else None
+        if target is None or isinstance(value, (NestedFunctionVariable, NullVariable)):
+            raise Unsupported("STORE_ATTR", "Dynamo does not trace this attribute write.")
+        if isinstance(obj, NNModuleVariable) and any(
+                inst.argval in target.__dict__.get(table, {})
+                for table in ("_parameters", "_buffers", "_modules")):
+            raise Unsupported("STORE_ATTR", "Dynamo does not trace replacing a module's "
+                              "parameter, buffer or submodule.")
+        self.output.side_effects.store(target, inst.argval, value)
 
     # -- building containers ----------------------------------------------------------------
 

@@ -434,20 +434,26 @@ class NNModuleVariable(VariableTracker):
     def var_getattr(self, tx, name):
         from .source import AttrSource, GetItemSource
         module = self.module
+        written = tx.output.side_effects.read(module, name)
+        if written is not None:
+            return written
         state = module.__dict__
+        # a module the frame writes to is read through its __dict__, as PyTorch does
+        tables = (lambda table: GetItemSource(AttrSource(self.source, "__dict__"), table)) \
+            if tx.output.side_effects.mutated(module) else \
+            (lambda table: AttrSource(self.source, table))
         for table in ("_parameters", "_buffers"):
             if name in state.get(table, {}):
                 value = state[table][name]
                 if value is None:
                     return ConstantVariable(None)
-                src = GetItemSource(AttrSource(self.source, table), name)
+                src = GetItemSource(tables(table), name)
                 var = tx.output.graph_input(value, src)
                 tx.output.realize(var)      # a module's tensors are inputs when read
                 return var
         if name in state.get("_modules", {}):
             sub = state["_modules"][name]
-            src = GetItemSource(AttrSource(self.source, "_modules"), name)
-            return tx.wrap(sub, src)
+            return tx.wrap(sub, GetItemSource(tables("_modules"), name))
         return tx.wrap(getattr(module, name), AttrSource(self.source, name))
 
     def unpack(self):
@@ -530,6 +536,9 @@ class ObjectVariable(VariableTracker):
 
     def var_getattr(self, tx, name):
         from .source import AttrSource
+        written = tx.output.side_effects.read(self.value, name)
+        if written is not None:
+            return written
         try:
             value = getattr(self.value, name)
         except AttributeError:
