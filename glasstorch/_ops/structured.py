@@ -377,7 +377,8 @@ def assert_no_overlap(out, inp):
 
 
 def unproven_overlap(written, tensors) -> bool:
-    """Does ``written`` share memory with one of ``tensors`` laid out differently?
+    """Does ``written`` share memory with one of ``tensors`` laid out differently (a
+    broadcast input, re-read at every element, counts as different)?
     The checks above let that through only when they cannot judge it (a layout
     with holes: get_overlap_status's TOO_HARD); TensorIterator's loop then runs
     element by element, so an element may read what an earlier one wrote, where
@@ -385,7 +386,8 @@ def unproven_overlap(written, tensors) -> bool:
     storage, w = written._storage, None
     for t in tensors:
         if isinstance(t, Tensor) and t._storage is storage and t is not written and \
-                (t._offset, t._stride) != (written._offset, written._stride):
+                (t._offset, t._stride, t._shape) != (written._offset, written._stride,
+                                                     written._shape):
             w = written._np() if w is None else w
             if np.shares_memory(w, t._np()):
                 return True
