@@ -619,3 +619,30 @@ def test_attribute_writes_replayed_as_torch(capsys):
     assert (g_steps, g_codes, g_printed) == (t_steps, t_codes, t_printed)
     np.testing.assert_allclose(g_out, t_out, rtol=1e-6)
     np.testing.assert_allclose(g_last, t_last, rtol=1e-6)
+
+
+def test_argument_containers_rewritten_as_torch():
+    """``outs.append(y)``, ``outs[0] = ...``, ``cache[k] = ...``, ``cache.update(...)``
+    on arguments: the containers end as eager leaves them, and the graph returns
+    their final contents after its own outputs, as torch's does."""
+    results = []
+    for lib in (gt, torch):
+        def f(x, outs, cache):
+            y = x * 2
+            outs.append(y)
+            outs[0] = x + 1
+            cache["k"] = y.sum()
+            cache.update({"n": len(outs)})
+            return y + len(outs)
+        lib._dynamo.reset()
+        graphs = []
+        compiled = lib.compile(f, backend=lambda gm, inputs: graphs.append(gm) or gm.forward)
+        outs, cache = [lib.zeros(2)], {}
+        got = compiled(lib.ones(2), outs, cache)
+        want_outs, want_cache = [lib.zeros(2)], {}
+        want = f(lib.ones(2), want_outs, want_cache)
+        assert lib.equal(got, want) and len(outs) == len(want_outs) == 2
+        assert all(lib.equal(a, b) for a, b in zip(outs, want_outs))
+        assert cache["n"] == want_cache["n"] and lib.equal(cache["k"], want_cache["k"])
+        results.append(graphs[0].code)
+    assert results[0] == results[1]

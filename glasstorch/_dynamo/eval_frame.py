@@ -297,7 +297,7 @@ class DynamoContext:
                 counters["unimplemented"][str(e).splitlines()[0]] += 1
                 self.skip.add(code)
                 return None
-        for _, _, value in output.side_effects.writes:      # after the frame's own values
+        for value in output.side_effects.values():      # after the frame's own values
             _collect_tensors(value, outputs)
         output.guards.global_state()
         output.guards.shape_env(output.shape_env)
@@ -328,8 +328,8 @@ class DynamoContext:
                               returned=result.returned, graph_break=brk, live=live, fn=fn,
                               ctx=self, guard_list=output.guards.guards,
                               guard_set=output.guards,
-                              side_effects=output.side_effects if output.side_effects.writes
-                              else None)
+                              side_effects=output.side_effects
+                              if output.side_effects.targets else None)
         if brk is not None:
             entry.resume_offset = resume_at
             entry.resume_lineno = brk.reason.user_stack[0][1]

@@ -211,28 +211,57 @@ class OutputGraph:
 
 
 class SideEffects:
-    """Attribute writes the traced code makes on objects that outlive the frame
-    (``self.steps += 1``, ``self.cache = y``): reads later in the trace see the
-    new value, and the compiled frame makes the writes, in order, right after its
-    graph runs (PyTorch's SideEffects replay)."""
+    """Writes the traced code makes on objects that outlive the frame: attribute
+    writes (``self.steps += 1``) and changes to argument lists and dicts
+    (``outs.append(y)``, ``cache[k] = v``).  Reads later in the trace see them
+    (the trackers change); the compiled frame makes them right after its graph
+    runs: each attribute gets its last value and each changed container its final
+    contents, in the order they were first written (PyTorch's SideEffects)."""
 
     def __init__(self):
-        self.writes: list = []          # (object, attribute, tracker of the value)
+        self.targets: list = []         # ("attr", obj, name) | ("container", tracker)
         self._latest: dict = {}         # (id(object), attribute) -> tracker
 
     def store(self, obj, name: str, value: VariableTracker) -> None:
-        self.writes.append((obj, name, value))
+        if (id(obj), name) not in self._latest:
+            self.targets.append(("attr", obj, name))
         self._latest[(id(obj), name)] = value
+
+    def changed(self, container: VariableTracker) -> None:
+        """An argument's list or dict (a tracker with a source) was changed."""
+        if not any(t[0] == "container" and t[1] is container for t in self.targets):
+            self.targets.append(("container", container))
 
     def read(self, obj, name: str):
         return self._latest.get((id(obj), name))
 
     def mutated(self, obj) -> bool:
-        return any(o is obj for o, _, _ in self.writes)
+        return any(t[0] == "attr" and t[1] is obj for t in self.targets)
+
+    def values(self) -> list:
+        """Every tracker the writes need, in order (their tensors are graph outputs)."""
+        out = []
+        for target in self.targets:
+            if target[0] == "attr":
+                out.append(self._latest[(id(target[1]), target[2])])
+            else:
+                items = target[1].items
+                out += list(items.values()) if isinstance(items, dict) else list(items)
+        return out
 
     def apply(self, values: dict) -> None:
-        for obj, name, value in self.writes:
-            setattr(obj, name, value.as_python(values))
+        for target in self.targets:
+            if target[0] == "attr":
+                _, obj, name = target
+                setattr(obj, name, self._latest[(id(obj), name)].as_python(values))
+                continue
+            tracker = target[1]
+            container = tracker.source.get(values["L"], values["G"])
+            if isinstance(container, dict):
+                container.clear()
+                container.update({k: v.as_python(values) for k, v in tracker.items.items()})
+            else:
+                container[:] = [v.as_python(values) for v in tracker.items]
 
 
 class SubgraphOutput(OutputGraph):

@@ -461,8 +461,11 @@ class InstructionTranslatorBase:
         if isinstance(obj, TensorVariable):
             self.output.call("call_function", operator.setitem, (obj, index, value), {})
             return
-        if obj.source is None and isinstance(obj, (ListVariable, ConstDictVariable)):
-            obj.items[index.as_python_constant()] = value      # a container made here
+        if isinstance(obj, (ListVariable, ConstDictVariable)):
+            key = index.as_python_constant()
+            if obj.source is not None:          # an argument's container: rewritten later
+                self.output.side_effects.changed(obj)
+            obj.items[key] = value
             return
         raise Unsupported("STORE_SUBSCR", "Dynamo does not trace item writes into a Python "
                           "container (a side effect).")

@@ -316,8 +316,10 @@ class BoundMethodVariable(VariableTracker):
                 if key in obj.items:
                     return obj.items[key]
                 return args[1] if len(args) > 1 else ConstantVariable(None)
-        if obj.source is None and name in _MUTATIONS.get(obj.python_type(), ()):
-            return _mutate(obj, name, args, kwargs)    # a container made in the frame
+        if name in _MUTATIONS.get(obj.python_type(), ()):
+            if obj.source is not None:          # an argument's container: rewritten later
+                tx.output.side_effects.changed(obj)
+            return _mutate(obj, name, args, kwargs)
         if isinstance(obj, BaseListVariable):
             if name in ("index", "count"):
                 values = obj.as_python_constant()
