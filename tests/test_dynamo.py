@@ -646,3 +646,30 @@ def test_argument_containers_rewritten_as_torch():
         assert cache["n"] == want_cache["n"] and lib.equal(cache["k"], want_cache["k"])
         results.append(graphs[0].code)
     assert results[0] == results[1]
+
+
+_GLOBAL_WRITE = """
+counter = 0
+def f(x):
+    global counter
+    counter += 1
+    return x * counter
+"""
+
+
+def test_global_writes_replayed_as_torch():
+    """``global counter; counter += 1``: the global is written after the graph, the
+    changed value recompiles (it was specialized), and graphs equal torch's."""
+    results = []
+    for lib in (gt, torch):
+        namespace: dict = {}
+        exec(_GLOBAL_WRITE, namespace)       # each library's own module globals
+        lib._dynamo.reset()
+        graphs = []
+        compiled = lib.compile(namespace["f"],
+                               backend=lambda gm, inputs: graphs.append(gm) or gm.forward)
+        outs = [to_numpy(compiled(lib.ones(2))) for _ in range(3)]
+        results.append((namespace["counter"], [o.tolist() for o in outs],
+                        [g.code for g in graphs]))
+    assert results[0] == results[1]
+    assert results[0][0] == 3

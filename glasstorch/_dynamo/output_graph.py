@@ -223,6 +223,7 @@ class SideEffects:
         self._latest: dict = {}         # (id(object), attribute) -> tracker
 
     def store(self, obj, name: str, value: VariableTracker) -> None:
+        """``obj.name = value`` (``obj`` a module's globals dict: ``global name``)."""
         if (id(obj), name) not in self._latest:
             self.targets.append(("attr", obj, name))
         self._latest[(id(obj), name)] = value
@@ -253,7 +254,11 @@ class SideEffects:
         for target in self.targets:
             if target[0] == "attr":
                 _, obj, name = target
-                setattr(obj, name, self._latest[(id(obj), name)].as_python(values))
+                value = self._latest[(id(obj), name)].as_python(values)
+                if type(obj) is dict:        # a global
+                    obj[name] = value
+                else:
+                    setattr(obj, name, value)
                 continue
             tracker = target[1]
             container = tracker.source.get(values["L"], values["G"])

@@ -149,6 +149,9 @@ class InstructionTranslatorBase:
         return ObjectVariable(value, source)
 
     def load_global(self, name: str) -> VariableTracker:
+        written = self.output.side_effects.read(self.f_globals, name)
+        if written is not None:
+            return written
         if name in self.f_globals:
             root = self
             while root.parent is not None:
@@ -270,6 +273,13 @@ class InstructionTranslatorBase:
         if inst.arg & 1:
             self.push(NullVariable())
         self.push(self.load_global(inst.argval))
+
+    def STORE_GLOBAL(self, inst):
+        """``global n; n += 1``: written after the graph runs (a side effect)."""
+        value = self.pop()
+        if isinstance(value, (NestedFunctionVariable, NullVariable)):
+            raise Unsupported("STORE_GLOBAL", "Dynamo does not trace this global write.")
+        self.output.side_effects.store(self.f_globals, inst.argval, value)
 
     def LOAD_ATTR(self, inst):
         obj = self.pop()
