@@ -14,7 +14,7 @@ from hypothesis import given, strategies as st
 import glasstorch as gt
 from glasstorch._ops.registry import FUNCTIONS
 
-from .helpers import assert_same
+from .helpers import assert_same, to_numpy
 
 NN = FUNCTIONS["nn"]   # glasstorch's torch._C._nn (nn.functional wraps some of these)
 
@@ -645,3 +645,26 @@ def test_pow_special_values(torch, dtype, exponent, form):
             if form == "0-dim" else lib.full(x.shape, exponent, dtype=x.dtype)
         results.append(np.asarray((x ** e).float().tolist()))
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("value", [1e10, -1e10, 1e300, float("nan"), 70000.0, 5])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_fill_converts_as_aten_does(value, dtype):
+    """fill_ (and what is built on it: full, scalar_tensor, where with a number):
+    a too-large number fills a one-element float16/bfloat16 tensor as +-inf
+    (ATen's scalar fast path does not check), and is refused for more elements and
+    for float32, as ATen's fill kernels do."""
+    def run(lib):
+        d = getattr(lib, dtype)
+        outs = []
+        for make in (lambda: lib.empty((), dtype=d).fill_(value),
+                     lambda: lib.empty((1, 1), dtype=d).fill_(value),
+                     lambda: lib.full((2,), value, dtype=d),
+                     lambda: lib.where(lib.tensor([True, False]), value, lib.ones(2, dtype=d))):
+            try:
+                outs.append(to_numpy(make()).tolist())
+            except RuntimeError as e:
+                outs.append(str(e))
+        return outs
+    ours, theirs = run(gt), run(torch)
+    assert str(ours) == str(theirs)

@@ -166,16 +166,27 @@ def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None,
 
 # -- fills ---------------------------------------------------------------------------
 
+def _fill_value(value, dtype, numel: int):
+    """fill_'s conversion: checked, except on ATen's one-element fast path
+    (scalar_fill), where a real number filling a float16 or bfloat16 tensor goes
+    through float32 unchecked and becomes +-inf when too large."""
+    if numel == 1 and dtype in (dt.float16, dt.bfloat16) and \
+            isinstance(value, (int, float)) and not isinstance(value, bool):
+        with np.errstate(over="ignore"):
+            return np.float32(float(value)).astype(dtype.numpy)
+    return checked_convert(value, dtype)
+
+
 @kernel("fill_scalar")
 @inner_op("aten::fill_.Scalar")
 def fill_scalar(self, value):
-    self._np()[...] = checked_convert(value, self.dtype)
+    self._np()[...] = _fill_value(value, self.dtype, self.numel())
     return self
 
 
 @kernel("fill_scalar_meta")
 def fill_scalar_meta(self, value):
-    checked_convert(value, self.dtype)
+    _fill_value(value, self.dtype, self.numel())
     return self
 
 
