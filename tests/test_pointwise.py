@@ -668,3 +668,23 @@ def test_fill_converts_as_aten_does(value, dtype):
         return outs
     ours, theirs = run(gt), run(torch)
     assert str(ours) == str(theirs)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+@pytest.mark.parametrize("divisor", ["number", "zero_dim", "tensor"])
+def test_reduced_float_rounding_division_as_aten(dtype, mode, divisor):
+    """div with rounding_mode on float16/bfloat16: by a scalar (a number, or a 0-dim
+    CPU tensor) the quotient is taken in float32 with the divisor's own value; by a
+    tensor the divisor is cast and the Half/BFloat16 quotient rounded first."""
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-4, 4, 2000).astype(np.float32)
+    values = [0.3, -0.7, 1.1, 0.999, 3.0000001]
+    for v in values:
+        outs = []
+        for lib in (gt, torch):
+            x = lib.from_numpy(a).to(getattr(lib, dtype))
+            d = {"number": v, "zero_dim": lib.tensor(v, dtype=lib.float64),
+                 "tensor": lib.full((2000,), v, dtype=getattr(lib, dtype))}[divisor]
+            outs.append(to_numpy(lib.div(x, d, rounding_mode=mode)))
+        np.testing.assert_array_equal(outs[0], outs[1])

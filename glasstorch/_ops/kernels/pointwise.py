@@ -393,6 +393,13 @@ def div_meta(self, other, rounding_mode=None):
     return binary_meta(self, other)
 
 
+def _cpu_scalar(x) -> bool:
+    """TensorIterator's ``is_cpu_scalar``: a number, or a 0-dim CPU tensor."""
+    if isinstance(x, Tensor):
+        return not x._shape and x.device.type == "cpu"
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def _check_int_divisor(b, compute):
     """Integer division by zero raises (the kernel runs only on non-empty outputs)."""
     if compute.kind in "iub" and np.size(b) and np.any(np.asarray(b) == 0):
@@ -438,9 +445,16 @@ def div_impl(out, self, other, rounding_mode=None):
     compute = rt.opmath
     if out._np().size:
         a = np.asarray(cast_operand(self, rt, compute)).astype(compute, copy=False)
-        b = np.asarray(scalar_operand(other, rt, compute)).astype(compute, copy=False)
+        reduced_by_scalar = rt in (dt.float16, dt.bfloat16) and _cpu_scalar(other)
+        if reduced_by_scalar:
+            # ATen's div_trunc/div_floor for Half/BFloat16 by a scalar: the divisor's own
+            # value in float32 and the quotient unrounded (a tensor divisor is cast to
+            # the dtype, and the Half/BFloat16 quotient rounded, first)
+            b = compute.type(other.item() if isinstance(other, Tensor) else other)
+        else:
+            b = np.asarray(scalar_operand(other, rt, compute)).astype(compute, copy=False)
         write(out, _floor_divide(a, b, compute) if rounding_mode == "floor" else
-              _trunc_divide(a, b, compute, rt.numpy))
+              _trunc_divide(a, b, compute, None if reduced_by_scalar else rt.numpy))
 
 
 meta("floor_divide")(binary_meta)
