@@ -146,10 +146,9 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
                                  mode=mode, options=options, disable=disable)
     if disable:
         return model
-    if mode is not None and mode not in ("default", "reduce-overhead", "max-autotune",
-                                         "max-autotune-no-cudagraphs"):
-        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, "
-                           "reduce-overhead, max-autotune, max-autotune-no-cudagraphs")
+    modes = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+    if mode is not None and mode not in modes:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(modes)}")
     return _dynamo.optimize(backend, nopython=fullgraph, dynamic=dynamic)(model)
 from . import _logging  # noqa: E402,F401  (torch._logging: TORCH_LOGS, set_logs)
 from ._higher_order_ops import cond  # noqa: E402  (torch.cond)

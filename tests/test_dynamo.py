@@ -673,3 +673,27 @@ def test_global_writes_replayed_as_torch():
                         [g.code for g in graphs]))
     assert results[0] == results[1]
     assert results[0][0] == 3
+
+
+_BAD_CALLS = {
+    "unknown mode": lambda lib: lib.compile(lambda x: x, mode="bogus"),
+    "unknown backend": lambda lib: lib.compile(lambda x: x, backend="nope"),
+    "cond on a 2-element pred": lambda lib: lib.cond(lib.ones(2) > 0, lambda x: x,
+                                                     lambda x: x, (lib.ones(2),)),
+    "cond on a string pred": lambda lib: lib.cond("yes", lambda x: x, lambda x: x,
+                                                  (lib.ones(2),)),
+    "cond on an int pred": lambda lib: lib.cond(1, lambda x: x + 1, lambda x: x,
+                                                (lib.ones(2),)).tolist(),
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_CALLS))
+def test_bad_arguments_raise_as_torch(case):
+    """Bad arguments to torch.compile and torch.cond: torch's exception type and
+    message (or torch's result where torch accepts them)."""
+    def outcome(lib):
+        try:
+            return ("returned", _BAD_CALLS[case](lib))
+        except Exception as e:
+            return (type(e).__name__, str(e).splitlines()[0])
+    assert outcome(gt) == outcome(torch)

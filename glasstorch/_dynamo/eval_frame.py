@@ -172,7 +172,7 @@ class DynamoContext:
 
     def call(self, fn, args, kwargs):
         code = fn.__code__
-        if code in self.skip or getattr(fn, "_dynamo_disable", False) or _disabled[0]:
+        if code in self.skip or getattr(fn, "_dynamo_disable", False):
             return fn(*args, **kwargs)
         L = _bind(fn, code, args, kwargs)
         G = fn.__globals__
@@ -374,7 +374,6 @@ class _AnyOutputs(dict):
 
 
 _ANY_OUTPUTS = _AnyOutputs()
-_disabled = [False]
 _LIBRARY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

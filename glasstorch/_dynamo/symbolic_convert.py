@@ -840,6 +840,11 @@ def _break(tx, args, kwargs):
     return None
 
 
+def _fold(tx, args, kwargs):
+    """No rule of its own: computed on constant arguments (BuiltinVariable)."""
+    return None
+
+
 def _len(tx, args, kwargs):
     (obj,) = args
     if isinstance(obj, TensorVariable):
@@ -957,12 +962,9 @@ BUILTINS = {
     getattr: _getattr, hasattr: _hasattr, bool: _data_dependent, int: _data_dependent,
     float: _data_dependent, min: _min_max(min), max: _min_max(max), abs: _abs, type: _type,
     iter: lambda tx, args, kwargs: ListIteratorVariable(args[0].unpack()),
-    str: None, repr: None, round: None, divmod: None, pow: None, sum: None, any: None,
-    all: None, sorted: None, callable: None, issubclass: None, dict: None, set: None,
-    frozenset: None, ord: None, chr: None, hash: None,
+    **dict.fromkeys((str, repr, round, divmod, pow, sum, any, all, sorted, callable,
+                     issubclass, dict, set, frozenset, ord, chr, hash), _fold),
 }
-BUILTINS = {k: (v if v is not None else (lambda tx, args, kwargs: None))
-            for k, v in BUILTINS.items()}
 
 
 def _hashable(value) -> bool:

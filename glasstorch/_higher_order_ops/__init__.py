@@ -42,7 +42,7 @@ def cond(pred, true_fn, false_fn, operands=()):
         if pred.numel() != 1:
             raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got "
                                f"{pred}.")
-    elif not isinstance(pred, bool):
+    elif not isinstance(pred, (bool, int)):
         raise RuntimeError(f"Expected pred to be bool or tensor, but got {pred}.")
     if not isinstance(operands, (tuple, list)):
         raise RuntimeError(f"Expect operands to be a tuple of possibly nested dict/list/tuple "
