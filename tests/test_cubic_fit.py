@@ -1,8 +1,9 @@
 """PyTorch's beginner tutorial "Learning PyTorch with Examples" (nn module,
 RMSprop): a cubic fitted to sin(x), run in both libraries from the same seed.
 
-What is bit-identical here: x (linspace), the Linear init (uniform_), the
-float32 ``sum`` of MSELoss(reduction="sum") and RMSprop's update arithmetic.
+What is bit-identical here: x (linspace), its powers (pow), the Linear init
+(uniform_), the float32 ``sum`` of MSELoss(reduction="sum") and RMSprop's
+update arithmetic.
 What is not, and why: PyTorch's float32 ``sin`` is MKL's vector math (VML) and
 Linear's forward and weight gradient are MKL ``sgemm`` calls (MKL_VERBOSE=1
 shows them), whose results are MKL's own on each CPU; glasstorch's sin and

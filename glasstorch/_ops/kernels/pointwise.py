@@ -553,8 +553,18 @@ def _c_pow(a, b, compute):
     """C's pow(), which PyTorch calls for a tensor exponent and for float16 (its
     float/double/bfloat16 kernels with a scalar exponent take sqrt-style
     shortcuts): pow(-inf, y) is +inf for y > 0 and +0 for y < 0 unless y is an
-    odd integer, where numpy's power gives nan."""
-    result = np.power(a, b, dtype=compute)
+    odd integer, where numpy's power gives nan.
+
+    float32 is computed in double and rounded once. PyTorch's float pow is
+    SLEEF's powf_u10 (and glibc's powf for the tail and under DEFAULT), both
+    evaluated in extended precision, so their results are almost always the
+    correctly rounded ones; numpy's float32 power (SVML on AVX-512) is not.
+    The promise is at most 1 ulp from PyTorch (tests/test_pow_accuracy.py)."""
+    if compute == np.float32:
+        wide = np.power(np.asarray(a, np.float64), np.asarray(b, np.float64))
+        result = wide.astype(np.float32)
+    else:
+        result = np.power(a, b, dtype=compute)
     b = np.asarray(b, dtype=compute)
     fix = np.isneginf(a) & np.isfinite(b) & (b != 0) & (np.mod(b, 2) != 1)
     if fix.any():
