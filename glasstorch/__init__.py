@@ -134,6 +134,7 @@ from . import func  # noqa: E402,F401  (torch.func: function transforms)
 from . import _decomp  # noqa: E402,F401  (torch._decomp: the decomposition table)
 from . import _dynamo, _functorch  # noqa: E402,F401  (AOTAutograd; the backend registry)
 from . import compiler  # noqa: E402,F401  (torch.compiler: stages(fn, *args))
+from . import export  # noqa: E402,F401  (torch.export: whole-program capture)
 
 
 def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",

@@ -35,6 +35,7 @@ class _State(threading.local):
     # only (SUBCLASSES_DISABLED) or off entirely (ALL_DISABLED).
     function_modes = ()
     dispatch_modes = ()
+    pre_dispatch_modes = ()      # export's tracer at the PreDispatch key
     torch_function = 0
 
 

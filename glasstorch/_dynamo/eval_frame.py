@@ -265,7 +265,7 @@ class DynamoContext:
             return None
         except Unsupported as e:
             if self.fullgraph:
-                raise
+                raise e.for_fullgraph() from None
             counters["unimplemented"][str(e).splitlines()[0]] += 1
             self.skip.add(code)
             return None
@@ -278,7 +278,7 @@ class DynamoContext:
         output = result.output
         brk = result.graph_break
         if brk is not None and self.fullgraph:
-            raise brk.reason
+            raise brk.reason.for_fullgraph()
         outputs = []
         live: list = []
         if brk is None:

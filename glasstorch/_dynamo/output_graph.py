@@ -8,12 +8,12 @@ is computed.  ``compile`` hands the finished GraphModule to the backend.
 """
 from __future__ import annotations
 
-import linecache
 import operator
 
 import glasstorch
 
 from ..fx import Graph, GraphModule
+from ..fx.graph import format_stack_line
 from ..nn import Module
 from .._subclasses.fake_tensor import FakeTensorMode
 from ..fx.experimental.sym_node import SymBool, SymFloat, SymInt, Symbol
@@ -314,9 +314,7 @@ def _stack_trace() -> str | None:
     if not _TX_STACK:
         return None
     tx = _TX_STACK[-1]
-    code = tx.code
-    line = linecache.getline(code.co_filename, tx.lineno).strip()
-    return f'  File "{code.co_filename}", line {tx.lineno}, in {code.co_name}\n    {line}\n'
+    return format_stack_line(tx.code.co_filename, tx.lineno, tx.code.co_name)
 
 
 def _to_example(value):

@@ -486,7 +486,8 @@ class InstructionTranslatorBase:
         if isinstance(value, SymNodeVariable):
             return bool(value.example)        # a guard on the sizes
         if isinstance(value, TensorVariable):
-            raise Unsupported(f"generic_jump {type(value).__name__}()", reason="jump")
+            raise Unsupported(f"generic_jump {type(value).__name__}()", reason="jump",
+                              fullgraph_error=_DATA_DEPENDENT_BRANCH)
         if isinstance(value, BaseListVariable):
             return bool(value.items)
         if isinstance(value, ConstDictVariable):
@@ -792,6 +793,12 @@ class InstructionTranslator(InstructionTranslatorBase):
 
 
 # -- builtins ---------------------------------------------------------------------------
+
+_DATA_DEPENDENT_BRANCH = (
+    "Data-dependent branching",
+    "Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). Dynamo does not "
+    "support tracing dynamic control flow.")
+
 
 class BuiltinVariable(VariableTracker):
     """A Python builtin: computed now on constants and on what tracing knows

@@ -36,6 +36,7 @@ from ..fx.experimental.proxy_tensor import ProxyTorchDispatchMode, make_fx
 from ..fx.graph_module import GraphModule
 from ..fx.interpreter import Interpreter
 from ..fx.node import Node
+from ..fx.traceback import has_preserved_node_meta
 from ..nn.modules.module import Module
 from ..nn.utils.stateless import _functional_call
 from ..utils import _pytree as pytree
@@ -173,7 +174,8 @@ def _trace(fn, args, decompositions) -> GraphModule:
     if not any(n.op == "call_function" and n.is_impure() for n in gm.graph.nodes):
         return gm
     from ..func import functionalize
-    functional = functionalize(gm)
+    # run node by node when a retrace keeps source lines (fx.traceback)
+    functional = functionalize(Interpreter(gm).run if has_preserved_node_meta() else gm)
     if len(args) == 2 and all(isinstance(a, list) for a in args):
         replay = functionalize(lambda primals, tangents: pytree.tree_unflatten(
             _ForwardTagReplay(gm).run(*primals, *tangents), gm._out_spec))

@@ -12,8 +12,10 @@ kernel of its own there, at no cost: the key's bit is masked out of the set.
                        mode "nothing"; the autograd layer registers real kernels)
     PythonTLSSnapshot  fallthrough (the Python fallback sets the state it needs)
 
-and two real boxed fallbacks:
+and three real boxed fallbacks:
 
+    PreDispatch        hands the call to export's pre-dispatch tracer
+                       (``_dispatcher/pre_dispatch.py``)
     Python             hands the call to TorchDispatchModes and ``__torch_dispatch__``
                        (``_dispatcher/python_key.py``)
     Meta               an op with no Meta kernel (only user ops can lack one: the
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from .._core.dispatch_key import DispatchKey, FUNCTIONALITIES
 from .._dispatcher.dispatcher import BOXED, KernelFunction, dispatcher, fallthrough_kernel
+from .._dispatcher.pre_dispatch import pre_dispatch_fallback
 from .._dispatcher.python_key import python_fallback
 
 _FALLTHROUGH_KEYS = ["BackendSelect", "ADInplaceOrView", "Autograd", "PythonTLSSnapshot"] + \
@@ -36,6 +39,8 @@ def register_builtin_fallbacks() -> None:
         dispatcher.register_fallback(DispatchKey[name], kernel)
     dispatcher.register_fallback(DispatchKey.Python, KernelFunction(
         python_fallback, BOXED, "registered at glasstorch/_dispatcher/python_key.py"))
+    dispatcher.register_fallback(DispatchKey.PreDispatch, KernelFunction(
+        pre_dispatch_fallback, BOXED, "registered at glasstorch/_dispatcher/pre_dispatch.py"))
     dispatcher.register_fallback(DispatchKey.Meta, KernelFunction(
         _meta_fallback, BOXED, "registered at glasstorch/_ops/fallbacks.py"))
 

@@ -15,6 +15,7 @@ import builtins
 import contextlib
 import copy
 import keyword
+import linecache
 import math
 import re
 import warnings
@@ -91,16 +92,22 @@ class _PyTreeCodeGen(CodeGen):
     placeholders and rebuilds the output with ``self._out_spec``, as PyTorch's
     does for make_fx and AOTAutograd graphs. ``orig_args``: the parameter names."""
 
-    def __init__(self, orig_args: list, in_spec, out_spec=None):
+    def __init__(self, orig_args: list, in_spec, out_spec=None, kwarg_names=None):
         self.orig_args, self.in_spec, self.out_spec = orig_args, in_spec, out_spec
+        self.kwarg_names = kwarg_names   # a spec of (args, kwargs), as export's modules have
 
     def gen_fn_def(self, params: list, root_module: str, globals_: dict) -> str:
         from . import _pytree as fx_pytree
         globals_["fx_pytree"] = fx_pytree
-        args = ", ".join(self.orig_args)
         flat = "".join(f"{p}, " for p in params)
-        return (f"def forward({', '.join([root_module] + self.orig_args)}):\n"
-                f"    {flat}= fx_pytree.tree_flatten_spec([{args}], self._in_spec)\n")
+        if self.kwarg_names is None:
+            structure = f"[{', '.join(self.orig_args)}]"
+        else:
+            positional = [a for a in self.orig_args if a not in self.kwarg_names]
+            keywords = ", ".join(f"{k!r}:{k}" for k in self.kwarg_names)
+            structure = f"([{', '.join(positional)}], {{{keywords}}})"
+        return (f"def forward({', '.join([root_module] + list(self.orig_args))}):\n"
+                f"    {flat}= fx_pytree.tree_flatten_spec({structure}, self._in_spec)\n")
 
     def generate_output(self, value, globals_: dict) -> str:
         from ..utils import _pytree as pytree
@@ -356,6 +363,12 @@ def _annotation(node, include_stride: bool, include_device: bool):
     if type(val).__name__ in ("SymInt", "SymFloat", "SymBool"):
         return f'"Sym({val})"'
     return None
+
+
+def format_stack_line(filename: str, lineno: int, name: str) -> str:
+    """One frame as a node's ``stack_trace`` holds it (traceback's format)."""
+    line = linecache.getline(filename, lineno).strip()
+    return f'  File "{filename}", line {lineno}, in {name}\n    {line}\n'
 
 
 def _trace_summary(stack_trace):

@@ -10,6 +10,7 @@ what a node does (a profiler, a shape propagator, a replacement of ops).
 from __future__ import annotations
 
 from .node import map_arg
+from .traceback import set_current_meta
 
 __all__ = ["Interpreter", "Transformer"]
 
@@ -39,8 +40,9 @@ class Interpreter:
         return None
 
     def run_node(self, n):
-        args, kwargs = self.fetch_args_kwargs_from_env(n)
-        return getattr(self, n.op)(n.target, args, kwargs)
+        with set_current_meta(n):
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            return getattr(self, n.op)(n.target, args, kwargs)
 
     def fetch_args_kwargs_from_env(self, n):
         return map_arg(n.args, self.env.__getitem__), map_arg(n.kwargs, self.env.__getitem__)

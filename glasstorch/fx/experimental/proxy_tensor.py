@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import inspect
 import operator
+import os
+import sys
 import weakref
 
 from ..._dispatcher.dispatcher import ops
@@ -44,9 +46,10 @@ from ...nn.modules.module import Module
 from ...nn.parameter import Parameter
 from ...utils import _pytree as pytree
 from ...utils._python_dispatch import TorchDispatchMode
-from ..graph import Graph, _PyTreeCodeGen
+from ..graph import Graph, _PyTreeCodeGen, format_stack_line
 from ..graph_module import GraphModule
 from ..passes.shape_prop import _extract_tensor_metadata
+from ..traceback import get_current_meta
 from .sym_node import SymBool, SymFloat, SymInt, Symbol
 from .symbolic_shapes import ShapeEnv, is_accessor_node
 
@@ -86,6 +89,8 @@ class PythonKeyTracer:
         # SymInt arithmetic is written when computed (unused nodes are dropped at the
         # end), or, with this set (AOTAutograd's traces), only when used
         self.enable_thunkify = False
+        self.record_stack_traces = False     # each node's user frame (export's graphs)
+        self.pinned_symbols: set = set()      # symbols whose node no later tensor replaces
 
     def track(self, t: Tensor, node) -> None:
         self.tensor_tracker[id(t)] = (weakref.ref(t), node)
@@ -110,6 +115,8 @@ class PythonKeyTracer:
         name = f"{target._opname}_{target._overloadname}" if hasattr(target, "_opname") else None
         node = self.graph.create_node("call_function", target, self.to_arg(args), name=name)
         node.meta["val"] = value
+        if self.record_stack_traces and name is None:     # arithmetic, not a size read
+            node.meta["stack_trace"] = _user_frame()
         return node
 
     def set_sym_proxy(self, value, thunk: _Thunk) -> None:
@@ -118,7 +125,7 @@ class PythonKeyTracer:
         if id(sym_node) in self.symnode_tracker:
             return
         self.symnode_tracker[id(sym_node)] = (sym_node, thunk)
-        if type(sym_node.expr) is Symbol:
+        if type(sym_node.expr) is Symbol and sym_node.expr not in self.pinned_symbols:
             self.symbol_tracker[sym_node.expr] = thunk
 
     def sym_proxy(self, value):
@@ -199,6 +206,10 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
         target = _LIFT_FRESH_COPY if func is _LIFT_FRESH else func
         node = tracer.graph.create_node("call_function", target, tracer.to_arg(args),
                                         tracer.to_arg(kwargs), name=target._opname)
+        if tracer.record_stack_traces:
+            node.meta["stack_trace"] = _user_frame()
+        elif "stack_trace" in get_current_meta():     # a retraced graph's node
+            node.meta["stack_trace"] = get_current_meta()["stack_trace"]
         out = func(*args, **kwargs)
         _track_outputs(tracer, out, node)
         return out
@@ -218,6 +229,23 @@ class ProxyTorchDispatchMode(TorchDispatchMode):
                 thunk.force()
             tracer.set_sym_proxy(out, thunk)
         return out
+
+
+_LIBRARY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_MODULES = os.path.join(_LIBRARY, "nn", "modules")
+
+
+def _user_frame() -> str | None:
+    """The innermost frame of the traced program: user code, or an nn module's
+    ``forward`` (as PyTorch's export graphs name ``nn/modules/linear.py``)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_LIBRARY) or (filename.startswith(_MODULES) and
+                                                 not filename.endswith("module.py")):
+            return format_stack_line(filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
 
 
 def _track_outputs(tracer: PythonKeyTracer, out, node) -> None:
@@ -258,15 +286,18 @@ def _names_of(f, args: tuple) -> tuple[list, str]:
 class _MakeFxTracer:
     """One make_fx trace: placeholders, the traced run, the output, the module."""
 
-    def __init__(self, tracing_mode: str, decomposition_table, allow_non_fake_inputs: bool):
+    def __init__(self, tracing_mode: str, decomposition_table, allow_non_fake_inputs: bool,
+                 record_stack_traces: bool = False):
         if tracing_mode not in ("real", "fake", "symbolic"):
             raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
         self.tracing_mode = tracing_mode
         self.decomposition_table = dict(decomposition_table or {})
         self.allow_non_fake_inputs = allow_non_fake_inputs
+        self.record_stack_traces = record_stack_traces
 
     def trace(self, f, *args) -> GraphModule:
         tracer = PythonKeyTracer()
+        tracer.record_stack_traces = self.record_stack_traces
         symbolic = self.tracing_mode == "symbolic"
         fake_mode = FakeTensorMode(allow_non_fake_inputs=self.allow_non_fake_inputs,
                                    shape_env=ShapeEnv() if symbolic else None) \
@@ -366,7 +397,8 @@ def make_fx(f, decomposition_table=None, tracing_mode: str = "real",
     """``make_fx(f)(*args)``: a GraphModule of the ATen ops ``f`` runs on ``args``
     (``tracing_mode="fake"``: on FakeTensors, allocating nothing).  Ops in
     ``decomposition_table`` are replaced by their decompositions' ops."""
-    tracer = _MakeFxTracer(tracing_mode, decomposition_table, _allow_non_fake_inputs)
+    tracer = _MakeFxTracer(tracing_mode, decomposition_table, _allow_non_fake_inputs,
+                           record_stack_traces)
 
     def wrapped(*args):
         return tracer.trace(f, *args)

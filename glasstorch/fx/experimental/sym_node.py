@@ -50,6 +50,8 @@ class Symbol:
     def __str__(self):
         return self.name
 
+    __repr__ = __str__
+
     def sort_key(self):
         return (2, self.name)
 
@@ -463,7 +465,7 @@ def _sym_dispatch(op, args, compute):
     (PyTorch's handle_sym_dispatch).  ``args`` are the user-level operands in
     the order the recorded call takes them."""
     out = compute()
-    for mode in reversed(_tls.dispatch_modes):
+    for mode in reversed(_tls.dispatch_modes + _tls.pre_dispatch_modes):
         sym_dispatch = getattr(mode, "__sym_dispatch__", None)
         if sym_dispatch is not None:
             return sym_dispatch(op, args, out)

@@ -53,6 +53,7 @@ class ShapeEnv:
         self.var_to_range: dict[Symbol, tuple] = {}
         self.val_to_var: dict[int, Symbol] = {}
         self.source_to_var: dict[str, Symbol] = {}
+        self.bound_sources: dict[str, Symbol] = {}     # create_shared_symbol's sources
         self.unique_ids: set[int] = set()
         self._known: dict[Rel, bool] = {}
 
@@ -69,6 +70,9 @@ class ShapeEnv:
         """The expression for a value ``val`` read from ``source_name``: 0 or 1
         as themselves, a duck-sized value's existing symbol, else a new symbol
         (ranging over [2, oo] when ``positive``, unbounded for an int input)."""
+        bound = self.bound_sources.get(source_name)
+        if bound is not None:
+            return bound
         if val in (0, 1) and self.specialize_zero_one:
             return val
         duck = self.duck_shape and positive      # an int input never shares a size's symbol
@@ -81,6 +85,20 @@ class ShapeEnv:
             if duck:
                 self.val_to_var[val] = symbol
         self.source_to_var.setdefault(source_name, symbol)
+        return symbol
+
+    def create_shared_symbol(self, val: int, source_names: list, low, high) -> Symbol:
+        """One symbol that every source in ``source_names`` reads (export's Dim
+        shared by several tensors), ranging over [low, high]: each source
+        draws its id, and the name that sorts first stands for all of them,
+        as PyTorch's ShapeEnv replaces equal symbols by the smallest."""
+        symbol = min((Symbol(f"s{self._generate_unique_id(name)}") for name in source_names),
+                     key=lambda sym: sym.name)
+        self.var_to_val[symbol] = val
+        self.var_to_range[symbol] = (low, high)
+        for name in source_names:
+            self.bound_sources[name] = symbol
+            self.source_to_var.setdefault(name, symbol)
         return symbol
 
     def create_symintnode(self, expr, *, hint: int):
