@@ -305,6 +305,17 @@ def capture(torch, model, data) -> None:
     print(f"graphs: {explained.graph_count}, breaks: {explained.graph_break_count}")
     print(explained.describe())
 
+    _section("torch.export: one block's MLP as one ATen graph, traced above autograd")
+    exported = torch.export.export(model.transformer.h[0].mlp,
+                                   (torch.randn(4, model.config.n_embd),),
+                                   dynamic_shapes=({0: torch.export.Dim("batch")},))
+    print("\n".join(line for line in str(exported).splitlines()
+                    if line.strip() and "# File" not in line))
+    print("(the PreDispatch key saw F.linear whole: aten.linear, not t + addmm; "
+          "run_decompositions() lowers it to core ATen:)")
+    lowered = exported.run_decompositions()
+    print("  " + ", ".join(n.name for n in lowered.graph.nodes if n.op == "call_function"))
+
 
 # -- 3. the layers underneath ----------------------------------------------------------
 
