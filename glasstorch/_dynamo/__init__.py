@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..nn import Module
 from . import config, utils
 from .backends.registry import list_backends, lookup_backend, register_backend
+from . import eval_frame
 from .eval_frame import DynamoContext, OptimizedModule
 from .exc import Unsupported
 from .symbolic_convert import graph_break
@@ -44,6 +45,8 @@ def reset() -> None:
         ctx.frame_state.clear()
     _CONTEXTS.clear()
     utils.counters.clear()
+    eval_frame._SEEN_BREAKS.clear()
+    eval_frame.FRAME_IDS.clear()
 
 
 def disable(fn=None, recursive: bool = True):

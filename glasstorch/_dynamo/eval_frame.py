@@ -22,6 +22,7 @@ import functools
 import inspect
 import logging
 import os
+import traceback
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -145,7 +146,6 @@ class DynamoContext:
         self.skip: set = set()       # codes that run eagerly from now on
         # code -> {source name: the sizes first seen, None where a size changed}
         self.frame_state: dict = {}
-        self.frame_ids: dict = {}    # code -> its number in the logs ([0/1]: frame 0, entry 1)
 
     def wrap(self, fn):
         """``fn`` compiled in this context."""
@@ -194,7 +194,7 @@ class DynamoContext:
                 "https://pytorch.org/docs/main/torch.compiler_troubleshooting.html", stacklevel=3)
             self.skip.add(code)
             return fn(*args, **kwargs)
-        frame_id = self.frame_ids.setdefault(code, len(self.frame_ids))
+        frame_id = FRAME_IDS.setdefault(code, len(FRAME_IDS))
         compile_id = f"{frame_id}/{len(entries)}"
         if entries:
             counters["stats"]["recompiles"] += 1
@@ -304,12 +304,7 @@ class DynamoContext:
         graph = compiled = None
         sources, placeholders, nodes = [], [], []
         if brk is not None:
-            file, line = brk.reason.user_stack[-1][2], brk.reason.user_stack[-1][1]
-            stack = "\n".join(f'  File "{f}", line {n}, in {name}'
-                              for name, n, f in brk.reason.user_stack)
-            _logging.trace("graph_breaks", compile_id,
-                           f"Graph break in user code at {file}:{line}\nGraph Break Reason: "
-                           f"{brk.reason}\nUser code traceback:\n{stack}")
+            _logging.trace("graph_breaks", compile_id, _graph_break_message(brk))
         if output.op_count():
             compiled, graph, sources, placeholders, nodes = output.compile(
                 [v for v in outputs if v.node is not None and v.node.op != "placeholder"],
@@ -375,6 +370,36 @@ class _AnyOutputs(dict):
 
 _ANY_OUTPUTS = _AnyOutputs()
 _LIBRARY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+_SEEN_BREAKS: set = set()       # (file, line, reason) already logged with their stack
+FRAME_IDS: dict = {}            # code -> its number in the logs ([0/1]: frame 0, entry 1)
+
+
+def _graph_break_message(brk) -> str:
+    """The graph_breaks log entry, as PyTorch words it: where, why (with hints),
+    and the user's stack down to the break, the callers included, with carets
+    under the expression; a break logged before at the same place and for the
+    same reason leaves its stack out."""
+    reason = brk.reason
+    file, line = reason.user_stack[-1][2], reason.user_stack[-1][1]
+    where = "CALL: a function call, e.g. f(x, y):\n\n" if brk.inst.opname.startswith("CALL") \
+        else ""
+    if where:
+        where = "Encountered graph break when attempting to trace " + where
+    key = (file, line, reason.details())
+    if key in _SEEN_BREAKS:
+        return (f"Graph break (user stack suppressed due to duplicate graph break) in user code "
+                f"at {file}:{line}\nGraph Break Reason: {where}{reason.details()}")
+    _SEEN_BREAKS.add(key)
+    frames = [f for f in traceback.extract_stack() if not f.filename.startswith(_LIBRARY)]
+    for (name, lineno, filename), positions in zip(reason.user_stack, reason.user_positions):
+        frames.append(traceback.FrameSummary(
+            filename, lineno, name, end_lineno=positions.end_lineno,
+            colno=positions.col_offset, end_colno=positions.end_col_offset))
+    return (f"Graph break in user code at {file}:{line}\nGraph Break Reason: {where}"
+            f"{reason.details()}\n\nUser code traceback:\n"
+            + "".join(traceback.format_list(frames)) + "\n")
 
 
 def _is_library_code(code) -> bool:

@@ -1,6 +1,7 @@
 """``torch._dynamo.exc``: Dynamo's exceptions."""
 from __future__ import annotations
 
+import textwrap
 from enum import Enum, auto
 
 __all__ = ["InvalidBackend", "Unsupported", "UserError", "UserErrorType"]
@@ -20,22 +21,40 @@ class Unsupported(RuntimeError):
     type, then ``Explanation:``.  ``culprit``: the object that was called."""
 
     def __init__(self, gb_type: str, explanation: str = "", *, reason: str = "unsupported",
-                 culprit=None, breakable: bool = True, fullgraph_error=None):
-        text = gb_type if not explanation else f"{gb_type}\n  Explanation: {explanation}"
+                 culprit=None, breakable: bool = True, hints=(), context=None, gb_id=None,
+                 fullgraph_error=None):
+        text = gb_type if not explanation else \
+            f"{gb_type}\n  Explanation: {textwrap.indent(explanation, '    ').lstrip()}"
         super().__init__(text)
         self.gb_type, self.explanation, self.kind, self.culprit = gb_type, explanation, reason, culprit
         self.breakable = breakable     # False: the whole frame runs eagerly
-        self.user_stack: list = []
-        # (gb_type, explanation) where fullgraph's error words the break otherwise
+        self.user_stack: list = []     # (function, line, file), outermost first
+        self.user_positions: list = []  # each frame's instruction positions (for carets)
+        # PyTorch's hints, developer context and graph-break id (gb0059), for the logs
+        self.hints, self.context, self.gb_id = tuple(hints), context, gb_id
+        # the keyword arguments of the error fullgraph raises, where it words the
+        # break otherwise (a data-dependent jump)
         self.fullgraph_error = fullgraph_error
 
     def for_fullgraph(self) -> "Unsupported":
         """The error ``fullgraph=True`` raises for this break."""
         if self.fullgraph_error is None:
             return self
-        error = Unsupported(*self.fullgraph_error, reason=self.kind, culprit=self.culprit)
-        error.user_stack = self.user_stack
+        error = Unsupported(**self.fullgraph_error, reason=self.kind, culprit=self.culprit)
+        error.user_stack, error.user_positions = self.user_stack, self.user_positions
         return error
+
+    def details(self) -> str:
+        """The reason as the graph_breaks log words it: type, explanation,
+        hints, developer context and the page PyTorch documents it on."""
+        error = self.for_fullgraph()
+        lines = [str(error)] + [f"  Hint: {hint}" for hint in error.hints]
+        if error.context is not None:
+            lines += ["", f"  Developer debug context: {error.context}"]
+        if error.gb_id is not None:
+            lines += ["", " For more details about this graph break, please visit: "
+                      f"https://meta-pytorch.github.io/compile-graph-break-site/gb/{error.gb_id}.html"]
+        return "\n".join(lines)
 
 
 class UserErrorType(Enum):

@@ -10,7 +10,9 @@ run on every call before the cached graph is reused.
 """
 from __future__ import annotations
 
+import linecache
 import operator
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -25,6 +27,24 @@ class Guard:
     name: str                 # the source, as PyTorch prints it (L['x'])
     kind: str                 # TENSOR_MATCH, EQUALS_MATCH, TYPE_MATCH, ID_MATCH, GRAD_MODE...
     code: list                # Python expressions that must all be true
+    frame: tuple | None = None   # (file, line, function) of the code that needed it
+
+    def comment(self, line: str) -> str:
+        """``line`` as PyTorch's verbose guards print it: padded, then the source
+        line and the place that installed the guard."""
+        if self.frame is None:
+            return line
+        file, lineno, function = self.frame
+        code = linecache.getline(file, lineno).strip()
+        return f"{line:<60}  # {code}  # {_shorten(file)}:{lineno} in {function}"
+
+    def user_stack(self) -> list:
+        """The recompile log's "User stack trace" lines for this guard."""
+        if self.frame is None:
+            return []
+        file, lineno, function = self.frame
+        return ["User stack trace:", f'  File "{file}", line {lineno}, in {function}',
+                f"    {linecache.getline(file, lineno).strip()}"]
 
     # PyTorch's Guard fields, as explain()'s out_guards show them
     @property
@@ -94,6 +114,20 @@ def _tensor_mismatch(name: str, x, spec: TensorSpec) -> str:
     return f"tensor '{name}' mismatch"
 
 
+def _shorten(file: str) -> str:
+    """A file name relative to what it shares with glasstorch's folder, as
+    PyTorch's shorten_filename cuts it relative to torch's (``/tmp/ex/a.py``
+    shares only ``/`` and prints as ``mp/ex/a.py``, as in PyTorch)."""
+    try:
+        prefix = os.path.commonpath([file, _PACKAGE])
+    except ValueError:
+        return file
+    return file[len(prefix) + 1:]
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _executable(line: str) -> str:
     """A guard line as the check function runs it: another module's globals,
     printed ``G['__import_a_dot_b'].name`` as PyTorch prints them, are read from
@@ -116,11 +150,13 @@ class GuardSet:
     guards: list = field(default_factory=list)
     _seen: set = field(default_factory=set)
     _specs: list = field(default_factory=list)
+    # (source name) -> (file, line, function) of the code that reads it
+    where: object = None
 
     def add(self, name: str, kind: str, code: list) -> None:
         if (name, kind) not in self._seen:
             self._seen.add((name, kind))
-            self.guards.append(Guard(name, kind, code))
+            self.guards.append(Guard(name, kind, code, self.where(name) if self.where else None))
 
     def tensor(self, source: Source, value, fake=None) -> None:
         static = (lambda v: v if type(v) is int else None)
@@ -211,7 +247,8 @@ class GuardSet:
                     index = int(line.rsplit("___spec", 1)[1].rstrip(")"))
                     return _tensor_mismatch(guard.name, eval(guard.name, {}, {"L": L, "G": G}),
                                             self._specs[index])
-                return re.sub(r"[LG]\['(\w+)'\]", r"\1", line)
+                shown = re.sub(r"[LG]\['(\w+)'\]", r"\1", guard.comment(line))
+                return "\n    - ".join([shown] + guard.user_stack())
         return None
 
     def _scope(self) -> dict:

@@ -8,7 +8,10 @@ is computed.  ``compile`` hands the finished GraphModule to the backend.
 """
 from __future__ import annotations
 
+import dis
+import functools
 import operator
+import re
 
 import glasstorch
 
@@ -26,7 +29,7 @@ from .variables import (BaseListVariable, SymNodeVariable, TensorVariable, Tuple
 
 
 class OutputGraph:
-    def __init__(self, dynamic_dims=None):
+    def __init__(self, dynamic_dims=None, code=None):
         self.graph = Graph()
         self.shape_env = ShapeEnv()
         self.fake_mode = FakeTensorMode(allow_non_fake_inputs=False, shape_env=self.shape_env,
@@ -37,7 +40,7 @@ class OutputGraph:
         # (source, tensor) -> the dims to make symbolic (None: all static); (source, int)
         # -> whether that int input is symbolic
         self.dynamic_dims = dynamic_dims or (lambda source, value: None)
-        self.guards = GuardSet()
+        self.guards = GuardSet(where=functools.partial(_traced_frame, code))
         self.guards.global_state()
         self.submodules: dict = {}      # name -> GraphModule (a cond's branches)
         self.side_effects = SideEffects()
@@ -305,6 +308,22 @@ class TracedOpError(Unsupported):
         self.error = error
 
 
+
+
+def _traced_frame(code, source_name: str) -> tuple | None:
+    """(file, line, function) where the traced program reads ``source_name``:
+    the line being traced, or, for an argument guarded as the frame starts,
+    the line of its first read (where PyTorch's lazy trackers guard it)."""
+    from .symbolic_convert import _TX_STACK
+    if _TX_STACK:
+        tx = _TX_STACK[-1]
+        return tx.code.co_filename, tx.lineno, tx.code.co_name
+    local = re.match(r"L\['(\w+)'\]", source_name)
+    if code is None or local is None:
+        return None
+    line = next((i.positions.lineno for i in dis.get_instructions(code)
+                 if i.opname.startswith("LOAD_FAST") and i.argval == local.group(1)), None)
+    return (code.co_filename, line, code.co_name) if line else None
 
 
 def _stack_trace() -> str | None:

@@ -84,6 +84,7 @@ def _resume_code(code, offset, lineno, nulls, local_names):
     prologue.append(bc.Instr("JUMP_FORWARD", target))
     program[prologue_end:prologue_end] = prologue
     program.name = name
+    program.first_lineno = lineno          # the recompile log's "in file:line", as PyTorch's
     if hasattr(program, "qualname"):
         program.qualname = name
     program.argnames = stack_names + list(local_names)

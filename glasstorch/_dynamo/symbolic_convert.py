@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dis
 import operator
+import re
 import sys
 import types
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 import glasstorch
 
 from ..fx import GraphModule
+from ..fx.node import Node
 from .exc import Unsupported
 from .output_graph import OutputGraph, _stack_trace
 from .source import AttrSource, GetItemSource, GlobalSource, LocalSource, ModuleGlobalSource
@@ -486,8 +488,11 @@ class InstructionTranslatorBase:
         if isinstance(value, SymNodeVariable):
             return bool(value.example)        # a guard on the sizes
         if isinstance(value, TensorVariable):
+            branch = dict(_DATA_DEPENDENT_BRANCH)
+            branch["explanation"] += _condition_trace(value.node)
             raise Unsupported(f"generic_jump {type(value).__name__}()", reason="jump",
-                              fullgraph_error=_DATA_DEPENDENT_BRANCH)
+                              fullgraph_error=dict(**branch, context=(
+                                  f"attempted to jump with {type(value).__name__}()")))
         if isinstance(value, BaseListVariable):
             return bool(value.items)
         if isinstance(value, ConstDictVariable):
@@ -616,10 +621,16 @@ class InstructionTranslatorBase:
         if getattr(fn, "_dynamo_disable", False):
             raise Unsupported("Skip calling `torch.compiler.disable()`d function",
                               f"Skip calling function `{fn!r}` since it was wrapped with "
-                              "`torch.compiler.disable` (reason: None)", culprit=fn)
+                              "`torch.compiler.disable` (reason: None)", culprit=fn,
+                              hints=("Remove the `torch.compiler.disable` call",),
+                              context=repr(fn), gb_id="gb0098")
         if fn is graph_break:
             raise Unsupported("Call to `torch._dynamo.graph_break()`",
-                              "User-inserted graph break. Message: None")
+                              "User-inserted graph break. Message: None",
+                              hints=("Remove the `torch._dynamo.graph_break()` call.",),
+                              context=f"Called `torch._dynamo.graph_break()` with args "
+                                      f"`{[_type_name(a) for a in args]}`, kwargs `{{}}`",
+                              gb_id="gb0025")
         f_locals = bind_args(fn, code, args, kwargs, defaults)
         cells = dict(closure or {})
         if fn.__closure__ is not None and closure is None:
@@ -632,6 +643,7 @@ class InstructionTranslatorBase:
             return tx.run()
         except Unsupported as e:
             e.user_stack.insert(0, (code.co_name, tx.lineno, code.co_filename))
+            e.user_positions.insert(0, tx.instructions[tx.ip - 1].positions)
             if glasstorch.is_grad_enabled() != grad_mode:    # broke inside a `with no_grad()`
                 glasstorch._C._set_grad_enabled(grad_mode)
                 e.breakable = False
@@ -751,7 +763,7 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def __init__(self, fn, code, f_locals, f_globals, closure_cells, breakable: bool,
                  dynamic_dims=None):
-        super().__init__(fn, code, {}, f_globals, OutputGraph(dynamic_dims), {})
+        super().__init__(fn, code, {}, f_globals, OutputGraph(dynamic_dims, code), {})
         self.breakable = breakable
         self.symbolic_locals = {name: self.wrap(value, LocalSource(name))
                                 for name, value in f_locals.items()}
@@ -775,6 +787,7 @@ class InstructionTranslator(InstructionTranslatorBase):
                     self.step(inst)
                 except Unsupported as e:
                     e.user_stack.insert(0, (self.code.co_name, self.lineno, self.code.co_filename))
+                    e.user_positions.insert(0, inst.positions)
                     if not self._can_break_at(inst) or not getattr(e, "breakable", True):
                         raise
                     self.graph_break = Break(inst, e, stack, locals_, kw_names)
@@ -794,10 +807,50 @@ class InstructionTranslator(InstructionTranslatorBase):
 
 # -- builtins ---------------------------------------------------------------------------
 
-_DATA_DEPENDENT_BRANCH = (
-    "Data-dependent branching",
-    "Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). Dynamo does not "
-    "support tracing dynamic control flow.")
+_DATA_DEPENDENT_BRANCH = dict(
+    gb_type="Data-dependent branching",
+    explanation="Detected data-dependent branching (e.g. `if my_tensor.sum() > 0:`). Dynamo "
+                "does not support tracing dynamic control flow.",
+    hints=("For the common pattern `if tensor_cond: x = transform(x)` (e.g. clamping inf/nan "
+           "values), consider making the code branchless by always applying the transform. "
+           "Operations like torch.clamp, torch.nan_to_num, and torch.where are typically no-ops "
+           "on well-behaved inputs and compile without graph breaks.",
+           "This graph break is fundamental - it is unlikely that Dynamo will ever be able to "
+           "trace through your code. Consider finding a workaround.",
+           "Use `torch.cond` to express dynamic control flow."),
+    gb_id="gb0170")
+
+
+def _condition_trace(node) -> str:
+    """How a branch's tensor was computed, for the data-dependent-branch error:
+    the graph inputs it comes from, then the function calls leading to it, each
+    under its source line (PyTorch's format_tensor_computation_trace)."""
+    inputs, calls, seen = [], [], set()
+
+    def where(n):
+        match = re.search(r'(File "[^"]+", line \d+, in \S+)\n\s*(.*)',
+                          n.meta.get("stack_trace") or "")
+        return [f"# {match.group(1)}, code: {match.group(2).strip()}"] if match else []
+
+    def walk(n):
+        if n is None or n.name in seen:
+            return
+        seen.add(n.name)
+        if n.op == "placeholder":
+            inputs.append(where(n) + [f"{n.name}: graph input ({n.target})"])
+        elif n.op == "call_function" and len(calls) < 20:
+            shown = ", ".join(a.name if isinstance(a, Node) else repr(a) for a in n.args)
+            calls.append(where(n) + [f"{n.name} = "
+                                     f"{getattr(n.target, '__name__', n.target)}({shown})"])
+            for a in n.args:
+                if isinstance(a, Node):
+                    walk(a)
+    walk(node)
+    if not inputs and not calls:
+        return ""
+    lines = [line for block in inputs + calls[::-1] for line in block + [""]]
+    return "\n\n  The branch condition involves a tensor computed as follows:\n" + \
+        "\n".join(f"    {line}" for line in lines)
 
 
 class BuiltinVariable(VariableTracker):
@@ -827,11 +880,20 @@ class BuiltinVariable(VariableTracker):
                                         **{k: v.as_python_constant() for k, v in kwargs.items()}))
             except Exception as e:
                 raise Unsupported(f"{fn.__name__} raised {type(e).__name__}") from None
-        types_ = [_type_name(a) for a in args]
+        types_, name = [_type_name(a) for a in args], fn.__name__
         raise Unsupported("Failed to trace builtin operator",
-                          f"Dynamo does not know how to trace builtin operator `{fn.__name__}` "
+                          f"Dynamo does not know how to trace builtin operator `{name}` "
                           f"with argument types {types_} (has_kwargs {bool(kwargs)})",
-                          culprit=fn)
+                          culprit=fn, hints=(
+                              f"Avoid calling builtin `{name}` with argument types {types_}. "
+                              f"Consider using an equivalent alternative function/method to "
+                              f"`{name}`.",
+                              "If you are attempting to call a logging function (e.g. `print`), "
+                              "you can try adding it to "
+                              "`torch._dynamo.config.reorderable_logging_functions`.",
+                              "Please report an issue to PyTorch."),
+                          context=f"builtin {name} {[type(a) for a in args]} {bool(kwargs)}",
+                          gb_id="gb0059")
 
 
 def _type_name(var) -> str:

@@ -156,7 +156,7 @@ class TensorMethodVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         name, example = self.name, self.tensor.example
         if name in self.DATA:
-            raise item_unsupported() if name != "tolist" else Unsupported(
+            raise item_unsupported(name) if name != "tolist" else Unsupported(
                 "Unsupported Tensor.tolist() call",
                 "Dynamo does not support tracing `Tensor.tolist()`.")
         if name in self.STATIC and all(a.is_python_constant() for a in args + list(kwargs.values())):
@@ -581,11 +581,15 @@ class ObjectVariable(VariableTracker):
 PURE_MODULES = ("math", "cmath", "_operator", "operator", "itertools", "functools")
 
 
-def item_unsupported() -> Unsupported:
+def item_unsupported(method: str = "item") -> Unsupported:
     """``.item()`` (and ``bool(t)``, ``int(t)``...): the value is data."""
     return Unsupported("Unsupported Tensor.item() call with capture_scalar_outputs=False",
                        "Dynamo does not support tracing `Tensor.item()` with "
-                       "config.capture_scalar_outputs=False.")
+                       "config.capture_scalar_outputs=False.",
+                       hints=("Set `torch._dynamo.config.capture_scalar_outputs = True` or "
+                              "`export TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1` to include these "
+                              "operations in the captured graph.",),
+                       context=f"call_method TensorVariable() {method} () {{}}", gb_id="gb0124")
 
 
 def wrap_constant(value) -> VariableTracker:
