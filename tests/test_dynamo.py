@@ -448,6 +448,57 @@ def test_graph_break_log_as_torch(tmp_path):
     assert ours == theirs
 
 
+_GUARDS_LOG = """
+import {lib} as lib
+lib._logging.set_logs(guards=True)
+
+def f(x, ys, n, scale):
+    return lib.sin(x) * n + ys[0] * ys[1] * scale
+
+class Net(lib.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = lib.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+lib.compile(f, backend="eager")(lib.ones(4, 3), [lib.ones(3), lib.ones(3)], 2, 1.5)
+lib.compile(Net(), backend="eager")(lib.ones(4, 3))
+"""
+
+# PyTorch's ambient guards (saved-tensor hooks, its global-state blob, the mode
+# stack, the default device, the dynamic-marking attributes) check state
+# glasstorch has no counterpart for; glasstorch's GRAD_MODE is its global state.
+_AMBIENT = re.compile(r"LAMBDA_GUARD: torch\._functorch|GLOBAL_STATE|TORCH_FUNCTION_MODE_STACK|"
+                      r"DEFAULT_DEVICE|DIMENSION_DYNAMIC_MARKING_GUARD|GRAD_MODE|"
+                      r"Guard eval latency")
+
+
+def test_guards_log_is_torchs_tree(tmp_path):
+    """TORCH_LOGS=guards: the TREE_GUARD_MANAGER form, a GuardManager per value
+    (frame locals, list items, globals, a module's ``__dict__``, ``_modules``,
+    ``_parameters``) with its accessor and type, then its guards with the
+    source line that needed them."""
+    def normal(line):
+        line = re.sub(r"\b\d{7,}\b", "ID", line)
+        line = line.replace("glasstorch._tensor.Tensor", "torch.Tensor")
+        line = line.replace("glasstorch.nn.", "torch.nn.").replace("glasstorch_dot_", "torch_dot_")
+        line = line.replace("<class 'function'>", "<class 'builtin_function_or_method'>")
+        return re.sub(r"# (.*)  # \S*/(\w+\.py):\d+ in (\w+)", r"# \2 in \3", line)
+    ours, theirs = ([normal(line) for line in _log_lines(tmp_path, _GUARDS_LOG, lib, "guards")
+                     if not _AMBIENT.search(line)] for lib in ("glasstorch", "torch"))
+    split = lambda lines: "\n".join(lines).split("GUARDS:")[1:]
+    (function, module), (their_function, their_module) = split(ours), split(theirs)
+    assert function == their_function
+    # the module: the same path to each parameter (PyTorch also guards its global
+    # hook dicts, the module's type where glasstorch checks its identity, and the
+    # type of the top module's own _parameters dict)
+    managers = lambda text: [line for line in text.splitlines() if "GuardManager: source=L" in line
+                             and "L['self']._parameters" not in line]
+    assert managers(module) == managers(their_module)
+
+
 def _seed_exercise_3(lib):
     """Seed 001's exercise 3: a branch on ``n.item()`` breaks the graph; torch.where
     and torch.cond keep it whole."""
@@ -763,3 +814,23 @@ def test_bad_arguments_raise_as_torch(case):
         except Exception as e:
             return (type(e).__name__, str(e).splitlines()[0])
     assert outcome(gt) == outcome(torch)
+
+
+def test_one_tensor_passed_twice_is_guarded_as_torch():
+    """A tensor passed as two arguments is one graph input: the frame is reused
+    only while they stay one tensor (DUPLICATE_INPUT), and distinct inputs only
+    while they stay distinct (NO_TENSOR_ALIASING); values and graph counts as
+    torch's."""
+    results = []
+    for lib in (gt, torch):
+        lib._dynamo.reset()
+
+        def f(x, y):
+            return x + y * 2
+        compiled = lib.compile(f, backend="eager")
+        a, b = lib.ones(3), lib.full((3,), 5.0)
+        values = [compiled(a, a), compiled(a, b), compiled(b, b), compiled(b, a)]
+        results.append(([to_numpy(v).tolist() for v in values],
+                        lib._dynamo.utils.counters["stats"]["unique_graphs"]))
+    assert results[0] == results[1]
+    assert results[0][0][1] == [11.0] * 3

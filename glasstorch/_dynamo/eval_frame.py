@@ -300,6 +300,7 @@ class DynamoContext:
         for value in output.side_effects.values():      # after the frame's own values
             _collect_tensors(value, outputs)
         output.guards.global_state()
+        output.guards.no_aliasing(output.tensor_input_sources())
         output.guards.shape_env(output.shape_env)
         graph = compiled = None
         sources, placeholders, nodes = [], [], []
@@ -328,7 +329,8 @@ class DynamoContext:
         if brk is not None:
             entry.resume_offset = resume_at
             entry.resume_lineno = brk.reason.user_stack[0][1]
-        _logging.trace("guards", compile_id, "GUARDS:\n" + entry.guard_text)
+        if _logging.is_enabled("guards"):
+            _logging.trace("guards", compile_id, "GUARDS:\n" + output.guards.tree(L, G, code))
         _logging.trace("dynamo", compile_id, f"torchdynamo done tracing {code.co_name}")
         for observer in _observers:
             observer(entry)

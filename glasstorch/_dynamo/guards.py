@@ -28,6 +28,7 @@ class Guard:
     kind: str                 # TENSOR_MATCH, EQUALS_MATCH, TYPE_MATCH, ID_MATCH, GRAD_MODE...
     code: list                # Python expressions that must all be true
     frame: tuple | None = None   # (file, line, function) of the code that needed it
+    check: list | None = None    # what runs, where it checks more than it prints
 
     def comment(self, line: str) -> str:
         """``line`` as PyTorch's verbose guards print it: padded, then the source
@@ -69,6 +70,7 @@ class TensorSpec:
     size: tuple
     stride: tuple
     requires_grad: bool
+    keys: object = None       # its DispatchKeySet with the thread's included keys, as logged
 
     def __repr__(self):
         return (f"{self.cls.__name__}, {self.dtype}, {self.device}, size={list(self.size)}, "
@@ -77,6 +79,14 @@ class TensorSpec:
     @property
     def dynamic(self) -> bool:
         return None in self.size or None in self.stride
+
+
+def _keys_seen_by(tensor):
+    """The key set a call on ``tensor`` dispatches with (its keys, plus the
+    thread's included ones, minus the excluded ones), as TENSOR_MATCH logs it."""
+    from .._core.dispatch_key import DispatchKeySet
+    from .._core.tls import state
+    return DispatchKeySet((tensor._keys | state.included) & ~state.excluded)
 
 
 def check_tensor(x, spec: TensorSpec) -> bool:
@@ -136,6 +146,10 @@ def _executable(line: str) -> str:
                   lambda m: f"___module({m.group(1).replace('_dot_', '.')!r})", line)
 
 
+def check_no_aliasing(*tensors) -> bool:
+    return len({id(t) for t in tensors}) == len(tensors)
+
+
 def check_obj_id(x, expected: int) -> bool:
     return id(x) == expected
 
@@ -153,29 +167,35 @@ class GuardSet:
     # (source name) -> (file, line, function) of the code that reads it
     where: object = None
 
-    def add(self, name: str, kind: str, code: list) -> None:
+    def add(self, name: str, kind: str, code: list, check: list | None = None,
+            located: bool = True) -> None:
+        """A guard; ``located``: it remembers the source line that read ``name``."""
         if (name, kind) not in self._seen:
             self._seen.add((name, kind))
-            self.guards.append(Guard(name, kind, code, self.where(name) if self.where else None))
+            frame = self.where(name) if self.where and located else None
+            self.guards.append(Guard(name, kind, code, frame, check))
 
     def tensor(self, source: Source, value, fake=None) -> None:
         static = (lambda v: v if type(v) is int else None)
         size = tuple(map(static, fake.shape)) if fake is not None else tuple(value.shape)
         stride = tuple(map(static, fake.stride())) if fake is not None else tuple(value.stride())
         spec = TensorSpec(type(value), value.dtype, value.device, size, stride,
-                          value.requires_grad)
+                          value.requires_grad, _keys_seen_by(value))
         self._specs.append(spec)
         self.add(source.name(), "TENSOR_MATCH",
                  [f"___check_tensor({source.name()}, ___spec{len(self._specs) - 1})"])
 
     def constant(self, source: Source, value) -> None:
         name = source.name()
-        self.add(name, "TYPE_MATCH",
-                 [f"___check_type_id({name}, {id(type(value))})"])
+        type_check = f"___check_type_id({name}, {id(type(value))})"
+        if isinstance(value, (int, float, str)) and not isinstance(value, bool) and \
+                value == value:           # EQUALS_MATCH checks the type too, as PyTorch's does
+            self.add(name, "EQUALS_MATCH", [f"{name} == {value!r}"],
+                     check=[f"{type_check} and {name} == {value!r}"])
+            return
+        self.add(name, "TYPE_MATCH", [type_check])
         if value is None or isinstance(value, bool):
             self.add(name, "ID_MATCH", [f"{name} is {value!r}"])
-        elif isinstance(value, (int, float, str)) and value == value:
-            self.add(name, "EQUALS_MATCH", [f"{name} == {value!r}"])
         else:
             self.add(name, "ID_MATCH", [f"___check_obj_id({name}, {id(value)})"])
 
@@ -186,7 +206,19 @@ class GuardSet:
     def length(self, source: Source, value) -> None:
         name = source.name()
         self.add(name, "TYPE_MATCH", [f"___check_type_id({name}, {id(type(value))})"])
-        self.add(name, "LIST_LENGTH", [f"len({name}) == {len(value)}"])
+        self.add(name, "LENGTH_CHECK", [f"len({name}) == {len(value)}"])
+
+    def duplicate(self, name: str, original: str) -> None:
+        """One tensor read from two sources became one graph input: it must stay
+        one tensor (PyTorch's DUPLICATE_INPUT)."""
+        self.add(name, "DUPLICATE_INPUT", [f"{name} is {original}"])
+
+    def no_aliasing(self, names: list) -> None:
+        """Distinct tensor inputs must stay distinct objects: the graph took them
+        as separate inputs (PyTorch's NO_TENSOR_ALIASING)."""
+        if len(names) > 1:
+            self.add(names[0], "NO_TENSOR_ALIASING", [f"check_no_aliasing({', '.join(names)})"],
+                     check=[f"___check_no_aliasing({', '.join(names)})"], located=False)
 
     def shape_env(self, shape_env) -> None:
         """The dynamic sizes' guards, over the sources they were read from: each
@@ -220,7 +252,8 @@ class GuardSet:
 
     def source(self) -> str:
         """The guard function as Python source (what ``TORCH_LOGS=guards`` prints)."""
-        lines = [_executable(line) for g in self._in_check_order() for line in g.code] \
+        lines = [_executable(line) for g in self._in_check_order()
+                 for line in g.check or g.code] \
             or ["True"]
         body = "\n        and ".join(lines)
         return f"def ___guard(L, G):\n    return (\n        {body}\n    )\n"
@@ -235,13 +268,48 @@ class GuardSet:
                 out.append(f"{g.kind:>14}: {line}")
         return "\n".join(out)
 
+    def tree(self, L, G, code) -> str:
+        """The guards as PyTorch's guard tree prints them (``TORCH_LOGS=guards``):
+        a GuardManager per value read, nested by how it is reached from the
+        frame (``L['self'].__dict__``, then ``_modules``, then ``['fc']``), each
+        with its guards and the source line that needed them; the shape
+        guards after the root."""
+        root = _TreeNode("RootGuardManager", None)
+        shape_lines = []
+        for guard in self.guards:
+            if guard.kind in ("SHAPE_ENV", "DUPLICATE_INPUT"):
+                shape_lines += [f"+- LAMBDA_GUARD: {guard.comment(line)}" for line in guard.code]
+                continue
+            node = root if not guard.name else _manager(root, guard.name, L, G, code)
+            for line in guard.code:
+                node.leaves.append(f"{guard.kind}: {self._verbose(guard, line, node.value)}")
+            if guard.kind == "NO_TENSOR_ALIASING":      # the others name it bare
+                for other in re.findall(r"[LG]\[[^,)]*", guard.code[0])[1:]:
+                    _manager(root, other, L, G, code).leaves.append(guard.kind)
+        return "\n".join(["", "TREE_GUARD_MANAGER:", *root.lines(), *shape_lines, "", ""])
+
+    def _verbose(self, guard: Guard, line: str, value) -> str:
+        """One guard line as PyTorch's verbose code parts spell it."""
+        match = re.fullmatch(r"___check_tensor\((.*), ___spec(\d+)\)", line)
+        if match:
+            spec = self._specs[int(match.group(2))]
+            device = spec.device.index if spec.device.type != "cpu" else None
+            line = (f"check_tensor({match.group(1)}, {spec.cls.__name__}, {spec.keys!r}, "
+                    f"{spec.dtype}, device={device}, requires_grad={spec.requires_grad}, "
+                    f"size={list(spec.size)}, stride={list(spec.stride)})")
+        elif guard.kind in ("ID_MATCH", "TYPE_MATCH") and line.startswith("___check"):
+            line = f"{line}, type={type(value)}"
+        text = guard.comment(line)
+        return text + f" (HINT: type {type(value).__name__})" if guard.kind == "TYPE_MATCH" \
+            and guard.frame is not None else text
+
     def failure(self, L, G) -> str | None:
         """The first guard that fails on these locals, as PyTorch's recompile log
         words it (``tensor 'x' size mismatch at index 0. expected 4, actual 6``)."""
         scope = self._scope()
         for guard in self._in_check_order():
-            for line in guard.code:
-                if eval(_executable(line), scope, {"L": L, "G": G}):   # noqa: S307 (ours)
+            for line, check in zip(guard.code, guard.check or guard.code):
+                if eval(_executable(check), scope, {"L": L, "G": G}):   # noqa: S307 (ours)
                     continue
                 if guard.kind == "TENSOR_MATCH":
                     index = int(line.rsplit("___spec", 1)[1].rstrip(")"))
@@ -253,6 +321,7 @@ class GuardSet:
 
     def _scope(self) -> dict:
         return {"___check_tensor": check_tensor, "___check_obj_id": check_obj_id,
+                "___check_no_aliasing": check_no_aliasing,
                 "___check_type_id": check_type_id, "Eq": operator.eq, "Ne": operator.ne,
                 "Mod": operator.mod, "Max": max, "Min": min, "IntTrueDiv": operator.truediv,
                 "___is_grad_enabled": glasstorch.is_grad_enabled,
@@ -263,3 +332,84 @@ class GuardSet:
         scope = self._scope()
         exec(compile(self.source(), "<dynamo guards>", "exec"), scope)   # noqa: S102
         return scope["___guard"]
+
+
+class _TreeNode:
+    """One GuardManager of the printed tree: how its value is reached, its guards,
+    the managers below it."""
+
+    def __init__(self, header: str, value):
+        self.header, self.value = header, value
+        self.leaves: list = []
+        self.children: dict = {}
+
+    def child(self, key: str, header: str, value) -> "_TreeNode":
+        if key not in self.children:
+            self.children[key] = _TreeNode(header, value)
+        return self.children[key]
+
+    def lines(self, depth: int = 0) -> list:
+        bar = "| " * depth
+        out = [f"{bar}+- {self.header}"]
+        out += [f"{bar}| +- {leaf}" for leaf in self.leaves]
+        for child in _ordered(self.children.values()):
+            out += child.lines(depth + 1)
+        return out
+
+
+def _ordered(children) -> list:
+    """Frame locals first, then globals, then modules (PyTorch's guard sort: by
+    source kind, then name length, then name)."""
+    def key(node):
+        source = node.header.split("source=", 1)[1].split(", accessed_by", 1)[0]
+        kind = 2 if isinstance(node.value, glasstorch.nn.Module) and source.startswith("L[") \
+            else 1 if source.startswith("G") else 0
+        return kind, len(source), source
+    return sorted(children, key=key)
+
+
+_STEP = re.compile(r"\.(\w+)|\[('(?:[^'\\]|\\.)*'|-?\d+)\]")
+
+
+def _manager(root: _TreeNode, name: str, L, G, code) -> _TreeNode:
+    """The tree node for source ``name`` (``L['self']._modules['fc']``), made
+    along with the managers of every value on the way to it."""
+    base = re.match(r"([LG])\['(\w+)'\]|G", name)
+    scope, key = base.group(1) or "G", base.group(2)
+    if scope == "L":
+        value = L[key]
+        index = code.co_varnames.index(key) if key in code.co_varnames else -1
+        node = root.child(f"L['{key}']", _header(f"L['{key}']", f"FrameLocalsGuardAccessor("
+                          f"key='{key}', framelocals_idx={index})", value), value)
+    else:
+        node = root.child("G", _header("G", "GlobalsGuardAccessor", G), G)
+        if key is not None:
+            value = eval(_executable(f"G['{key}']"), {"___module": lambda m: sys.modules[m]},
+                         {"G": G})                                 # noqa: S307 (ours)
+            node = node.child(f"G['{key}']", _header(f"G['{key}']",
+                              f"DictGetItemGuardAccessor('{key}')", value), value)
+    path = base.group(0)
+    for attr, item in _STEP.findall(name[base.end():]):
+        parent = node.value
+        if attr:
+            if isinstance(parent, glasstorch.nn.Module) and attr in vars(parent):
+                node = node.child(path + ".__dict__", _header(
+                    f"{path}.__dict__", "GetGenericDictGuardAccessor", vars(parent)),
+                    vars(parent))
+                accessor = f"DictGetItemGuardAccessor('{attr}')"
+            else:
+                accessor = f"GetAttrGuardAccessor({attr})"
+            path, value = f"{path}.{attr}", getattr(parent, attr)
+        else:
+            index = eval(item)                                    # noqa: S307 (a literal)
+            kind = "Dict" if isinstance(parent, dict) else "Tuple" \
+                if isinstance(parent, tuple) else "List"
+            path, value = f"{path}[{item}]", parent[index]
+            accessor = f"{kind}GetItemGuardAccessor({item if kind == 'Dict' else index})"
+        node = node.child(path, _header(path, accessor, value), value)
+    return node
+
+
+def _header(source: str, accessor: str, value) -> str:
+    return (f"GuardManager: source={source}, accessed_by={accessor}, type={type(value)}, "
+            f"tag_safe=(False, False)")

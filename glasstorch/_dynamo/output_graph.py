@@ -54,6 +54,7 @@ class OutputGraph:
             return self.inputs[key][0]
         for var, _ in self.inputs.values():      # one tensor read two ways (tied weights)
             if var.real_id == id(value):
+                self.guards.duplicate(key, var.source.name())
                 return var
         dims = self.dynamic_dims(source, value)
         fake = self.fake_mode.from_tensor(value, source=key, symbolic_context=frozenset(dims)) \
@@ -115,6 +116,13 @@ class OutputGraph:
         node.meta["example_value"] = example
         self.placeholder_source[node] = source
         return node
+
+    def tensor_input_sources(self) -> list:
+        """The graph's tensor inputs a caller passes (not a module's parameters or
+        buffers), by source name, in placeholder order."""
+        return [source.name() for node, source in self.placeholder_source.items()
+                if isinstance(node.meta.get("example_value"), glasstorch.Tensor)
+                and not re.search(r"\._(parameters|buffers)\[", source.name())]
 
     def size_var(self, tensor: TensorVariable, dim: int, value) -> VariableTracker:
         """A size read off a tensor: a constant, a dynamic input size's symbol, or
@@ -323,7 +331,9 @@ def _traced_frame(code, source_name: str) -> tuple | None:
         return None
     line = next((i.positions.lineno for i in dis.get_instructions(code)
                  if i.opname.startswith("LOAD_FAST") and i.argval == local.group(1)), None)
-    return (code.co_filename, line, code.co_name) if line else None
+    if line is None or line < code.co_firstlineno:   # a resume function's own prologue
+        return None
+    return code.co_filename, line, code.co_name
 
 
 def _stack_trace() -> str | None:
