@@ -3,6 +3,7 @@ graph counts, break counts and reasons, the captured graphs' code, recompiles
 and results compared (``glasstorch/_dynamo``)."""
 from __future__ import annotations
 
+import importlib
 import re
 
 import numpy as np
@@ -824,6 +825,7 @@ def test_one_tensor_passed_twice_is_guarded_as_torch():
     results = []
     for lib in (gt, torch):
         lib._dynamo.reset()
+        lib._dynamo.utils.counters.clear()
 
         def f(x, y):
             return x + y * 2
@@ -834,3 +836,60 @@ def test_one_tensor_passed_twice_is_guarded_as_torch():
                         lib._dynamo.utils.counters["stats"]["unique_graphs"]))
     assert results[0] == results[1]
     assert results[0][0][1] == [11.0] * 3
+
+
+def _cond_program(lib):
+    def f(pred, x, w):
+        return lib.cond(pred, lambda x, w: (x.sin() * w,), lambda x, w: (x.cos() + w,),
+                        (x, w))[0]
+    return f
+
+
+def test_aot_autograd_traces_through_cond_as_torch():
+    """aot_eager on a graph holding torch.cond: the forward graph calls
+    ``cond`` over subgraphs true_graph_0/false_graph_0, the backward a ``cond``
+    over each branch's backward (true_graph_1/false_graph_1); every graph's
+    code equals torch's, and values and gradients equal eager's for both
+    branches."""
+    seen = []
+    for lib in (gt, torch):
+        aot = importlib.import_module(lib.__name__ + "._functorch.aot_autograd")
+        codes = []
+
+        def keep(gm, _):
+            codes.append([gm.code] + [getattr(gm, name).code for name in
+                                      sorted(n.target for n in gm.graph.nodes
+                                             if n.op == "get_attr")])
+            return gm
+
+        def backend(gm, inputs):
+            return aot.aot_module_simplified(gm, inputs, keep, keep)
+        lib._dynamo.reset()
+        compiled = lib.compile(_cond_program(lib), backend=backend)
+        runs = []
+        for flag in (True, False):
+            x = lib.tensor([0.5, 1.0, 2.0], requires_grad=True)
+            w = lib.tensor([1.5, -1.0, 0.25], requires_grad=True)
+            out = compiled(lib.tensor(flag), x, w)
+            out.sum().backward()
+            runs.append([to_numpy(t).tolist() for t in (out, x.grad, w.grad)])
+        seen.append((codes, runs))
+    (our_codes, our_runs), (their_codes, their_runs) = seen
+    assert our_codes == their_codes
+    np.testing.assert_allclose(np.array(our_runs, dtype=object).tolist(), their_runs, rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_cond_gradients_as_eager(backend):
+    """The compiled cond's gradients, through the autograd node (eager backend)
+    or the AOT graphs, equal an eager ``if``'s for either branch."""
+    for flag in (True, False):
+        gt._dynamo.reset()
+        grads = []
+        for fn in (gt.compile(_cond_program(gt), backend=backend), _cond_program(gt)):
+            x = gt.tensor([0.5, 1.0, 2.0], requires_grad=True)
+            w = gt.tensor([1.5, -1.0, 0.25], requires_grad=True)
+            (fn(gt.tensor(flag), x, w) ** 2).sum().backward()
+            grads.append([to_numpy(x.grad), to_numpy(w.grad)])
+        np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-6)
+        np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-6)

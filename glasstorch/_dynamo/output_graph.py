@@ -291,13 +291,17 @@ class SubgraphOutput(OutputGraph):
         self.inputs, self.placeholder_source, self.symbol_nodes = {}, {}, {}
         self.dynamic_dims, self.submodules = parent.dynamic_dims, {}
         self.side_effects = parent.side_effects
-        self.operands = []
-        for var in operands:
-            outer = parent.realize(var)
-            self.graph._namespace.create_name(outer.name)    # the input is ``l_x__1``
-            node = self.graph.placeholder(outer.name)
-            node.meta["example_value"] = var.example
-            self.operands.append(TensorVariable(node, var.example))
+        # the branch's inputs in the order of their outer names, as PyTorch lifts
+        # them (``(l_w_, l_x_)``); ``operands`` stay in the branch's argument order
+        outer = [parent.realize(var) for var in operands]
+        self.order = sorted(set(outer), key=lambda node: node.name)
+        inner = {}
+        for node in self.order:
+            self.graph._namespace.create_name(node.name)    # the input is ``l_x__1``
+            inner[node] = self.graph.placeholder(node.name)
+            inner[node].meta["example_value"] = node.meta.get("example_value")
+        self.operands = [TensorVariable(inner[node], var.example)
+                         for node, var in zip(outer, operands)]
 
     def graph_input(self, value, source):
         raise Unsupported("torch.cond branch reads a tensor from outside its operands")

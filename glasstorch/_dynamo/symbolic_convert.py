@@ -717,6 +717,7 @@ class CondVariable(VariableTracker):
             branch = bound["true_fn"] if pred.as_python_constant() else bound["false_fn"]
             return branch.call_function(tx, items, {})
         output = tx.output
+        pred_arg = output._to_arg(pred)        # the predicate is the first input read
         index = sum(name.startswith("cond_true_") for name in output.submodules)
         branches, results = [], []
         for kind in ("true", "false"):
@@ -728,6 +729,10 @@ class CondVariable(VariableTracker):
             outs = returned.unpack() if isinstance(returned, BaseListVariable) else [returned]
             if not all(isinstance(o, TensorVariable) for o in outs):
                 raise Unsupported("torch.cond branch returns something that is not a tensor")
+            if isinstance(returned, BaseListVariable):   # PyTorch flattens a tuple of
+                for o in outs:                            # outputs through a local `child`
+                    if o.node.op != "placeholder":
+                        o.node._rename("child")
             sub.graph.output(tuple(o.node for o in outs))
             name = f"cond_{kind}_{index}"
             output.submodules[name] = GraphModule(glasstorch.nn.Module(), sub.graph)
@@ -737,8 +742,7 @@ class CondVariable(VariableTracker):
         if [(o.shape, o.dtype) for o in true_out] != [(o.shape, o.dtype) for o in false_out]:
             raise Unsupported("torch.cond branches return different metadata")
         node = output.graph.call_function(glasstorch.ops.higher_order.cond, (
-            output._to_arg(pred), branches[0], branches[1],
-            tuple(output.realize(v) for v in items)))
+            pred_arg, branches[0], branches[1], tuple(sub.order)))
         node.meta["example_value"] = tuple(true_out)
         gets = []
         for i, example in enumerate(true_out):

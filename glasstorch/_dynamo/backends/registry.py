@@ -53,13 +53,8 @@ def eager(gm, fake_tensor_inputs, **kwargs):
 
 @register_backend(name="aot_eager", tags=("debug",))
 def aot_eager(gm, fake_tensor_inputs, fw_compiler=None, bw_compiler=None, **kwargs):
-    """AOTAutograd's forward and backward graphs, each run as its Python code.  A
-    graph holding a ``torch.cond`` runs as captured (AOTAutograd does not trace
-    higher-order operators yet), so autograd sees the branch that runs."""
+    """AOTAutograd's forward and backward graphs, each run as its Python code."""
     from ..._functorch.aot_autograd import aot_module_simplified, nop
-    from ... import ops
-    if any(n.target is ops.higher_order.cond for n in gm.graph.nodes):
-        return gm.forward
     from ..._functorch.partitioners import min_cut_rematerialization_partition
     return aot_module_simplified(gm, fake_tensor_inputs, fw_compiler=fw_compiler or nop,
                                  bw_compiler=bw_compiler or nop,
