@@ -67,6 +67,14 @@ def _programs(lib):
         def forward(self, idx):
             return self.out(self.emb(idx)).log_softmax(-1)
 
+    class Branchy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, p, x):
+            return lib.cond(p, lambda x: self.fc(x).sin(), lambda x: x.cos(), (x,))
+
     lib.manual_seed(0)
     x = lib.randn(5, 4)
     return {
@@ -76,6 +84,7 @@ def _programs(lib):
         "shapes": (Shapes(), (x, lib.randn(5, 3)), None, None),
         "conv": (Conv(), (lib.randn(2, 2, 5, 5),), None, None),
         "tied": (Tied(), (lib.tensor([[1, 2, 3]]),), None, None),
+        "cond": (Branchy(), (lib.tensor(False), lib.randn(3)), None, None),
         "shapes_dynamic": (Shapes(), (x, lib.randn(5, 3)), None,
                            {"x": {0: lib.export.Dim("batch", min=2, max=100)},
                             "y": {0: lib.export.Dim("batch", min=2, max=100)}}),
@@ -97,7 +106,7 @@ def _comparable(text):
     return re.sub(r"\bsym_size_int(_\d+)?\b", "sym_size_int", text)
 
 
-PROGRAMS = ["mlp", "nested", "shapes", "conv", "tied", "shapes_dynamic"]
+PROGRAMS = ["mlp", "nested", "shapes", "conv", "tied", "cond", "shapes_dynamic"]
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
@@ -105,6 +114,9 @@ def test_graph_code_and_signature_equal_torchs(torch, name):
     ours, _, _, _ = _export(glasstorch, name)
     theirs, _, _, _ = _export(torch, name)
     assert _comparable(ours.graph_module.code) == _comparable(theirs.graph_module.code)
+    subgraphs = lambda ep: [getattr(ep.graph_module, n.target).code for n in ep.graph.nodes
+                            if n.op == "get_attr"]
+    assert subgraphs(ours) == subgraphs(theirs)
     assert str(ours.graph_signature) == str(theirs.graph_signature)
     assert repr(ours.graph_signature).replace("glasstorch", "torch") == \
         repr(theirs.graph_signature)
@@ -142,7 +154,7 @@ def test_module_computes_what_eager_does(torch, name):
 
 
 def test_unlifted_module_code_equals_torchs(torch):
-    for name in ("mlp", "shapes_dynamic", "nested"):
+    for name in ("mlp", "shapes_dynamic", "nested", "cond"):
         ours = _export(glasstorch, name)[0].module()
         theirs = _export(torch, name)[0].module()
         assert _comparable(ours.code) == _comparable(theirs.code), name
@@ -247,3 +259,15 @@ def test_dims_and_signature_accessors(torch):
                 [name for name, _ in ep.named_buffers()],
                 [d.__name__ for d in lib.export.dims("a", "b", max=9)])
     assert accessors(glasstorch) == accessors(torch)
+
+
+def test_exported_cond_takes_either_branch(torch):
+    """The exported cond keeps the choice in the graph: the unlifted module
+    follows the predicate it is called with, as the eager module does."""
+    ep, module, _, _ = _export(glasstorch, "cond")
+    unlifted = ep.module()
+    for flag in (True, False):
+        x = glasstorch.randn(3)
+        np.testing.assert_allclose(unlifted(glasstorch.tensor(flag), x).detach().numpy(),
+                                   module(glasstorch.tensor(flag), x).detach().numpy(),
+                                   rtol=1e-6)

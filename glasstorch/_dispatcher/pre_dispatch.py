@@ -23,7 +23,8 @@ from .._core import dispatch_key as dk
 from .._core.tls import state as _tls
 from .python_key import _as_python_number, _without_defaults, dispatch_types
 
-__all__ = ["pre_dispatch_fallback", "pre_dispatch_mode", "current_pre_dispatch_modes"]
+__all__ = ["pre_dispatch_fallback", "pre_dispatch_mode", "current_pre_dispatch_modes",
+           "no_pre_dispatch_modes"]
 
 _PRE_DISPATCH = dk.functionality_bit(dk.FUNC["PreDispatch"])
 
@@ -45,6 +46,17 @@ def pre_dispatch_mode(mode):
     _set_stack(stack + (mode,))
     try:
         yield mode
+    finally:
+        _set_stack(stack)
+
+
+@contextlib.contextmanager
+def no_pre_dispatch_modes():
+    """Run a block with no pre-dispatch mode (a nested trace of its own)."""
+    stack = _tls.pre_dispatch_modes
+    _set_stack(())
+    try:
+        yield
     finally:
         _set_stack(stack)
 

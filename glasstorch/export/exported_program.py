@@ -106,8 +106,10 @@ class ExportedProgram:
         names = list(inspect.signature(self._root.forward).parameters)[:len(args)]
         graph._codegen = _PyTreeCodeGen(names + list(kwargs), self._in_spec, self._out_spec,
                                         kwarg_names=tuple(kwargs))
+        own = {n.target: getattr(self._graph_module, n.target) for n in old.nodes
+               if n.op == "get_attr"}           # the program's own subgraphs (a cond's)
         unlifted = GraphModule(_WithGuards(self._root, _InputGuards(
-            [node.name for node in user], self._guards(user))), graph)
+            [node.name for node in user], self._guards(user)), own), graph)
         unlifted._in_spec, unlifted._out_spec = self._in_spec, self._out_spec
         return unlifted
 
@@ -200,8 +202,10 @@ class _WithGuards(Module):
     """The exported module's attributes plus ``_guards_fn``: the root an
     unlifted module copies its ``get_attr`` and ``call_module`` targets from."""
 
-    def __init__(self, root: Module, guards: Module):
+    def __init__(self, root: Module, guards: Module, own: dict):
         super().__init__()
+        for name, value in own.items():
+            setattr(self, name, value)
         self._modules.update(root._modules)
         self._parameters.update(root._parameters)
         self._buffers.update(root._buffers)

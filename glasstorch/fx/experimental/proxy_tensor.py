@@ -32,6 +32,7 @@ Note [Symbolic tracing]
 """
 from __future__ import annotations
 
+import contextlib
 import inspect
 import operator
 import os
@@ -39,6 +40,7 @@ import sys
 import weakref
 
 from ..._dispatcher.dispatcher import ops
+from ..._dispatcher.pre_dispatch import pre_dispatch_mode
 from ..._ops.tags import Tag
 from ..._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from ..._tensor import Tensor
@@ -287,13 +289,14 @@ class _MakeFxTracer:
     """One make_fx trace: placeholders, the traced run, the output, the module."""
 
     def __init__(self, tracing_mode: str, decomposition_table, allow_non_fake_inputs: bool,
-                 record_stack_traces: bool = False):
+                 record_stack_traces: bool = False, pre_dispatch: bool = False):
         if tracing_mode not in ("real", "fake", "symbolic"):
             raise AssertionError(f"Unexpected tracing type: {tracing_mode}")
         self.tracing_mode = tracing_mode
         self.decomposition_table = dict(decomposition_table or {})
         self.allow_non_fake_inputs = allow_non_fake_inputs
         self.record_stack_traces = record_stack_traces
+        self.pre_dispatch = pre_dispatch
 
     def trace(self, f, *args) -> GraphModule:
         tracer = PythonKeyTracer()
@@ -319,12 +322,11 @@ class _MakeFxTracer:
                     if isinstance(leaf, SymInt):
                         tracer.set_sym_proxy(leaf, _Thunk(lambda node=node: node))
         mode = ProxyTorchDispatchMode(tracer, self.tracing_mode, self.decomposition_table)
-        if fake_mode is not None:
-            with fake_mode, mode:
-                out = f(*args)
-        else:
-            with mode:
-                out = f(*args)
+        # pre_dispatch: the mode sits at the PreDispatch key, above autograd, so
+        # composite ops stay whole (export's graphs); else at the Python key
+        recording = pre_dispatch_mode(mode) if self.pre_dispatch else mode
+        with fake_mode or contextlib.nullcontext(), recording:
+            out = f(*args)
         if nested:
             flat_out, out_spec = pytree.tree_flatten(out)
             graph._codegen = _PyTreeCodeGen(names, in_spec, out_spec)
@@ -398,7 +400,7 @@ def make_fx(f, decomposition_table=None, tracing_mode: str = "real",
     (``tracing_mode="fake"``: on FakeTensors, allocating nothing).  Ops in
     ``decomposition_table`` are replaced by their decompositions' ops."""
     tracer = _MakeFxTracer(tracing_mode, decomposition_table, _allow_non_fake_inputs,
-                           record_stack_traces)
+                           record_stack_traces, pre_dispatch)
 
     def wrapped(*args):
         return tracer.trace(f, *args)
