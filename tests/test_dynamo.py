@@ -470,9 +470,9 @@ lib.compile(Net(), backend="eager")(lib.ones(4, 3))
 
 # PyTorch's ambient guards (saved-tensor hooks, its global-state blob, the mode
 # stack, the default device, the dynamic-marking attributes) check state
-# glasstorch has no counterpart for; glasstorch's GRAD_MODE is its global state.
+# glasstorch has no counterpart for; GLOBAL_STATE holds other fields in each.
 _AMBIENT = re.compile(r"LAMBDA_GUARD: torch\._functorch|GLOBAL_STATE|TORCH_FUNCTION_MODE_STACK|"
-                      r"DEFAULT_DEVICE|DIMENSION_DYNAMIC_MARKING_GUARD|GRAD_MODE|"
+                      r"DEFAULT_DEVICE|DIMENSION_DYNAMIC_MARKING_GUARD|"
                       r"Guard eval latency")
 
 
@@ -893,3 +893,40 @@ def test_cond_gradients_as_eager(backend):
             grads.append([to_numpy(x.grad), to_numpy(w.grad)])
         np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-6)
         np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-6)
+
+
+_GLOBAL_STATE_LOG = """
+import {lib} as lib
+lib._logging.set_logs(recompiles=True)
+def f(x, w):
+    return x @ w
+compiled = lib.compile(f, backend="eager")
+x, w = lib.randn(2, 3), lib.randn(3, 2)
+dtypes = [compiled(x, w).dtype]
+with lib.no_grad():
+    dtypes.append(compiled(x, w).dtype)
+with lib.autocast("cpu", dtype=lib.bfloat16):
+    dtypes.append(compiled(x, w).dtype)
+with lib.autocast("cpu", dtype=lib.float16):
+    dtypes.append(compiled(x, w).dtype)
+print([str(d) for d in dtypes], lib._dynamo.utils.counters["stats"]["unique_graphs"])
+"""
+
+
+def test_grad_mode_and_autocast_are_guarded_as_torch(tmp_path):
+    """A graph traced without autocast (or with grad on) is not reused inside
+    ``torch.autocast`` (or ``no_grad``): GLOBAL_STATE recompiles, with torch's
+    reasons, and the results' dtypes are eager's."""
+    import subprocess
+    import sys
+    outs = []
+    for lib in ("glasstorch", "torch"):
+        script = tmp_path / "program.py"
+        script.write_text(_GLOBAL_STATE_LOG.format(lib=lib))
+        run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                             check=True)
+        outs.append((run.stdout.strip().splitlines()[-1],
+                     [line.split("[__recompiles] ", 1)[1] for line in run.stderr.splitlines()
+                      if "[__recompiles] " in line]))
+    assert outs[0] == outs[1]
+    assert "    - 0/0: GLOBAL_STATE changed: autocast(cpu)_enabled " in outs[0][1]

@@ -25,7 +25,7 @@ from .source import Source
 @dataclass
 class Guard:
     name: str                 # the source, as PyTorch prints it (L['x'])
-    kind: str                 # TENSOR_MATCH, EQUALS_MATCH, TYPE_MATCH, ID_MATCH, GRAD_MODE...
+    kind: str                 # TENSOR_MATCH, EQUALS_MATCH, TYPE_MATCH, ID_MATCH, GLOBAL_STATE...
     code: list                # Python expressions that must all be true
     frame: tuple | None = None   # (file, line, function) of the code that needed it
     check: list | None = None    # what runs, where it checks more than it prints
@@ -158,12 +158,51 @@ def check_type_id(x, expected: int) -> bool:
     return id(type(x)) == expected
 
 
+class GlobalState:
+    """A snapshot of the thread state a graph was traced under: grad mode and,
+    per device, whether autocast is on and its dtype."""
+
+    DEVICES = ("cpu", "cuda")
+
+    def __init__(self):
+        self.values = self.read()
+
+    @classmethod
+    def read(cls) -> tuple:
+        return (glasstorch.is_grad_enabled(),
+                *[(glasstorch.is_autocast_enabled(d), glasstorch.get_autocast_dtype(d))
+                  for d in cls.DEVICES])
+
+    def check(self) -> bool:
+        return self.read() == self.values
+
+    def changed(self) -> str:
+        """What differs now, as PyTorch's recompile reason lists it."""
+        now = self.read()
+        fields = ["grad_mode "] if now[0] != self.values[0] else []
+        for device, (on, dtype), (was_on, was_dtype) in zip(self.DEVICES, now[1:],
+                                                              self.values[1:]):
+            if on != was_on:                # a dtype counts only for the same on/off
+                fields.append(f"autocast({device})_enabled ")
+            elif dtype != was_dtype:
+                fields.append(f"autocast({device})_dtype ")
+        return "GLOBAL_STATE changed: " + "".join(fields)
+
+    def __repr__(self):
+        grad, *autocast = self.values
+        enabled = ",".join("true" if on else "false" for on, _ in autocast)
+        dtypes = ",".join(str(dtype) for _, dtype in autocast)
+        return (f'{{"autocast_state":{{"dtype":[{dtypes}],"enabled":[{enabled}]}},'
+                f'"grad_mode":{"true" if grad else "false"}}}')
+
+
 @dataclass
 class GuardSet:
     """A frame's guards, and the function that checks them all."""
     guards: list = field(default_factory=list)
     _seen: set = field(default_factory=set)
     _specs: list = field(default_factory=list)
+    _global: GlobalState | None = None
     # (source name) -> (file, line, function) of the code that reads it
     where: object = None
 
@@ -240,8 +279,11 @@ class GuardSet:
         self.add("", "SHAPE_ENV", lines)
 
     def global_state(self) -> None:
-        self.add("", "GRAD_MODE",
-                 [f"___is_grad_enabled() == {glasstorch.is_grad_enabled()}"])
+        """Grad mode and each device's autocast state, as traced (PyTorch's
+        GLOBAL_STATE guard: its graph's ops and dtypes depend on them)."""
+        self._global = GlobalState()
+        self.add("", "GLOBAL_STATE", [f"___check_global_state() against {self._global!r}"],
+                 check=["___check_global_state()"], located=False)
 
     # -- the check function ----------------------------------------------------------
 
@@ -311,6 +353,8 @@ class GuardSet:
             for line, check in zip(guard.code, guard.check or guard.code):
                 if eval(_executable(check), scope, {"L": L, "G": G}):   # noqa: S307 (ours)
                     continue
+                if guard.kind == "GLOBAL_STATE":
+                    return self._global.changed()
                 if guard.kind == "TENSOR_MATCH":
                     index = int(line.rsplit("___spec", 1)[1].rstrip(")"))
                     return _tensor_mismatch(guard.name, eval(guard.name, {}, {"L": L, "G": G}),
@@ -324,7 +368,7 @@ class GuardSet:
                 "___check_no_aliasing": check_no_aliasing,
                 "___check_type_id": check_type_id, "Eq": operator.eq, "Ne": operator.ne,
                 "Mod": operator.mod, "Max": max, "Min": min, "IntTrueDiv": operator.truediv,
-                "___is_grad_enabled": glasstorch.is_grad_enabled,
+                "___check_global_state": self._global.check if self._global else None,
                 "___module": lambda name: sys.modules[name],
                 **{f"___spec{i}": s for i, s in enumerate(self._specs)}}
 
