@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import glasstorch
 
+from .._core.tls import state as _tls
+from ..amp import autocast_state as _amp
 from .source import Source
 
 
@@ -95,8 +97,8 @@ def check_tensor(x, spec: TensorSpec) -> bool:
             and x.requires_grad == spec.requires_grad):
         return False
     if not spec.dynamic:
-        return x.shape == spec.size and x.stride() == spec.stride
-    shape, stride = x.shape, x.stride()
+        return x._shape == spec.size and x._stride == spec.stride
+    shape, stride = x._shape, x._stride
     return len(shape) == len(spec.size) and \
         all(e is None or e == a for e, a in zip(spec.size, shape)) and \
         all(e is None or e == a for e, a in zip(spec.stride, stride))
@@ -160,28 +162,32 @@ def check_type_id(x, expected: int) -> bool:
 
 class GlobalState:
     """A snapshot of the thread state a graph was traced under: grad mode and,
-    per device, whether autocast is on and its dtype."""
+    per device, whether autocast is on and its dtype (read straight from the
+    thread-local state: it is checked on every call)."""
 
     DEVICES = ("cpu", "cuda")
 
     def __init__(self):
         self.values = self.read()
 
-    @classmethod
-    def read(cls) -> tuple:
-        return (glasstorch.is_grad_enabled(),
-                *[(glasstorch.is_autocast_enabled(d), glasstorch.get_autocast_dtype(d))
-                  for d in cls.DEVICES])
+    @staticmethod
+    def read() -> tuple:
+        dtypes = _amp.state.dtypes
+        return _tls.grad_enabled, _tls.excluded & _AUTOCAST_BITS, dtypes["cpu"], dtypes["cuda"]
 
     def check(self) -> bool:
         return self.read() == self.values
+
+    def _autocast(self, values) -> list:
+        return [(not values[1] & _amp.KEY_BITS[d], dtype)
+                for d, dtype in zip(self.DEVICES, values[2:])]
 
     def changed(self) -> str:
         """What differs now, as PyTorch's recompile reason lists it."""
         now = self.read()
         fields = ["grad_mode "] if now[0] != self.values[0] else []
-        for device, (on, dtype), (was_on, was_dtype) in zip(self.DEVICES, now[1:],
-                                                              self.values[1:]):
+        for device, (on, dtype), (was_on, was_dtype) in zip(
+                self.DEVICES, self._autocast(now), self._autocast(self.values)):
             if on != was_on:                # a dtype counts only for the same on/off
                 fields.append(f"autocast({device})_enabled ")
             elif dtype != was_dtype:
@@ -189,11 +195,14 @@ class GlobalState:
         return "GLOBAL_STATE changed: " + "".join(fields)
 
     def __repr__(self):
-        grad, *autocast = self.values
+        autocast = self._autocast(self.values)
         enabled = ",".join("true" if on else "false" for on, _ in autocast)
         dtypes = ",".join(str(dtype) for _, dtype in autocast)
         return (f'{{"autocast_state":{{"dtype":[{dtypes}],"enabled":[{enabled}]}},'
-                f'"grad_mode":{"true" if grad else "false"}}}')
+                f'"grad_mode":{"true" if self.values[0] else "false"}}}')
+
+
+_AUTOCAST_BITS = _amp.KEY_BITS["cpu"] | _amp.KEY_BITS["cuda"]
 
 
 @dataclass
