@@ -930,3 +930,23 @@ def test_grad_mode_and_autocast_are_guarded_as_torch(tmp_path):
                       if "[__recompiles] " in line]))
     assert outs[0] == outs[1]
     assert "    - 0/0: GLOBAL_STATE changed: autocast(cpu)_enabled " in outs[0][1]
+
+
+_OUTPUT_CODE_LOG = """
+import {lib} as lib
+lib._logging.set_logs(output_code=True)
+f = lib.compile(lambda x: (x.sin() * 2).sum())
+x = lib.ones(3, requires_grad=True)
+f(x).backward()
+"""
+
+
+def test_output_code_log_shows_the_code_that_runs(tmp_path):
+    """TORCH_LOGS=output_code under the default backend: the forward and backward
+    code that runs (AOTAutograd's graphs, as Python until Inductor lands),
+    under the frame's compile id."""
+    lines = _log_lines(tmp_path, _OUTPUT_CODE_LOG, "glasstorch", "output_code")
+    text = "\n".join(lines)
+    assert "Output code (forward graph" in text and "Output code (backward graph" in text
+    assert "    sin = torch.ops.aten.sin.default(primals_1)" in lines
+    assert "    cos = torch.ops.aten.cos.default(primals_1);  primals_1 = None" in lines

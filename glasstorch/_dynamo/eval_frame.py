@@ -307,6 +307,7 @@ class DynamoContext:
         if brk is not None:
             _logging.trace("graph_breaks", compile_id, _graph_break_message(brk))
         if output.op_count():
+            _logging.current_compile_id = compile_id
             compiled, graph, sources, placeholders, nodes = output.compile(
                 [v for v in outputs if v.node is not None and v.node.op != "placeholder"],
                 self.backend, code.co_name)

@@ -37,6 +37,9 @@ def set_logs(**artifacts) -> None:
         (_enabled.add if on else _enabled.discard)(name)
 
 
+current_compile_id = ""     # the frame being compiled ("0/1"), for logs made by its backend
+
+
 def is_enabled(artifact: str) -> bool:
     return artifact in _enabled
 

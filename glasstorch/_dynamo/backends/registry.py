@@ -71,5 +71,19 @@ def aot_eager_default_partitioner(gm, fake_tensor_inputs, **kwargs):
 
 @register_backend(name="inductor")
 def inductor(gm, example_inputs, **kwargs):
-    """torch.compile's default backend; for now AOTAutograd's graphs run as Python."""
-    return aot_eager(gm, example_inputs, **kwargs)
+    """torch.compile's default backend; for now AOTAutograd's graphs run as Python,
+    and that Python is the code ``TORCH_LOGS=output_code`` shows."""
+    from ... import _logging
+    from ..._functorch.aot_autograd import nop
+
+    compile_id = _logging.current_compile_id
+
+    def shown(kind):
+        def compiler(graph, inputs):
+            if _logging.is_enabled("output_code"):
+                _logging.trace("output_code", compile_id, f"Output code ({kind} graph, run "
+                               f"as Python until Inductor generates C):\n{graph.code.strip()}")
+            return nop(graph, inputs)
+        return compiler
+    return aot_eager(gm, example_inputs, fw_compiler=shown("forward"),
+                     bw_compiler=shown("backward"), **kwargs)
