@@ -950,3 +950,43 @@ def test_output_code_log_shows_the_code_that_runs(tmp_path):
     assert "Output code (forward graph" in text and "Output code (backward graph" in text
     assert "    sin = torch.ops.aten.sin.default(primals_1)" in lines
     assert "    cos = torch.ops.aten.cos.default(primals_1);  primals_1 = None" in lines
+
+
+def _ema(lib):
+    class Ema(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("avg", lib.zeros(3))
+            self.fc = lib.nn.Linear(3, 3)
+
+        def forward(self, x):
+            self.avg = self.avg * 0.9 + x.mean(0) * 0.1
+            return self.fc(x) - self.avg
+    lib.manual_seed(0)
+    return Ema()
+
+
+def test_buffer_replaced_in_forward_as_torch():
+    """``self.avg = 0.9 * self.avg + ...`` on a registered buffer: one graph (no
+    break, the frame not left eager) returning the new buffer after the
+    output, as torch's; after each call the buffer is the new tensor, still a
+    buffer, with eager's values."""
+    codes, results = [], []
+    for lib in (gt, torch):
+        lib._dynamo.reset()
+        module, eager = _ema(lib), _ema(lib)
+        graphs = []
+        compiled = lib.compile(module, backend=lambda gm, inputs: graphs.append(gm.code)
+                               or gm.forward)
+        outs = []
+        for step in range(3):
+            x = lib.arange(6.0).reshape(2, 3) + step
+            outs.append((to_numpy(compiled(x).detach()), to_numpy(eager(x).detach())))
+        codes.append(graphs)
+        results.append([to_numpy(module.avg), "avg" in module._buffers])
+        for got, want in outs:
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+        np.testing.assert_allclose(to_numpy(module.avg), to_numpy(eager.avg), rtol=1e-6)
+    assert codes[0] == codes[1] and len(codes[0]) == 1
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6)
+    assert results[0][1] and results[1][1]

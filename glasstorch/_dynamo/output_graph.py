@@ -233,10 +233,12 @@ class SideEffects:
         self.targets: list = []         # ("attr", obj, name) | ("container", tracker)
         self._latest: dict = {}         # (id(object), attribute) -> tracker
 
-    def store(self, obj, name: str, value: VariableTracker) -> None:
-        """``obj.name = value`` (``obj`` a module's globals dict: ``global name``)."""
+    def store(self, obj, name: str, value: VariableTracker, kind: str = "attr") -> None:
+        """``obj.name = value`` (``obj`` a module's globals dict: ``global name``);
+        ``kind="buffer"``: a module's buffer given a new tensor, a write into its
+        ``_buffers`` dict (the module's own attributes are unchanged)."""
         if (id(obj), name) not in self._latest:
-            self.targets.append(("attr", obj, name))
+            self.targets.append((kind, obj, name))
         self._latest[(id(obj), name)] = value
 
     def changed(self, container: VariableTracker) -> None:
@@ -254,7 +256,7 @@ class SideEffects:
         """Every tracker the writes need, in order (their tensors are graph outputs)."""
         out = []
         for target in self.targets:
-            if target[0] == "attr":
+            if target[0] != "container":
                 out.append(self._latest[(id(target[1]), target[2])])
             else:
                 items = target[1].items
@@ -263,10 +265,12 @@ class SideEffects:
 
     def apply(self, values: dict) -> None:
         for target in self.targets:
-            if target[0] == "attr":
-                _, obj, name = target
+            if target[0] != "container":
+                kind, obj, name = target
                 value = self._latest[(id(obj), name)].as_python(values)
-                if type(obj) is dict:        # a global
+                if kind == "buffer":
+                    obj._buffers[name] = value
+                elif type(obj) is dict:        # a global
                     obj[name] = value
                 else:
                     setattr(obj, name, value)

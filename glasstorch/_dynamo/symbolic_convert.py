@@ -307,12 +307,19 @@ class InstructionTranslatorBase:
             else None
         if target is None or isinstance(value, (NestedFunctionVariable, NullVariable)):
             raise Unsupported("STORE_ATTR", "Dynamo does not trace this attribute write.")
-        if isinstance(obj, NNModuleVariable) and any(
+        if isinstance(obj, NNModuleVariable) and (any(
                 inst.argval in target.__dict__.get(table, {})
-                for table in ("_parameters", "_buffers", "_modules")):
+                for table in ("_parameters", "_modules")) or (
+                inst.argval in target.__dict__.get("_buffers", {}) and
+                not isinstance(value, TensorVariable))):
             raise Unsupported("STORE_ATTR", "Dynamo does not trace replacing a module's "
-                              "parameter, buffer or submodule.")
-        self.output.side_effects.store(target, inst.argval, value)
+                              "parameter or submodule.")
+        # a buffer given a new tensor (self.avg = 0.9 * self.avg + ...) stays a buffer:
+        # Module.__setattr__ writes it into _buffers, and so does the replay
+        buffer = isinstance(obj, NNModuleVariable) and \
+            inst.argval in target.__dict__.get("_buffers", {})
+        self.output.side_effects.store(target, inst.argval, value,
+                                       "buffer" if buffer else "attr")
 
     # -- building containers ----------------------------------------------------------------
 
