@@ -592,6 +592,8 @@ def test_example_models_capture_and_train_as_torch(name):
     assert loss.item() == pytest.approx(eager_loss.item(), rel=1e-5)
     for p, q in zip(model.parameters(), eager_model.parameters()):
         np.testing.assert_allclose(to_numpy(p.grad), to_numpy(q.grad), rtol=1e-4, atol=1e-6)
+    for (key, b), (_, c) in zip(model.named_buffers(), eager_model.named_buffers()):
+        np.testing.assert_allclose(to_numpy(b), to_numpy(c), rtol=1e-5, err_msg=key)
 
 
 def _python_312():
