@@ -271,3 +271,20 @@ def test_exported_cond_takes_either_branch(torch):
         np.testing.assert_allclose(unlifted(glasstorch.tensor(flag), x).detach().numpy(),
                                    module(glasstorch.tensor(flag), x).detach().numpy(),
                                    rtol=1e-6)
+
+
+def test_data_dependent_branch_raises_torchs_error_type(torch):
+    """Non-strict export of ``if x.sum() > 0``: PyTorch's
+    GuardOnDataDependentSymNode (strict export: Dynamo's Unsupported, above)."""
+    def branch(lib):
+        class Branch(lib.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    return x + 1
+                return x - 1
+        with pytest.raises(Exception) as info:
+            lib.export.export(Branch(), (lib.randn(3),))
+        return type(info.value).__module__.replace("glasstorch", "torch"), \
+            type(info.value).__name__, "Could not guard on data-dependent expression" in \
+            str(info.value)
+    assert branch(glasstorch) == branch(torch)

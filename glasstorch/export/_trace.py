@@ -27,13 +27,13 @@ import inspect
 
 from .._dispatcher.dispatcher import ops
 from .._dynamo.exc import UserError, UserErrorType
-from .._subclasses.fake_tensor import FakeTensorMode
+from .._subclasses.fake_tensor import DataDependentOutputException, FakeTensorMode
 from .._tensor import Tensor
 from .._dispatcher.pre_dispatch import pre_dispatch_mode
 from ..fx.experimental.proxy_tensor import (PythonKeyTracer, ProxyTorchDispatchMode,
                                             _drop_unused_sym_nodes, _Thunk)
 from ..fx.experimental.sym_node import SymInt
-from ..fx.experimental.symbolic_shapes import ShapeEnv
+from ..fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 from ..fx.graph_module import GraphModule
 from ..nn.modules.module import Module
 from ..nn.utils.stateless import _reparametrize_module
@@ -141,8 +141,16 @@ class _ExportTrace:
         fake_inputs = self._user_inputs()
         args, kwargs = _rebuild(self.bound, [value for _, _, value in fake_inputs])
         mode = ProxyTorchDispatchMode(tracer, "symbolic" if self.shape_env else "fake")
-        with _reparametrize_module(mod, state, tie_weights=True), self.fake_mode, pre_dispatch_mode(mode):
-            out = mod(*args, **kwargs)
+        try:
+            with _reparametrize_module(mod, state, tie_weights=True), self.fake_mode, \
+                    pre_dispatch_mode(mode):
+                out = mod(*args, **kwargs)
+        except DataDependentOutputException as e:
+            raise GuardOnDataDependentSymNode(
+                f"Could not guard on data-dependent expression: the program reads a tensor's "
+                f"value ({e.func}) to decide what to run.\n\nconsider using data-dependent "
+                f"friendly APIs such as guard_or_false, guard_or_true and "
+                f"statically_known_true, or express the branch with torch.cond.") from None
         flat_out, out_spec = pytree.tree_flatten(out)
         graph = tracer.graph
         graph.output(tuple(tracer.to_arg(flat_out)))

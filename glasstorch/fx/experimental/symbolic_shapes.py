@@ -22,14 +22,19 @@ from dataclasses import dataclass
 from .sym_node import (Function, Poly, Rel, SymBool, SymInt, SymNode, Symbol, exact_quotient, mul,
                        sub, wrap_node)
 
-__all__ = ["ShapeEnv", "ShapeGuard", "guard_int", "guard_bool", "hint_int", "is_concrete_int",
-           "is_concrete_bool", "has_free_symbols", "free_symbols", "statically_known_true",
+__all__ = ["GuardOnDataDependentSymNode", "ShapeEnv", "ShapeGuard", "guard_int", "guard_bool",
+           "hint_int", "is_concrete_int", "is_concrete_bool", "has_free_symbols", "free_symbols", "statically_known_true",
            "guard_size_oblivious", "is_accessor_node"]
 
 _INF = math.inf
 # A size symbol: 0 and 1 are specialized away, and a size fits int64 (so the
 # INT64_MAX a slice's end defaults to is never below it).
 _SIZE_RANGE = (2, 2 ** 63 - 2)
+
+
+class GuardOnDataDependentSymNode(RuntimeError):
+    """A trace needed a value that only the data decides (``if x.sum() > 0``
+    while exporting): PyTorch's error for a guard on an unbacked symbol."""
 
 
 @dataclass(frozen=True)
