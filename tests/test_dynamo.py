@@ -997,3 +997,64 @@ def test_buffer_replaced_in_forward_as_torch():
     assert codes[0] == codes[1] and len(codes[0]) == 1
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-6)
     assert results[0][1] and results[1][1]
+
+
+def test_is_compiling_and_the_dynamic_shape_switches_as_torch():
+    """``torch.compiler.is_compiling()`` folds to True in traced code (one graph,
+    the compiled branch taken) and is False eagerly; ``mark_static``,
+    ``maybe_mark_dynamic`` and ``config.automatic_dynamic_shapes`` /
+    ``assume_static_by_default`` give torch's recompile counts and graphs."""
+    def run(lib):
+        out = {}
+
+        def f(x):
+            if lib.compiler.is_compiling():
+                return x * 2
+            return x * 3
+        lib._dynamo.reset()
+        graphs = []
+        backend = (lambda gm, inputs: graphs.append(gm.code) or gm.forward)
+        out["is_compiling"] = (to_numpy(lib.compile(f, backend=backend)(lib.ones(2))).tolist(),
+                               lib.compiler.is_compiling(), lib._dynamo.is_compiling(), len(graphs))
+
+        def g(x):
+            return x.sum(0) * 2
+        for name, setup in (("mark_static", lambda t: lib._dynamo.mark_static(t, 0)),
+                            ("maybe_mark_dynamic", lambda t: lib._dynamo.maybe_mark_dynamic(t, 0)),
+                            ("no_automatic", None), ("not_static_by_default", None)):
+            lib._dynamo.reset()
+            graphs.clear()
+            config = lib._dynamo.config
+            saved = config.automatic_dynamic_shapes, config.assume_static_by_default
+            config.automatic_dynamic_shapes = name != "no_automatic"
+            config.assume_static_by_default = name != "not_static_by_default"
+            try:
+                compiled = lib.compile(g, backend=backend)
+                for n in (3, 4, 5):
+                    x = lib.ones(n, 2)
+                    if setup is not None:
+                        setup(x)
+                    compiled(x)
+            finally:
+                config.automatic_dynamic_shapes, config.assume_static_by_default = saved
+            out[name] = list(graphs)
+        return out
+    assert run(gt) == run(torch)
+
+
+def test_a_failing_backend_raises_torchs_error_or_runs_eagerly():
+    """A backend that raises: torch's BackendCompilerFailed naming it; with
+    ``config.suppress_errors`` the frame runs eagerly instead."""
+    def run(lib):
+        def bad(gm, inputs):
+            raise ValueError("nope")
+        lib._dynamo.reset()
+        with pytest.raises(Exception) as info:
+            lib.compile(lambda x: x + 1, backend=bad)(lib.ones(2))
+        lib._dynamo.config.suppress_errors = True
+        try:
+            value = to_numpy(lib.compile(lambda x: x * 2, backend=bad)(lib.ones(2))).tolist()
+        finally:
+            lib._dynamo.config.suppress_errors = False
+        return type(info.value).__name__, str(info.value).split("\n\n")[0], value
+    assert run(gt) == run(torch)

@@ -57,10 +57,32 @@ def disable(fn=None, recursive: bool = True):
     return fn
 
 
+def _mark(t, index, attribute: str) -> None:
+    indices = index if isinstance(index, (list, tuple, set)) else [index]
+    setattr(t, attribute, set(getattr(t, attribute, ())) | set(indices))
+
+
 def mark_dynamic(t, index) -> None:
     """Trace dim ``index`` (an int or a list) of ``t`` with a symbolic size."""
-    indices = index if isinstance(index, (list, tuple, set)) else [index]
-    t._dynamo_dynamic_indices = set(getattr(t, "_dynamo_dynamic_indices", ())) | set(indices)
+    _mark(t, index, "_dynamo_dynamic_indices")
+
+
+def maybe_mark_dynamic(t, index) -> None:
+    """Like ``mark_dynamic``, as a hint: a dim the program specialises is no error."""
+    _mark(t, index, "_dynamo_weak_dynamic_indices")
+
+
+def mark_static(t, index=None) -> None:
+    """Keep dim ``index`` of ``t`` (every dim without one) static, whatever
+    automatic dynamic would decide."""
+    _mark(t, range(t.dim()) if index is None else index, "_dynamo_static_indices")
+
+
+def is_compiling() -> bool:
+    """``torch._dynamo.is_compiling``: the older spelling of
+    ``torch.compiler.is_compiling``."""
+    from ..compiler import is_compiling as compiling
+    return compiling()
 
 
 def allow_in_graph(fn):

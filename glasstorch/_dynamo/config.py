@@ -9,3 +9,10 @@ error_on_graph_break = False
 capture_scalar_outputs = False
 # trace into nn.RNN / LSTM / GRU (off: a frame calling one runs eagerly, as in PyTorch)
 allow_rnn = False
+# dynamic=None: a size or int that changed is traced symbolically on the recompile
+automatic_dynamic_shapes = True
+# dynamic=None starts static (False: every size and int argument symbolic at once)
+assume_static_by_default = True
+# a backend that raises: False re-raises it (BackendCompilerFailed), True runs the
+# frame eagerly with a warning.  Gaps in glasstorch's own tracer always run eagerly.
+suppress_errors = False

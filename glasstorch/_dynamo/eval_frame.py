@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from .. import _logging
 from ..nn import Module, Parameter
 from . import config
-from .exc import Unsupported
+from .exc import BackendCompilerFailed, Unsupported
 from .output_graph import TracedOpError
 from .resume import describe as describe_resume, live_locals, resume_function
 from .symbolic_convert import InstructionTranslator
@@ -123,7 +123,9 @@ class CompiledFrame:
 
 
 def _marked_dynamic(value) -> set:
-    return set(getattr(value, "_dynamo_dynamic_indices", ()))
+    """Dims ``mark_dynamic`` / ``maybe_mark_dynamic`` made symbolic."""
+    return set(getattr(value, "_dynamo_dynamic_indices", ())) | \
+        set(getattr(value, "_dynamo_weak_dynamic_indices", ()))
 
 
 def _stack_after(brk) -> int:
@@ -217,12 +219,17 @@ class DynamoContext:
         ``mark_dynamic``.  Parameters keep static shapes, as in PyTorch."""
         if type(value) is int:
             return self._dynamic_int(code, source, value)
+        return self._tensor_dims(code, source, value) - \
+            set(getattr(value, "_dynamo_static_indices", ()))
+
+    def _tensor_dims(self, code, source, value) -> set:
         dims = _marked_dynamic(value)
         if isinstance(value, Parameter):
             return dims
-        if self.dynamic is True:
+        if self.dynamic is True or (self.dynamic is None and
+                                    not config.assume_static_by_default):
             return dims | set(range(value.dim()))
-        if self.dynamic is False:
+        if self.dynamic is False or not config.automatic_dynamic_shapes:
             return dims
         state = self.frame_state.setdefault(code, {})
         seen = state.get(source.name())
@@ -239,6 +246,10 @@ class DynamoContext:
         dynamic once it has changed."""
         if self.dynamic is not None:
             return bool(self.dynamic)
+        if not config.assume_static_by_default:
+            return True
+        if not config.automatic_dynamic_shapes:
+            return False
         state = self.frame_state.setdefault(code, {})
         seen = state.setdefault(source.name(), value)
         if seen is not None and seen != value:
@@ -308,9 +319,16 @@ class DynamoContext:
             _logging.trace("graph_breaks", compile_id, _graph_break_message(brk))
         if output.op_count():
             _logging.current_compile_id = compile_id
-            compiled, graph, sources, placeholders, nodes = output.compile(
-                [v for v in outputs if v.node is not None and v.node.op != "placeholder"],
-                self.backend, code.co_name)
+            try:
+                compiled, graph, sources, placeholders, nodes = output.compile(
+                    [v for v in outputs if v.node is not None and v.node.op != "placeholder"],
+                    self.backend, code.co_name)
+            except BackendCompilerFailed as e:
+                if not config.suppress_errors:
+                    raise
+                log.warning("%s; the frame runs eagerly (config.suppress_errors)", e)
+                self.skip.add(code)
+                return None
             counters["stats"]["unique_graphs"] += 1
             _logging.trace("graph_code", compile_id,
                            f"TRACED GRAPH\n ===== __compiled_fn_"

@@ -4,7 +4,8 @@ from __future__ import annotations
 import textwrap
 from enum import Enum, auto
 
-__all__ = ["InvalidBackend", "Unsupported", "UserError", "UserErrorType"]
+__all__ = ["BackendCompilerFailed", "InvalidBackend", "Unsupported", "UserError",
+           "UserErrorType"]
 
 
 class InvalidBackend(RuntimeError):
@@ -13,6 +14,15 @@ class InvalidBackend(RuntimeError):
     def __init__(self, name: str):
         super().__init__(f"Invalid backend: {name!r}, see `torch._dynamo.list_backends()` for "
                          f"available backends.")
+
+
+class BackendCompilerFailed(RuntimeError):
+    """The backend ``torch.compile`` was given raised while compiling a graph."""
+
+    def __init__(self, backend, inner: Exception):
+        name = getattr(backend, "__name__", repr(backend))
+        super().__init__(f"backend={name!r} raised:\n{type(inner).__name__}: {inner}")
+        self.backend_name, self.inner_exception = name, inner
 
 
 class Unsupported(RuntimeError):

@@ -21,7 +21,7 @@ from ..nn import Module
 from .._subclasses.fake_tensor import FakeTensorMode
 from ..fx.experimental.sym_node import SymBool, SymFloat, SymInt, Symbol
 from ..fx.experimental.symbolic_shapes import ShapeEnv
-from .exc import Unsupported
+from .exc import BackendCompilerFailed, Unsupported
 from .guards import GuardSet
 from .source import TensorPropertySource
 from .variables import (BaseListVariable, SymNodeVariable, TensorVariable, TupleVariable,
@@ -213,7 +213,10 @@ class OutputGraph:
         gm = GraphModule(root, self.graph)
         gm._dynamo_code_name = code_name
         examples = [n.meta["example_value"] for n in placeholders]
-        compiled = backend(gm, examples)
+        try:
+            compiled = backend(gm, examples)
+        except Exception as e:           # the backend's failure, reported as PyTorch's
+            raise BackendCompilerFailed(backend, e) from e
         return compiled, gm, sources, placeholders, nodes
 
 

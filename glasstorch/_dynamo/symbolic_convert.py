@@ -136,6 +136,8 @@ class InstructionTranslatorBase:
             return PythonModuleVariable(value, source)
         if value is glasstorch.cond:
             return CondVariable()
+        if _hashable(value) and value in _folded_while_tracing():
+            return FoldedCallVariable(_folded_while_tracing()[value])
         if type(value).__name__ == "CustomOpDef":          # torch.library.custom_op
             return TorchVariable(value._opoverload, source)
         if is_traceable_function(value) or _is_autograd_function_apply(value):
@@ -706,6 +708,25 @@ class GradModeExitVariable(VariableTracker):
     def call_function(self, tx, args, kwargs):
         tx.set_grad_enabled(self.previous)
         return ConstantVariable(None)
+
+
+def _folded_while_tracing() -> dict:
+    """Functions whose answer Dynamo knows while it traces: ``is_compiling()``
+    is True in traced code (it runs eagerly everywhere else)."""
+    from .. import compiler
+    from . import is_compiling
+    return {compiler.is_compiling: True, compiler.is_dynamo_compiling: True,
+            is_compiling: True, compiler.is_exporting: False}
+
+
+class FoldedCallVariable(VariableTracker):
+    """A call answered while tracing (``torch.compiler.is_compiling()``)."""
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def call_function(self, tx, args, kwargs):
+        return ConstantVariable(self.answer)
 
 
 class CondVariable(VariableTracker):

@@ -141,6 +141,8 @@ class _ExportTrace:
         fake_inputs = self._user_inputs()
         args, kwargs = _rebuild(self.bound, [value for _, _, value in fake_inputs])
         mode = ProxyTorchDispatchMode(tracer, "symbolic" if self.shape_env else "fake")
+        from ..compiler import _tracing
+        exporting, _tracing.exporting = _tracing.exporting, True    # is_exporting()
         try:
             with _reparametrize_module(mod, state, tie_weights=True), self.fake_mode, \
                     pre_dispatch_mode(mode):
@@ -151,6 +153,8 @@ class _ExportTrace:
                 f"value ({e.func}) to decide what to run.\n\nconsider using data-dependent "
                 f"friendly APIs such as guard_or_false, guard_or_true and "
                 f"statically_known_true, or express the branch with torch.cond.") from None
+        finally:
+            _tracing.exporting = exporting
         flat_out, out_spec = pytree.tree_flatten(out)
         graph = tracer.graph
         graph.output(tuple(tracer.to_arg(flat_out)))
