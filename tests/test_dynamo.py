@@ -1042,19 +1042,32 @@ def test_is_compiling_and_the_dynamic_shape_switches_as_torch():
     assert run(gt) == run(torch)
 
 
-def test_a_failing_backend_raises_torchs_error_or_runs_eagerly():
+_FAILING_BACKEND = """
+import {lib} as lib
+def bad(gm, inputs):
+    raise ValueError("nope")
+try:
+    lib.compile(lambda x: x + 1, backend=bad)(lib.ones(2))
+except Exception as e:
+    print(type(e).__name__)
+    print(str(e).split("\\n\\n")[0])
+lib._dynamo.config.suppress_errors = True
+print(lib.compile(lambda x: x * 2, backend=bad)(lib.ones(2)).tolist())
+"""
+
+
+def test_a_failing_backend_raises_torchs_error_or_runs_eagerly(tmp_path):
     """A backend that raises: torch's BackendCompilerFailed naming it; with
-    ``config.suppress_errors`` the frame runs eagerly instead."""
-    def run(lib):
-        def bad(gm, inputs):
-            raise ValueError("nope")
-        lib._dynamo.reset()
-        with pytest.raises(Exception) as info:
-            lib.compile(lambda x: x + 1, backend=bad)(lib.ones(2))
-        lib._dynamo.config.suppress_errors = True
-        try:
-            value = to_numpy(lib.compile(lambda x: x * 2, backend=bad)(lib.ones(2))).tolist()
-        finally:
-            lib._dynamo.config.suppress_errors = False
-        return type(info.value).__name__, str(info.value).split("\n\n")[0], value
-    assert run(gt) == run(torch)
+    ``config.suppress_errors`` the frame runs eagerly instead.  Each library in
+    its own process (a failed torch.compile changes torch's autograd profiling
+    for the rest of the process)."""
+    import subprocess
+    import sys
+    outs = []
+    for lib in ("glasstorch", "torch"):
+        script = tmp_path / "program.py"
+        script.write_text(_FAILING_BACKEND.format(lib=lib))
+        outs.append(subprocess.run([sys.executable, str(script)], capture_output=True,
+                                   text=True, check=True).stdout)
+    assert outs[0] == outs[1]
+    assert outs[0].startswith("BackendCompilerFailed\nbackend='bad' raised:\nValueError: nope")
