@@ -1071,3 +1071,29 @@ def test_a_failing_backend_raises_torchs_error_or_runs_eagerly(tmp_path):
                                    text=True, check=True).stdout)
     assert outs[0] == outs[1]
     assert outs[0].startswith("BackendCompilerFailed\nbackend='bad' raised:\nValueError: nope")
+
+_AOT_GRAPHS_LOG = """
+import {lib} as lib
+lib._logging.set_logs(aot_graphs=True)
+f = lib.compile(lambda x: (x.sin() * 2).sum(), backend="aot_eager")
+x = lib.ones(3, requires_grad=True)
+f(x).backward()
+"""
+
+
+def test_aot_graphs_log_as_torch(tmp_path):
+    """TORCH_LOGS=aot_graphs: the forward and backward graphs, numbered, with
+    dtypes, sizes, strides and devices, the forward's nodes under the source
+    lines of the captured graph's nodes, as torch prints them (torch's line
+    naming the module file it generated the class in, its metadata dump, and
+    the backward's source comments, which torch copies from the forward node
+    each gradient belongs to, aside)."""
+    def lines(lib):
+        out = _log_lines(tmp_path, _AOT_GRAPHS_LOG, lib, "aot_graphs")
+        backward = out.index(" ===== Backward graph 0 =====")
+        return [re.sub(r"^ \S+ class ", "class ", line) for i, line in enumerate(out)
+                if line.strip() and not line.startswith("aot_config id") and
+                not (i > backward and line.strip().startswith("#"))]
+    ours, theirs = lines("glasstorch"), lines("torch")
+    assert ours == theirs
+    assert " ===== Backward graph 0 =====" in ours

@@ -330,11 +330,8 @@ class DynamoContext:
                 self.skip.add(code)
                 return None
             counters["stats"]["unique_graphs"] += 1
-            _logging.trace("graph_code", compile_id,
-                           f"TRACED GRAPH\n ===== __compiled_fn_"
-                           f"{counters['stats']['unique_graphs']} =====\n"
-                           + graph.print_readable(print_output=False, include_stride=True,
-                                                  include_device=True))
+            _logging.trace_graph("graph_code", compile_id,
+                                 f"__compiled_fn_{counters['stats']['unique_graphs']}", graph)
         else:
             placeholders = [n for n in output.graph.nodes if n.op == "placeholder"]
             sources = output.sources_of(placeholders)

@@ -26,6 +26,9 @@ call with other shapes, dtypes or requires_grad traces again.
 """
 from __future__ import annotations
 
+import itertools
+
+from .. import _logging
 from .._creation import empty_strided
 from .._dispatcher.dispatcher import ops
 from .._subclasses.fake_tensor import FakeTensorMode
@@ -36,9 +39,9 @@ from ..fx.experimental.proxy_tensor import ProxyTorchDispatchMode, make_fx
 from ..fx.graph_module import GraphModule
 from ..fx.interpreter import Interpreter
 from ..fx.node import Node
-from ..fx.traceback import has_preserved_node_meta
+from ..fx.traceback import has_preserved_node_meta, preserve_node_meta
 from ..nn.modules.module import Module
-from ..nn.utils.stateless import _functional_call
+from ..nn.utils.stateless import _functional_call, _reparametrize_module
 from ..utils import _pytree as pytree
 from ..utils._python_dispatch import _get_current_dispatch_mode_stack
 from .partitioners import default_partition, min_cut_rematerialization_partition
@@ -192,6 +195,21 @@ def _trace(fn, args, decompositions) -> GraphModule:
     return gm
 
 
+_AOT_IDS = itertools.count()     # one number per AOTAutograd compilation, as in the logs
+
+
+def _log_graphs(graphs: dict) -> None:
+    """``TORCH_LOGS=aot_graphs``: the forward (or inference) and backward graphs,
+    numbered per compilation, under the compiling frame's id."""
+    number = next(_AOT_IDS)
+    compile_id = _logging.current_compile_id
+    for kind, title in (("inference", "Forward"), ("forward", "Forward"),
+                        ("backward", "Backward")):
+        if kind in graphs:
+            _logging.trace_graph("aot_graphs", compile_id, f"{title} graph {number}",
+                                 graphs[kind])
+
+
 class _Compiled:
     """One traced-and-compiled (forward, backward) pair for one input signature."""
 
@@ -206,8 +224,9 @@ class _Compiled:
                 return tuple(flat[i] for i in meta.mutated) + tuple(outs)
             with no_grad():
                 graph = _trace(inference, flat_args, decompositions)
-            self.forward = (inference_compiler or fw_compiler)(graph, flat_args)
             self.graphs = {"inference": graph}
+            _log_graphs(self.graphs)
+            self.forward = (inference_compiler or fw_compiler)(graph, flat_args)
             self.replays = _view_replays(graph, meta)
             return
         primals = [a.detach().requires_grad_(g) if isinstance(a, Tensor) else a
@@ -222,6 +241,7 @@ class _Compiled:
         fw, bw = partition_fn(joint, (primals, tangents),
                               num_fwd_outputs=self.num_graph_outputs)
         self.graphs = {"joint": joint, "forward": fw, "backward": bw}
+        _log_graphs(self.graphs)
         self.replays = _view_replays(joint, meta)
         self.forward = fw_compiler(fw, flat_args)
         self.bw_compiler, self.backward = bw_compiler, None   # compiled at the first backward
@@ -340,8 +360,10 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
         key = _signature(flat_args, is_grad_enabled())
         compiled = cache.get(key)
         if compiled is None:
-            compiled = cache[key] = _Compiled(flat_fn, flat_args, fw_compiler, bw_compiler,
-                                              partition_fn, decompositions, inference_compiler)
+            with preserve_node_meta():      # a graph run node by node keeps its source lines
+                compiled = cache[key] = _Compiled(flat_fn, flat_args, fw_compiler,
+                                                  bw_compiler, partition_fn, decompositions,
+                                                  inference_compiler)
             compiled.out_spec = out_spec[0]
         returned.compiled = compiled
         result = pytree.tree_unflatten(compiled(flat_args), compiled.out_spec)
@@ -362,6 +384,9 @@ def aot_module(mod: Module, *args, **kwargs) -> Module:
     def functional(*flat):
         state = dict(zip(names, flat[:len(names)]))
         inputs, extra = flat[len(names)], flat[len(names) + 1]
+        if isinstance(mod, GraphModule) and not extra:     # a captured graph: node by node,
+            with _reparametrize_module(mod, state, tie_weights=True):   # so each traced op
+                return Interpreter(mod).run(*inputs)       # keeps its node's source line
         return _functional_call(mod, state, inputs, extra)
     compiled = aot_function(functional, *args, num_params_buffers=len(names), **kwargs)
 

@@ -12,7 +12,7 @@ import logging
 import os
 import sys
 
-__all__ = ["set_logs", "is_enabled", "trace"]
+__all__ = ["set_logs", "is_enabled", "trace", "trace_graph"]
 
 ARTIFACTS = ("graph_breaks", "recompiles", "guards", "graph_code", "dynamo", "output_code",
              "aot_graphs", "graph", "bytecode")
@@ -49,6 +49,14 @@ def trace(artifact: str, compile_id: str, message: str) -> None:
     if artifact in _enabled:
         prefix = f"[{compile_id}] [__{artifact}] "
         _log.info("\n".join(prefix + line for line in message.splitlines() or [""]))
+
+
+def trace_graph(artifact: str, compile_id: str, title: str, gm) -> None:
+    """A graph as PyTorch's graph logs show it: ``TRACED GRAPH``, its title,
+    then its readable code with dtypes, sizes, strides and devices."""
+    if artifact in _enabled:
+        trace(artifact, compile_id, f"TRACED GRAPH\n ===== {title} =====\n" +
+              gm.print_readable(print_output=False, include_stride=True, include_device=True))
 
 
 def _from_environment() -> None:
