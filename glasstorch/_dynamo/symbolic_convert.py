@@ -36,8 +36,7 @@ from .source import AttrSource, GetItemSource, GlobalSource, LocalSource, Module
 from .variables import (BaseListVariable, ConstantVariable, ConstDictVariable,
                         ListIteratorVariable, ListVariable, NestedFunctionVariable,
                         NNModuleVariable, NullVariable, ObjectVariable, PythonModuleVariable,
-                        RangeVariable, SizeVariable, SymNodeVariable, TensorMethodVariable,
-                        TensorVariable,
+                        RangeVariable, SizeVariable, SymNodeVariable, TensorVariable,
                         TorchVariable, TupleVariable, UserFunctionVariable, VariableTracker,
                         is_constant_value, item_unsupported, wrap_constant)
 

@@ -177,14 +177,14 @@ def _trace(fn, args, decompositions) -> GraphModule:
     if not any(n.op == "call_function" and n.is_impure() for n in gm.graph.nodes):
         return gm
     from ..func import functionalize
-    # run node by node when a retrace keeps source lines (fx.traceback)
-    functional = functionalize(Interpreter(gm).run if has_preserved_node_meta() else gm)
     if len(args) == 2 and all(isinstance(a, list) for a in args):
         replay = functionalize(lambda primals, tangents: pytree.tree_unflatten(
             _ForwardTagReplay(gm).run(*primals, *tangents), gm._out_spec))
 
         def functional(primals, tangents):      # keeps the names primals_1, tangents_1
             return replay(primals, tangents)
+    else:       # node by node when a retrace keeps source lines (fx.traceback)
+        functional = functionalize(Interpreter(gm).run if has_preserved_node_meta() else gm)
     gm = make_fx(functional, decompositions, tracing_mode="fake",
                  _allow_non_fake_inputs=True)(*args)
     for node in list(gm.graph.nodes):

@@ -8,7 +8,7 @@ subgraphs and the choice stays in the graph (``torch.ops.higher_order.cond``,
 """
 from __future__ import annotations
 
-__all__ = ["cond"]
+__all__ = ["cond", "cond_op"]
 
 
 class HigherOrderOperator:
