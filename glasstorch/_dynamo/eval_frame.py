@@ -455,7 +455,8 @@ def _bind(fn, code, args, kwargs) -> dict:
             not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         L = dict(zip(code.co_varnames, args))
     else:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        # the code's own parameters, not a functools.wraps target's
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
         bound.apply_defaults()
         L = dict(bound.arguments)
     if fn.__closure__:

@@ -24,8 +24,8 @@ from ..fx.experimental.symbolic_shapes import ShapeEnv
 from .exc import BackendCompilerFailed, Unsupported
 from .guards import GuardSet
 from .source import TensorPropertySource
-from .variables import (BaseListVariable, SymNodeVariable, TensorVariable, TupleVariable,
-                        VariableTracker, wrap_constant)
+from .variables import (BaseListVariable, NamedTupleVariable, SymNodeVariable, TensorVariable,
+                        TupleVariable, VariableTracker, wrap_constant)
 
 
 class OutputGraph:
@@ -175,7 +175,12 @@ class OutputGraph:
                 item.meta["example_value"] = e
                 item.meta["stack_trace"] = node.meta.get("stack_trace")
                 items.append(TensorVariable(item, e))
+            if hasattr(type(example), "_fields"):     # torch.return_types: fields by name
+                return NamedTupleVariable(items, type(example))
             return TupleVariable(items)
+        if example is None and node.is_impure():     # a write (x[0] = v): the node stays
+            node.meta["example_value"] = None
+            return wrap_constant(None)
         self.graph.erase_node(node)
         if example is None or isinstance(example, (bool, int, float, glasstorch.Size)):
             return wrap_constant(example)

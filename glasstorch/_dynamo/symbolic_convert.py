@@ -662,6 +662,8 @@ class InstructionTranslatorBase:
     def BEFORE_WITH(self, inst):
         manager = self.pop()
         value = manager.as_python_constant() if manager.is_python_constant() else None
+        if isinstance(value, glasstorch.amp.autocast):
+            return self._enter_autocast(value)
         enabled = _grad_mode_of(value)
         if enabled is None:
             raise Unsupported("Unsupported context manager",
@@ -669,6 +671,18 @@ class InstructionTranslatorBase:
         previous = glasstorch.is_grad_enabled()
         self.set_grad_enabled(enabled)
         self.push(GradModeExitVariable(previous))
+        self.push(ConstantVariable(None))
+
+    def _enter_autocast(self, mode) -> None:
+        """``with torch.autocast(...)``: the region opens and closes in the graph
+        (``_enter_autocast`` / ``_exit_autocast`` nodes) and while tracing, so the
+        ops inside are traced in its dtypes."""
+        from ..amp import autocast_mode
+        args = (mode.device, mode.fast_dtype, mode._enabled, None)
+        node = self.output.graph.call_function(autocast_mode._enter_autocast, args)
+        node.meta["stack_trace"] = _stack_trace()
+        traced = autocast_mode._enter_autocast(*args)
+        self.push(AutocastExitVariable(node, traced))
         self.push(ConstantVariable(None))
 
     def set_grad_enabled(self, enabled: bool) -> None:
@@ -696,6 +710,20 @@ def _grad_mode_of(manager):
     if isinstance(manager, set_grad_enabled):
         return manager.mode
     return None
+
+
+class AutocastExitVariable(VariableTracker):
+    """The ``__exit__`` an autocast ``with`` leaves on the stack."""
+
+    def __init__(self, node, traced):
+        self.node, self.traced = node, traced
+
+    def call_function(self, tx, args, kwargs):
+        from ..amp import autocast_mode
+        exit_node = tx.output.graph.call_function(autocast_mode._exit_autocast, (self.node,))
+        exit_node.meta["stack_trace"] = _stack_trace()
+        autocast_mode._exit_autocast(self.traced)
+        return ConstantVariable(None)
 
 
 class GradModeExitVariable(VariableTracker):
@@ -1055,8 +1083,37 @@ def _type(tx, args, kwargs):
     return None
 
 
+def _super(tx, args, kwargs):
+    """``super()`` in a method, as Python resolves it: the class from the
+    method's ``__class__`` cell, the instance from its first argument."""
+    cell = tx.closure_cells.get("__class__")
+    first = tx.code.co_varnames[0] if tx.code.co_argcount and not (args or kwargs) else None
+    if cell is None or first not in tx.symbolic_locals:
+        return None
+    return SuperVariable(cell.as_python(None), tx.symbolic_locals[first])
+
+
+class SuperVariable(VariableTracker):
+    """``super()``: attributes found after ``cls`` in the instance's MRO; a
+    method is inlined with the same ``self``."""
+
+    def __init__(self, cls, obj):
+        self.cls, self.obj = cls, obj
+
+    def var_getattr(self, tx, name):
+        instance = self.obj.as_python(None)
+        mro = type(instance).__mro__
+        for klass in mro[mro.index(self.cls) + 1:]:
+            if name in vars(klass):
+                value = vars(klass)[name]
+                if isinstance(value, types.FunctionType):
+                    return UserFunctionVariable(value, None, self_var=self.obj)
+                break
+        raise Unsupported(f"super().{name}", "Dynamo traces methods found through super().")
+
+
 BUILTINS = {
-    print: _break, input: _break, open: _break, id: _break,
+    super: _super, print: _break, input: _break, open: _break, id: _break,
     len: _len, isinstance: _isinstance, range: _range, tuple: _iterate(TupleVariable),
     list: _iterate(ListVariable), enumerate: _enumerate, zip: _zip, reversed: _reversed,
     getattr: _getattr, hasattr: _hasattr, bool: _data_dependent, int: _data_dependent,
@@ -1087,6 +1144,7 @@ def is_traceable_function(value) -> bool:
         return True
     if module == "glasstorch" or module.startswith(("glasstorch.", "torch")):
         if module.startswith(("glasstorch._dynamo", "glasstorch.compiler",
+                              "glasstorch.autograd.grad_mode",      # inlined: no_grad().clone()
                               "glasstorch.nn.modules", "glasstorch.optim",
                               "glasstorch.utils", "glasstorch.fx", "glasstorch._functorch")):
             return False

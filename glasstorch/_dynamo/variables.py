@@ -126,7 +126,7 @@ class TensorVariable(VariableTracker):
                     "is_leaf", "is_sparse", "is_quantized", "is_meta"):
             return wrap_constant(getattr(example, name))
         if name in ("T", "mT", "H", "mH", "real", "imag", "data"):
-            return tx.output.call("call_function", getattr, (self, name), {})
+            return tx.output.call("call_function", getattr, (self, ConstantVariable(name)), {})
         if name == "grad":
             raise Unsupported("Tensor.grad access")
         return TensorMethodVariable(self, name)
@@ -246,6 +246,26 @@ class ListVariable(BaseListVariable):
 
 class TupleVariable(BaseListVariable):
     kind = tuple
+
+
+class NamedTupleVariable(TupleVariable):
+    """A named tuple of tensors (``x.sort()``'s ``torch.return_types.sort``):
+    its fields read by name (``.values``, ``.indices``)."""
+
+    def __init__(self, items: list, kind, source=None):
+        super().__init__(items, source)
+        self.kind = kind
+
+    def as_python_constant(self):
+        return self.kind(*[i.as_python_constant() for i in self.items])
+
+    def as_python(self, outputs):
+        return self.kind(*[i.as_python(outputs) for i in self.items])
+
+    def var_getattr(self, tx, name):
+        if name in self.kind._fields:
+            return self.items[self.kind._fields.index(name)]
+        return super().var_getattr(tx, name)
 
 
 class SizeVariable(TupleVariable):
@@ -409,7 +429,10 @@ class NestedFunctionVariable(UserFunctionVariable):
     """A function made while tracing (``MAKE_FUNCTION``: a lambda, a comprehension)."""
 
     def __init__(self, code, fn_globals, name, defaults, closure):
-        super().__init__(types.FunctionType(code, fn_globals, name, None, None))
+        # empty cells stand in for its free variables: the trackers in ``closure``
+        # are what the inlined body reads
+        cells = tuple(types.CellType() for _ in code.co_freevars) or None
+        super().__init__(types.FunctionType(code, fn_globals, name, None, cells))
         self.defaults, self.closure = defaults, closure
 
     def call_function(self, tx, args, kwargs):

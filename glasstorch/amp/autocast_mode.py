@@ -22,6 +22,7 @@ import numpy as np
 
 from .._core.dtype import bfloat16, float16, float64
 from .._tensor import Tensor
+from ..fx.node import has_side_effect
 from . import autocast_state as _state
 from .autocast_state import is_autocast_available
 
@@ -95,6 +96,20 @@ class autocast:
                 "    with torch.autocast(device_type=...):\n"
                 "        output = model(input)")
         return autocast_decorator(self, func)
+
+
+@has_side_effect
+def _enter_autocast(*args):
+    """Enter an autocast region and return it: how a graph captured from a
+    ``with torch.autocast(...)`` block opens it (``_exit_autocast`` closes it)."""
+    mode = autocast(*args)
+    mode.__enter__()
+    return mode
+
+
+@has_side_effect
+def _exit_autocast(mode) -> None:
+    mode.__exit__(None, None, None)
 
 
 def _cast(value, device_type: str, dtype):

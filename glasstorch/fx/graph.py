@@ -21,7 +21,7 @@ import re
 import warnings
 from types import SimpleNamespace
 
-from .node import MAGIC_METHODS, Node, map_arg, qualified_name
+from .node import INPLACE_METHODS, MAGIC_METHODS, Node, map_arg, qualified_name
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -301,7 +301,12 @@ class Graph:
                     body.append(f"    # {trace or 'No stacktrace found for following nodes'}\n")
                     last_trace = trace
             named = f"{node.name}: {note}" if note else node.name
-            line = f"    {named} = {_expression(node, root_module, globals_)}"
+            if node.op == "call_function" and node.target in INPLACE_METHODS:
+                values = [_value(a, globals_) for a in node.args]
+                line = f"    {INPLACE_METHODS[node.target].format(*values)};  " \
+                       f"{named} = {values[0]}"
+            else:
+                line = f"    {named} = {_expression(node, root_module, globals_)}"
             dead = frees.get(node, []) + ([node] if not node.users else [])
             body.append(line + (f";  {' = '.join(n.name for n in dead)} = None\n" if dead
                                 else "\n"))
