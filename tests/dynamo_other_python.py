@@ -36,7 +36,22 @@ def programs():
         with torch.no_grad():
             y = x * 2
         return y + x, {"n": n, "shape": x.shape}
-    return [loops_and_comprehensions, branch_on_data, item_and_cond, with_no_grad]
+
+    def generators_and_super(x, ys, n):
+        class Base:
+            def scale(self, t):
+                return t * n
+
+        class Child(Base):
+            def scale(self, t):
+                return super().scale(t) + 1
+        y = x.clone()
+        y[0] += 1
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = (x @ x.T).float()
+        return sum(v * 2 for v in ys), Child().scale(y), z
+    return [loops_and_comprehensions, branch_on_data, item_and_cond, with_no_grad,
+            generators_and_super]
 
 
 def same(a, b) -> bool:

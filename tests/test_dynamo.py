@@ -1177,3 +1177,23 @@ def test_everyday_python_as_torch(name):
     # explain's call of it (L['fn']); torch.compile(module) names both as torch does
     if name not in ("tensor_attributes", "super_forward"):
         assert ours[2] == theirs[2]
+
+
+def test_generators_run_to_their_end_as_torch():
+    """A generator expression (and a generator function) in compiled code runs to
+    its end while tracing; ``sum`` over tensors is one addition per item, each
+    named ``value``: torch's graph, eager's values."""
+    seen = []
+    for lib in (gt, torch):
+        def f(t):
+            total = sum(v * 2 for v in [t, t + 1])
+            return total, sum([t, t], start=t), tuple(y.relu() for y in (t, -t))
+        lib._dynamo.reset()
+        out = lib._dynamo.explain(f)(lib.arange(3.0))
+        lib._dynamo.reset()
+        got, want = lib.compile(f, backend="eager")(lib.arange(3.0)), f(lib.arange(3.0))
+        for a, b in zip(lib.utils._pytree.tree_leaves(got), lib.utils._pytree.tree_leaves(want)):
+            np.testing.assert_allclose(to_numpy(a), to_numpy(b))
+        seen.append((out.graph_count, out.graph_break_count, [g.code for g in out.graphs]))
+    assert seen[0] == seen[1]
+    assert seen[0][:2] == (1, 0)

@@ -33,7 +33,7 @@ from ..fx.node import Node
 from .exc import Unsupported
 from .output_graph import OutputGraph, _stack_trace
 from .source import AttrSource, GetItemSource, GlobalSource, LocalSource, ModuleGlobalSource
-from .variables import (BaseListVariable, ConstantVariable, ConstDictVariable,
+from .variables import (BaseListVariable, ConstantVariable, ConstDictVariable, GeneratorVariable,
                         ListIteratorVariable, ListVariable, NestedFunctionVariable,
                         NNModuleVariable, NullVariable, ObjectVariable, PythonModuleVariable,
                         RangeVariable, SizeVariable, SymNodeVariable, TensorVariable,
@@ -207,6 +207,18 @@ class InstructionTranslatorBase:
         handler(inst)
 
     # -- opcodes: no-ops and the stack --------------------------------------------------------
+
+    def RETURN_GENERATOR(self, inst):
+        self.push(ConstantVariable(None))
+
+    def YIELD_VALUE(self, inst):
+        """A generator's value, handed to its consumer (None is sent back)."""
+        self.yields += 1
+        if self.yields > _MAX_YIELDS:
+            raise Unsupported("a generator yielding without end",
+                              f"Dynamo stops tracing a generator after {_MAX_YIELDS} values.")
+        self.yielded = self.pop()
+        self.push(ConstantVariable(None))
 
     def NOP(self, inst):
         pass
@@ -624,8 +636,8 @@ class InstructionTranslatorBase:
     def inline_call(self, fn, args, kwargs, defaults=None, closure=None):
         """Run ``fn``'s bytecode on these trackers, into the same graph."""
         code = fn.__code__
-        if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):     # generators, coroutines
-            raise Unsupported("inlining a generator or coroutine")
+        if code.co_flags & (0x80 | 0x100 | 0x200):     # coroutines, async generators
+            raise Unsupported("inlining a coroutine")
         if getattr(fn, "_dynamo_disable", False):
             raise Unsupported("Skip calling `torch.compiler.disable()`d function",
                               f"Skip calling function `{fn!r}` since it was wrapped with "
@@ -648,6 +660,8 @@ class InstructionTranslatorBase:
                                            cells, parent=self)
         grad_mode = glasstorch.is_grad_enabled()
         try:
+            if code.co_flags & 0x20:        # a generator: its body runs as it is read
+                return GeneratorVariable(tx)
             return tx.run()
         except Unsupported as e:
             e.user_stack.insert(0, (code.co_name, tx.lineno, code.co_filename))
@@ -815,6 +829,30 @@ def graph_break():
 
 class InliningInstructionTranslator(InstructionTranslatorBase):
     """A callee's bytecode, run inside its caller's graph."""
+
+    yields = 0
+    yielded = None
+
+    def resume_generator(self):
+        """A generator's body run on to its next ``yield``: the value, or None
+        once it returns.  Its consumer (``sum``, a ``for`` loop) asks for each
+        item in turn, so the two interleave in the graph as they run in Python."""
+        self.yielded = None
+        _TX_STACK.append(self)
+        try:
+            while self.returned is None and self.yielded is None:
+                inst = self.instructions[self.ip]
+                if inst.starts_line:
+                    self.lineno = inst.starts_line
+                self.ip += 1
+                self.step(inst)
+        finally:
+            _TX_STACK.pop()
+        return self.yielded
+
+
+# the most values Dynamo lets one generator yield before leaving the frame eager
+_MAX_YIELDS = 1000
 
 
 class InstructionTranslator(InstructionTranslatorBase):
@@ -1112,14 +1150,35 @@ class SuperVariable(VariableTracker):
         raise Unsupported(f"super().{name}", "Dynamo traces methods found through super().")
 
 
+def _sum(tx, args, kwargs):
+    """``sum(items, start=0)``: one addition per item read, from the start value
+    on, named as PyTorch's traced ``sum`` names them (each item ``element``,
+    each partial sum ``value``); on constants alone, computed now."""
+    if not args or len(args) > 2 or set(kwargs) - {"start"}:
+        return None
+    if isinstance(args[0], BaseListVariable) and all(i.is_python_constant()
+                                                      for i in args[0].items):
+        return None
+    iterator = args[0] if isinstance(args[0], (GeneratorVariable, ListIteratorVariable)) \
+        else ListIteratorVariable(args[0].unpack())
+    total = args[1] if len(args) == 2 else kwargs.get("start", ConstantVariable(0))
+    while (item := iterator.next_item()) is not None:
+        if isinstance(item, TensorVariable) and item.node.op != "placeholder":
+            item.set_name_hint("element")
+        total = tx.apply(operator.add, [total, item])
+        if isinstance(total, TensorVariable):
+            total.set_name_hint("value")
+    return total
+
+
 BUILTINS = {
-    super: _super, print: _break, input: _break, open: _break, id: _break,
+    super: _super, print: _break, sum: _sum, input: _break, open: _break, id: _break,
     len: _len, isinstance: _isinstance, range: _range, tuple: _iterate(TupleVariable),
     list: _iterate(ListVariable), enumerate: _enumerate, zip: _zip, reversed: _reversed,
     getattr: _getattr, hasattr: _hasattr, bool: _data_dependent, int: _data_dependent,
     float: _data_dependent, min: _min_max(min), max: _min_max(max), abs: _abs, type: _type,
     iter: lambda tx, args, kwargs: ListIteratorVariable(args[0].unpack()),
-    **dict.fromkeys((str, repr, round, divmod, pow, sum, any, all, sorted, callable,
+    **dict.fromkeys((str, repr, round, divmod, pow, any, all, sorted, callable,
                      issubclass, dict, set, frozenset, ord, chr, hash), _fold),
 }
 

@@ -405,6 +405,30 @@ class ListIteratorVariable(VariableTracker):
         return iter([i.as_python(outputs) for i in self.items[self.index:]])
 
 
+class GeneratorVariable(VariableTracker):
+    """A generator the traced code made: its body (an inlining translator)
+    runs up to the next ``yield`` each time an item is read."""
+
+    def __init__(self, tx):
+        self.tx, self.done = tx, False
+
+    def next_item(self):
+        if self.done:
+            return None
+        value = self.tx.resume_generator()
+        self.done = value is None
+        return value
+
+    def unpack(self):
+        items = []
+        while (item := self.next_item()) is not None:
+            items.append(item)
+        return items
+
+    def as_python(self, outputs):
+        raise Unsupported("a generator handed back to Python")
+
+
 class UserFunctionVariable(VariableTracker):
     """A Python function: calling it inlines its bytecode into the same graph."""
 
