@@ -186,10 +186,12 @@ class InstructionTranslatorBase:
     def jump(self, inst):
         self.ip = self.index_of[inst.argval]
 
+    yielded = None       # a generator's value at its latest ``yield`` (it pauses there)
+
     def run(self):
         _TX_STACK.append(self)
         try:
-            while self.returned is None:
+            while self.returned is None and self.yielded is None:
                 inst = self.instructions[self.ip]
                 if inst.starts_line:
                     self.lineno = inst.starts_line
@@ -831,23 +833,13 @@ class InliningInstructionTranslator(InstructionTranslatorBase):
     """A callee's bytecode, run inside its caller's graph."""
 
     yields = 0
-    yielded = None
 
     def resume_generator(self):
         """A generator's body run on to its next ``yield``: the value, or None
         once it returns.  Its consumer (``sum``, a ``for`` loop) asks for each
         item in turn, so the two interleave in the graph as they run in Python."""
         self.yielded = None
-        _TX_STACK.append(self)
-        try:
-            while self.returned is None and self.yielded is None:
-                inst = self.instructions[self.ip]
-                if inst.starts_line:
-                    self.lineno = inst.starts_line
-                self.ip += 1
-                self.step(inst)
-        finally:
-            _TX_STACK.pop()
+        self.run()
         return self.yielded
 
 
