@@ -1172,10 +1172,7 @@ def test_everyday_python_as_torch(name):
         seen.append((out.graph_count, out.graph_break_count, [g.code for g in out.graphs]))
     ours, theirs = seen
     assert ours[:2] == theirs[:2] == (1, 0)
-    # torch keeps the unused ``l_t_.mT`` node (DCE drops it here), and its explain
-    # compiles a user module's own forward (L['self']) where glasstorch's compiles
-    # explain's call of it (L['fn']); torch.compile(module) names both as torch does
-    if name not in ("tensor_attributes", "super_forward"):
+    if name != "tensor_attributes":     # torch keeps the unused `l_t_.mT` node; DCE drops it
         assert ours[2] == theirs[2]
 
 
@@ -1197,3 +1194,33 @@ def test_generators_run_to_their_end_as_torch():
         seen.append((out.graph_count, out.graph_break_count, [g.code for g in out.graphs]))
     assert seen[0] == seen[1]
     assert seen[0][:2] == (1, 0)
+
+
+def test_compiled_module_frames_named_as_torch():
+    """torch.compile(module) and explain(module) compile a user module's own
+    ``forward`` (inputs ``L['self']``...) but a library module's (nn.Sequential)
+    through a call of it (``L['fn']``, ``L['args']``), as torch does."""
+    codes = []
+    for lib in (gt, torch):
+        nn = lib.nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+
+            def forward(self, t):
+                return self.lin(t).relu()
+        lib.manual_seed(0)
+        found = []
+        for module in (Net(), nn.Sequential(nn.Linear(3, 3), nn.ReLU())):
+            lib._dynamo.reset()
+            found.append(lib._dynamo.explain(module)(lib.ones(2, 3)).graphs[0].code)
+            lib._dynamo.reset()
+            graphs = []
+            lib.compile(module, backend=lambda gm, inputs: graphs.append(gm.code)
+                        or gm.forward)(lib.ones(2, 3))
+            found += graphs
+        codes.append(found)
+    assert codes[0] == codes[1]
+    assert "L_self_modules_lin" in codes[0][0] and "L_fn_modules_0" in codes[0][2]

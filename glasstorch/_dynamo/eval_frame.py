@@ -434,7 +434,7 @@ class OptimizedModule(Module):
         super().__init__()
         self._orig_mod = mod
         self.dynamo_ctx = ctx
-        self._compiled_forward = ctx.wrap(mod.forward)
+        self._compiled_forward = module_entry(mod, ctx)
 
     def forward(self, *args, **kwargs):
         mod = self._orig_mod
@@ -447,6 +447,22 @@ class OptimizedModule(Module):
             return super().__getattr__(name)
         except AttributeError:
             return getattr(self._modules["_orig_mod"], name)
+
+
+def _call_module(fn, *args, **kwargs):
+    return fn(*args, **kwargs)
+
+
+def module_entry(mod, ctx: DynamoContext):
+    """The frame ``torch.compile(module)`` compiles: the module's ``forward``
+    (inputs ``L['self']``, ``L['x']``), or, when ``forward`` is the library's
+    own (``nn.Sequential``), a call of the module (``L['fn']``, ``L['args']``),
+    as PyTorch wraps a module whose forward its frame rules skip."""
+    forward = mod.forward
+    if isinstance(forward, types.MethodType) and _is_library_code(forward.__func__.__code__):
+        call = ctx.wrap(_call_module)
+        return functools.wraps(forward)(lambda *args, **kwargs: call(mod, *args, **kwargs))
+    return ctx.wrap(forward)
 
 
 def _bind(fn, code, args, kwargs) -> dict:
@@ -468,4 +484,4 @@ def _bind(fn, code, args, kwargs) -> dict:
     return L
 
 
-__all__ = ["DynamoContext", "CompiledFrame", "OptimizedModule"]
+__all__ = ["DynamoContext", "CompiledFrame", "OptimizedModule", "module_entry"]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..nn import Module
 from . import eval_frame
-from .eval_frame import DynamoContext
+from .eval_frame import DynamoContext, module_entry
 
 
 @dataclass
@@ -54,10 +54,6 @@ class ExplainOutput:
         return "\n\n".join(frame.describe() for frame in self.frames)
 
 
-def _call(fn, *args, **kwargs):
-    return fn(*args, **kwargs)
-
-
 def explain(fn, *extra_args, **extra_kwargs):
     """``explain(fn)(*args, **kwargs)`` -> ExplainOutput."""
     def inner(*args, **kwargs):
@@ -65,10 +61,7 @@ def explain(fn, *extra_args, **extra_kwargs):
         ctx = DynamoContext(lambda gm, inputs: gm.forward)
         eval_frame._observers.append(frames.append)
         try:
-            if isinstance(fn, Module):      # traced as a call of it: inputs L['fn'], L['args']
-                ctx.wrap(_call)(fn, *args, **kwargs)
-            else:
-                ctx.wrap(fn)(*args, **kwargs)
+            (module_entry(fn, ctx) if isinstance(fn, Module) else ctx.wrap(fn))(*args, **kwargs)
         finally:
             eval_frame._observers.remove(frames.append)
         graphs = [f.graph for f in frames if f.graph is not None]
