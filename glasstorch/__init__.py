@@ -129,6 +129,8 @@ from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: tensor
 from .utils import _pytree  # noqa: E402,F401  (torch.utils._pytree)
 from . import _subclasses  # noqa: E402,F401  (torch._subclasses: FakeTensor, FakeTensorMode)
 from . import fx  # noqa: E402,F401  (torch.fx: graphs, symbolic tracing)
+fx.node.has_side_effect(_assert)              # state changes graphs keep, as torch.fx does
+fx.node.has_side_effect(_C._set_grad_enabled)
 from .fx.experimental.sym_node import SymInt, SymBool, sym_max, sym_min  # noqa: E402,F401
 from . import func  # noqa: E402,F401  (torch.func: function transforms)
 from . import _decomp  # noqa: E402,F401  (torch._decomp: the decomposition table)

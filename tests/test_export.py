@@ -7,6 +7,7 @@ comes from inside the library (glasstorch's ``nn/modules/linear.py`` is not
 torch's), so those comments are compared after the file name.
 """
 import copy
+import importlib
 import re
 
 import numpy as np
@@ -288,3 +289,26 @@ def test_data_dependent_branch_raises_torchs_error_type(torch):
             type(info.value).__name__, "Could not guard on data-dependent expression" in \
             str(info.value)
     assert branch(glasstorch) == branch(torch)
+
+
+def test_is_exporting_and_pre_dispatch_make_fx_as_torch(torch):
+    """``torch.compiler.is_exporting()`` is True while export traces (its branch is
+    the one exported); make_fx(pre_dispatch=True) keeps ``aten.linear`` whole;
+    a Dim given two different example sizes fails where torch's trace fails."""
+    def run(lib):
+        pt = importlib.import_module(lib.__name__ + ".fx.experimental.proxy_tensor")
+
+        class M(lib.nn.Module):
+            def forward(self, x, y):
+                return (x * 2 if lib.compiler.is_exporting() else x) + y
+        code = lib.export.export(M(), (lib.randn(5), lib.randn(5))).graph_module.code
+        lib.manual_seed(0)
+        lin = lib.nn.Linear(3, 2)
+        traced = pt.make_fx(lambda x: lib.nn.functional.linear(x, lin.weight, lin.bias).relu(),
+                            pre_dispatch=True)(lib.randn(4, 3)).code
+        b = lib.export.Dim("b")
+        with pytest.raises(Exception) as info:
+            lib.export.export(M(), (lib.randn(5), lib.randn(6)),
+                              dynamic_shapes={"x": {0: b}, "y": {0: b}})
+        return code, traced, type(info.value).__name__, str(info.value).split(" at ")[0]
+    assert run(glasstorch) == run(torch)

@@ -10,6 +10,7 @@ run on every call before the cached graph is reused.
 """
 from __future__ import annotations
 
+import ast
 import linecache
 import operator
 import os
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 import glasstorch
 
+from .._core.dispatch_key import DispatchKeySet
 from .._core.tls import state as _tls
 from ..amp import autocast_state as _amp
 from .source import Source
@@ -86,9 +88,7 @@ class TensorSpec:
 def _keys_seen_by(tensor):
     """The key set a call on ``tensor`` dispatches with (its keys, plus the
     thread's included ones, minus the excluded ones), as TENSOR_MATCH logs it."""
-    from .._core.dispatch_key import DispatchKeySet
-    from .._core.tls import state
-    return DispatchKeySet((tensor._keys | state.included) & ~state.excluded)
+    return DispatchKeySet((tensor._keys | _tls.included) & ~_tls.excluded)
 
 
 def check_tensor(x, spec: TensorSpec) -> bool:
@@ -454,7 +454,7 @@ def _manager(root: _TreeNode, name: str, L, G, code) -> _TreeNode:
                 accessor = f"GetAttrGuardAccessor({attr})"
             path, value = f"{path}.{attr}", getattr(parent, attr)
         else:
-            index = eval(item)                                    # noqa: S307 (a literal)
+            index = ast.literal_eval(item)
             kind = "Dict" if isinstance(parent, dict) else "Tuple" \
                 if isinstance(parent, tuple) else "List"
             path, value = f"{path}[{item}]", parent[index]

@@ -20,6 +20,7 @@ jump targets, names, constants).
 from __future__ import annotations
 
 import dis
+import functools
 import operator
 import re
 import sys
@@ -135,8 +136,10 @@ class InstructionTranslatorBase:
             return PythonModuleVariable(value, source)
         if value is glasstorch.cond:
             return CondVariable()
-        if _hashable(value) and value in _folded_while_tracing():
-            return FoldedCallVariable(_folded_while_tracing()[value])
+        folded = _folded_while_tracing().get(value, _NOT_FOLDED) if _hashable(value) \
+            else _NOT_FOLDED
+        if folded is not _NOT_FOLDED:
+            return FoldedCallVariable(folded)
         if type(value).__name__ == "CustomOpDef":          # torch.library.custom_op
             return TorchVariable(value._opoverload, source)
         if is_traceable_function(value) or _is_autograd_function_apply(value):
@@ -753,6 +756,10 @@ class GradModeExitVariable(VariableTracker):
         return ConstantVariable(None)
 
 
+_NOT_FOLDED = object()
+
+
+@functools.cache
 def _folded_while_tracing() -> dict:
     """Functions whose answer Dynamo knows while it traces: ``is_compiling()``
     is True in traced code (it runs eagerly everywhere else)."""

@@ -3,7 +3,7 @@
 The operator's layers, in the order PyTorch's dispatch reaches them:
 
 * autograd: an operand needs a gradient, so the call is one autograd node
-  (``_CondAutograd``) whose backward is again a ``cond``, over the branches'
+  (``CondAutogradOp``) whose backward is again a ``cond``, over the branches'
   backward functions (each computes its branch's vector-Jacobian product);
 * make_fx tracing (``ProxyTorchDispatchMode`` on the stack, as AOTAutograd
   traces): both branches are traced into subgraphs ``true_graph_0`` /
@@ -13,6 +13,8 @@ The operator's layers, in the order PyTorch's dispatch reaches them:
 * real tensors: an ``if``.
 """
 from __future__ import annotations
+
+import functools
 
 from . import HigherOrderOperator
 
@@ -26,7 +28,7 @@ def _cond_op(pred, true_fn, false_fn, operands):
     if not isinstance(pred, Tensor):
         return (true_fn if pred else false_fn)(*operands)
     if is_grad_enabled() and any(isinstance(o, Tensor) and o.requires_grad for o in operands):
-        return _CondAutograd.apply(pred, true_fn, false_fn, *operands)
+        return _cond_autograd().apply(pred, true_fn, false_fn, *operands)
     tracer, pre_dispatch = _proxy_mode()
     if tracer is not None:
         return _trace(tracer, pre_dispatch, pred, true_fn, false_fn, operands)
@@ -77,7 +79,10 @@ def _as_tuple(out) -> tuple:
     return (out,) if isinstance(out, Tensor) else tuple(out)
 
 
-def _make_autograd():
+@functools.cache
+def _cond_autograd():
+    """The autograd.Function, made on first use (the autograd package imports
+    this module's parents)."""
     from .._tensor import Tensor
     from ..autograd.function import Function
     from ..autograd.grad_mode import no_grad
@@ -102,19 +107,6 @@ def _make_autograd():
                             _backward_of(false_fn, count), (*operands, *grads))
             return (None, None, None, *found)
     return CondAutogradOp
-
-
-class _LazyAutograd:
-    """The autograd.Function, made on first use (the autograd package imports
-    this module's parents)."""
-
-    def apply(self, *args):
-        global _CondAutograd
-        _CondAutograd = _make_autograd()
-        return _CondAutograd.apply(*args)
-
-
-_CondAutograd = _LazyAutograd()
 
 
 # -- tracing --------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import inspect
 
 from .._dispatcher.dispatcher import ops
 from .._dynamo.exc import UserError, UserErrorType
+from ..compiler import _tracing
 from .._subclasses.fake_tensor import DataDependentOutputException, FakeTensorMode
 from .._tensor import Tensor
 from .._dispatcher.pre_dispatch import pre_dispatch_mode
@@ -133,7 +134,7 @@ class _ExportTrace:
         self.tracer.fake_mode = self.fake_mode
         self.tracer.record_stack_traces = True
         self.input_specs: list = []
-        self.dim_symbols: dict = {}          # Dim or hint -> (its symbol, its own range)
+        self.dim_symbols: dict = {}          # symbol -> (its Dim or hint, the range asked)
 
     def run(self) -> ExportedProgram:
         mod, tracer = self.mod, self.tracer
@@ -141,7 +142,6 @@ class _ExportTrace:
         fake_inputs = self._user_inputs()
         args, kwargs = _rebuild(self.bound, [value for _, _, value in fake_inputs])
         mode = ProxyTorchDispatchMode(tracer, "symbolic" if self.shape_env else "fake")
-        from ..compiler import _tracing
         exporting, _tracing.exporting = _tracing.exporting, True    # is_exporting()
         try:
             with _reparametrize_module(mod, state, tie_weights=True), self.fake_mode, \
@@ -219,26 +219,20 @@ class _ExportTrace:
             tracer.pinned_symbols.add(size.node.expr)
         return result
 
-    def _shared_symbols(self) -> dict:
-        """One symbol per Dim (or per hinted dim), bound to every size it names."""
+    def _shared_symbols(self) -> None:
+        """One symbol per Dim and example size (or per hinted dim), bound to every
+        size it names: a Dim given two different sizes is two symbols, and the
+        program's first op combining them fails, as in PyTorch."""
         by_dim: dict = {}
         for name, source, value in self.inputs:
             for i, dim in self.specs.get(name, {}).items():      # a hint is its own dim
-                key = (name, i) if isinstance(dim, _DimHint) else dim.__name__
-                by_dim.setdefault(key, (dim, []))[1].append((f"{source}.size()[{i}]",
-                                                            value.shape[i], name, i))
-        for dim, sources in by_dim.values():
-            hints = {hint for _, hint, _, _ in sources}
-            if len(hints) > 1:
-                first, other = sources[0], next(s for s in sources if s[1] != sources[0][1])
-                raise UserError(UserErrorType.CONSTRAINT_VIOLATION,
-                                f"Constraints violated ({dim.__name__})! The values of "
-                                f"{first[2]}.size()[{first[3]}] = {first[1]} and "
-                                f"{other[2]}.size()[{other[3]}] = {other[1]} must be equal.")
+                key = (name, i) if isinstance(dim, _DimHint) else (dim.__name__, value.shape[i])
+                by_dim.setdefault(key, (dim, value.shape[i], []))[2].append(
+                    f"{source}.size()[{i}]")
+        for dim, hint, sources in by_dim.values():
             low = dim.min if dim.min is not None else 2
             high = dim.max if dim.max is not None else float("inf")
-            symbol = self.shape_env.create_shared_symbol(
-                sources[0][1], [s for s, _, _, _ in sources], max(low, 2), high)
+            symbol = self.shape_env.create_shared_symbol(hint, sources, max(low, 2), high)
             self.dim_symbols[symbol] = (dim, (low, high))
 
     def _range_constraints(self) -> dict:

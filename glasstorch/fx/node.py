@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import operator
 
-import glasstorch as _glasstorch
-
 from ._torch_names import qualified_name
 
 __all__ = ["Node", "map_arg", "map_aggregate"]
@@ -187,16 +185,13 @@ class Node:
 
     def is_impure(self) -> bool:
         """Side effects keep a node alive in dead-code elimination: placeholders,
-        outputs, ``torch._assert``, functions marked ``has_side_effect`` (grad
-        mode and autocast switches), ATen ops whose schema writes an argument,
-        in-place operators and item writes (``x += 1``, ``x[0] = v``), and
+        outputs, in-place operators and item writes (``x += 1``, ``x[0] = v``),
+        functions marked ``has_side_effect`` (``torch._assert``, the grad-mode and
+        autocast switches), ATen ops whose schema writes an argument, and
         in-place calls (a target name ending in ``_``)."""
         if self.op in ("placeholder", "output"):
             return True
-        if self.op == "call_function" and (self.target in _side_effectful_functions or
-                                           self.target is _glasstorch._assert or
-                                           self.target is _glasstorch._C._set_grad_enabled or
-                                           self.target in INPLACE_METHODS):
+        if self.op == "call_function" and self.target in _side_effectful_functions:
             return True
         schema = getattr(self.target, "_schema", None)
         if self.op == "call_function" and schema is not None:     # an ATen op: it writes
@@ -205,16 +200,6 @@ class Node:
             getattr(self.target, "__name__", "")
         return self.op in ("call_function", "call_method") and name.endswith("_") and \
             not name.endswith("__")
-
-
-_side_effectful_functions: set = set()
-
-
-def has_side_effect(fn):
-    """Mark ``fn`` as a call dead-code elimination keeps (``torch.fx.node.has_side_effect``):
-    what it changes is state, not its result."""
-    _side_effectful_functions.add(fn)
-    return fn
 
 
 # In-place operators and item writes Dynamo records; the code prints each as its
@@ -226,6 +211,18 @@ INPLACE_METHODS = {operator.iadd: "{} += {}", operator.iand: "{} &= {}",
                    operator.ipow: "{} **= {}", operator.irshift: "{} >>= {}",
                    operator.isub: "{} -= {}", operator.itruediv: "{} /= {}",
                    operator.ixor: "{} ^= {}", operator.setitem: "{}[{}] = {}"}
+
+# the calls dead-code elimination keeps: in-place operators, item writes, and the
+# functions marked with has_side_effect (torch._assert, grad mode and autocast switches)
+_side_effectful_functions: set = set(INPLACE_METHODS)
+
+
+def has_side_effect(fn):
+    """Mark ``fn`` as a call dead-code elimination keeps (``torch.fx.node.has_side_effect``):
+    what it changes is state, not its result."""
+    _side_effectful_functions.add(fn)
+    return fn
+
 
 # PyTorch prints these call_function targets as Python syntax
 MAGIC_METHODS = {operator.add: "{} + {}", operator.sub: "{} - {}", operator.mul: "{} * {}",
