@@ -950,13 +950,12 @@ f(x).backward()
 
 def test_output_code_log_shows_the_code_that_runs(tmp_path):
     """TORCH_LOGS=output_code under the default backend: the forward and backward
-    code that runs (AOTAutograd's graphs, as Python until Inductor lands),
-    under the frame's compile id."""
-    lines = _log_lines(tmp_path, _OUTPUT_CODE_LOG, "glasstorch", "output_code")
-    text = "\n".join(lines)
-    assert "Output code (forward graph" in text and "Output code (backward graph" in text
-    assert "    sin = torch.ops.aten.sin.default(primals_1)" in lines
-    assert "    cos = torch.ops.aten.cos.default(primals_1);  primals_1 = None" in lines
+    code that runs, each under its AOT id as torch prints it: Inductor's
+    wrapper (``def call(args)``) and the C of its kernels."""
+    for lib in ("glasstorch", "torch"):
+        text = "\n".join(_log_lines(tmp_path, _OUTPUT_CODE_LOG, lib, "output_code"))
+        assert "# AOT ID: ['0_forward']" in text and "# AOT ID: ['0_backward']" in text
+        assert "def call(" in text and "cpp_fused_" in text
 
 
 def _ema(lib):

@@ -4,8 +4,7 @@ A backend takes ``(gm: GraphModule, example_inputs: list)`` and returns a
 callable that runs the graph.  Built in: ``"eager"`` (the graph's own Python)
 and ``"aot_eager"`` (AOTAutograd's forward and backward graphs, each run as
 Python); both are tagged ``debug``, so ``list_backends()`` leaves them out, as
-PyTorch's does.  ``"inductor"``, torch.compile's default, runs the AOT path
-until glasstorch's Inductor (code generation) lands.
+PyTorch's does.  ``"inductor"``, torch.compile's default, generates C (``glasstorch._inductor``).
 """
 from __future__ import annotations
 
@@ -53,13 +52,16 @@ def eager(gm, fake_tensor_inputs, **kwargs):
 
 @register_backend(name="aot_eager", tags=("debug",))
 def aot_eager(gm, fake_tensor_inputs, fw_compiler=None, bw_compiler=None, **kwargs):
-    """AOTAutograd's forward and backward graphs, each run as its Python code."""
+    """AOTAutograd's forward and backward graphs, each run as its Python code
+    (or given to ``fw_compiler`` / ``bw_compiler``, as Inductor does)."""
     from ..._functorch.aot_autograd import aot_module_simplified, nop
     from ..._functorch.partitioners import min_cut_rematerialization_partition
     return aot_module_simplified(gm, fake_tensor_inputs, fw_compiler=fw_compiler or nop,
                                  bw_compiler=bw_compiler or nop,
                                  partition_fn=kwargs.get("partition_fn",
-                                                         min_cut_rematerialization_partition))
+                                                         min_cut_rematerialization_partition),
+                                 decompositions=kwargs.get("decompositions"),
+                                 inference_compiler=kwargs.get("inference_compiler"))
 
 
 @register_backend(name="aot_eager_default_partitioner", tags=("debug",))
@@ -71,19 +73,6 @@ def aot_eager_default_partitioner(gm, fake_tensor_inputs, **kwargs):
 
 @register_backend(name="inductor")
 def inductor(gm, example_inputs, **kwargs):
-    """torch.compile's default backend; for now AOTAutograd's graphs run as Python,
-    and that Python is the code ``TORCH_LOGS=output_code`` shows."""
-    from ... import _logging
-    from ..._functorch.aot_autograd import nop
-
-    compile_id = _logging.current_compile_id
-
-    def shown(kind):
-        def compiler(graph, inputs):
-            if _logging.is_enabled("output_code"):
-                _logging.trace("output_code", compile_id, f"Output code ({kind} graph, run "
-                               f"as Python until Inductor generates C):\n{graph.code.strip()}")
-            return nop(graph, inputs)
-        return compiler
-    return aot_eager(gm, example_inputs, fw_compiler=shown("forward"),
-                     bw_compiler=shown("backward"), **kwargs)
+    """torch.compile's default backend: glasstorch's Inductor (``_inductor.compile_fx``)."""
+    from ..._inductor.compile_fx import compile_fx
+    return compile_fx(gm, example_inputs, **kwargs)

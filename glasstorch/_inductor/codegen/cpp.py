@@ -1,0 +1,619 @@
+"""Inductor's C++ backend (``torch/_inductor/codegen/cpp.py``), writing C.
+
+One fused kernel becomes one C function, ``cpp_fused_<ops>_<n>``:
+
+* the kernel's outer loops (the shared index of its nodes) run under
+  ``#pragma omp parallel for`` when the work is large enough;
+* inside, each node is a *section* in order: a pointwise body stored at the
+  outer index, an inner loop (``#pragma omp simd``) for a pointwise node with
+  more dimensions, or a reduction loop with its accumulator;
+* values flow between sections without memory where they can: a reduction's
+  result read at the same outer index is its accumulator, a stored value read
+  again in the same loop is the stored variable; a buffer nobody outside the
+  kernel reads is never written (Inductor's removed buffers).
+
+The inner functions of the IR call this module's ``CppOps`` handler, each
+call one C statement (``float tmp3 = tmp1 + tmp2;``), common subexpressions
+shared.  Half types are loaded as float and rounded once when stored.
+libm's functions are declared ``#pragma omp declare simd`` so the compiler
+calls glibc's vector versions (libmvec) without ``-ffast-math``.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+
+from ..._core import dtype as dt
+from .. import config
+from ..ir import V, Index, compute_dtype
+
+C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "_Float16",
+           dt.bfloat16: "uint16_t", dt.int64: "int64_t", dt.int32: "int32_t",
+           dt.int16: "int16_t", dt.int8: "int8_t", dt.uint8: "uint8_t", dt.bool_: "bool"}
+
+PRELUDE = r"""#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline float gt_bf16_to_float(uint16_t v) {
+    uint32_t bits = (uint32_t)v << 16; float f; memcpy(&f, &bits, 4); return f;
+}
+static inline uint16_t gt_float_to_bf16(float f) {   /* round to nearest even */
+    uint32_t bits; memcpy(&bits, &f, 4);
+    if (f != f) return 0x7fc0;
+    return (uint16_t)((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+static inline int64_t gt_floordiv(int64_t a, int64_t b) {
+    int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline int64_t gt_remainder(int64_t a, int64_t b) {
+    int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+"""
+
+# libm functions with vector versions in glibc's libmvec (float and double)
+VECTOR_LIBM = ("exp", "log", "sin", "cos", "tan", "tanh", "erf", "log1p", "expm1", "pow",
+               "atan", "asin", "acos", "sinh", "cosh", "exp2", "log2", "log10", "atan2",
+               "asinh", "acosh", "atanh", "cbrt", "erfc", "hypot")
+
+
+def libm_declarations(names) -> str:
+    lines = []
+    for name in sorted(names):
+        args = 2 if name in ("pow", "atan2", "hypot") else 1
+        for ctype, suffix in (("float", "f"), ("double", "")):
+            params = ", ".join([ctype] * args)
+            lines.append(f"#pragma omp declare simd notinbranch\n"
+                         f"extern {ctype} {name}{suffix}({params}) __attribute__((const));")
+    return "\n".join(lines)
+
+
+class CValue:
+    """A C variable holding one element, in its compute dtype."""
+
+    __slots__ = ("name", "dtype")
+
+    def __init__(self, name: str, dtype):
+        self.name, self.dtype = name, dtype
+
+    def __str__(self):
+        return self.name
+
+
+def c_literal(value, dtype) -> str:
+    if dtype is dt.bool_:
+        return "true" if value else "false"
+    if dtype.is_floating_point:
+        value = float(value)
+        if math.isnan(value):
+            return "NAN"
+        if math.isinf(value):
+            return "INFINITY" if value > 0 else "-INFINITY"
+        text = repr(value)
+        return text + "f" if dtype is dt.float32 else text
+    value = int(value)
+    return f"INT64_C({value})" if dtype is dt.int64 else str(value)
+
+
+class _Block:
+    def __init__(self, parent=None):
+        self.lines = []
+        self.cse = dict(parent.cse) if parent else {}
+
+
+class CppKernel:
+    """The C text of one kernel being written, and the ``ops`` handler its
+    nodes' inner functions call."""
+
+    def __init__(self, name: str, graph):
+        self.name, self.graph = name, graph
+        self.args = {}        # buffer name -> (C parameter, is output)
+        self.block = _Block()
+        self.counter = 0
+        self.libm_used = set()
+        self.loaded = set()   # buffers read from memory (not from a variable)
+
+    # -- bookkeeping ----------------------------------------------------------------
+
+    def param(self, buffer: str, output: bool) -> str:
+        if buffer not in self.args:
+            kind = "out_ptr" if output else "in_ptr"
+            count = sum(1 for _, o in self.args.values() if o == output)
+            self.args[buffer] = (f"{kind}{count}", output)
+        elif output and not self.args[buffer][1]:
+            self.args[buffer] = (self.args[buffer][0], True)
+        return self.args[buffer][0]
+
+    def emit(self, line):
+        self.block.lines.append(line)
+
+    def value(self, expr: str, dtype) -> CValue:
+        """``expr`` as a new variable (or the one already holding it)."""
+        key = (expr, dtype)
+        if key in self.block.cse:
+            return self.block.cse[key]
+        var = CValue(f"tmp{self.counter}", dtype)
+        self.counter += 1
+        self.emit(f"{C_TYPES[dtype]} {var} = {expr};")
+        self.block.cse[key] = var
+        return var
+
+    @contextlib.contextmanager
+    def loop(self, header_lines):
+        """A nested block; its lines are emitted under ``header_lines``."""
+        outer = self.block
+        self.block = _Block(outer)
+        try:
+            yield
+        finally:
+            inner, self.block = self.block, outer
+            for h in header_lines:
+                self.emit(h)
+            self.emit(("{", inner.lines, "}"))
+
+    # -- the ops handler --------------------------------------------------------------
+
+    def load(self, name: str, index: Index) -> CValue:
+        key = ("load", name, str(index))
+        if key in self.block.cse:
+            return self.block.cse[key]
+        dtype = self.graph.buffer_dtype(name)
+        ptr = self.param(name, output=False)
+        self.loaded.add(name)
+        raw = f"{ptr}[{index}]"
+        if dtype is dt.bfloat16:
+            raw = f"gt_bf16_to_float({raw})"
+        elif dtype is dt.float16:
+            raw = f"(float){raw}"
+        var = self.value(raw, compute_dtype(dtype))
+        self.block.cse[key] = var
+        return var
+
+    def store(self, name: str, index: Index, value: CValue) -> None:
+        dtype = self.graph.buffer_dtype(name)
+        ptr = self.param(name, output=True)
+        if dtype is dt.bfloat16:
+            text = f"gt_float_to_bf16({self._cast(value, dt.float32)})"
+        else:
+            text = self._cast(value, dtype)
+        self.emit(("store", name, f"{ptr}[{index}] = {text};"))
+        self.block.cse[("load", name, str(index))] = value if value.dtype is compute_dtype(dtype) \
+            else self.value(self._cast(value, compute_dtype(dtype)), compute_dtype(dtype))
+
+    def _cast(self, value: CValue, dtype) -> str:
+        if value.dtype is dtype:
+            return str(value)
+        if dtype is dt.bool_:
+            return f"({value} != 0)"
+        return f"({C_TYPES[dtype]}){value}"
+
+    def constant(self, value, dtype) -> CValue:
+        dtype = compute_dtype(dtype)
+        return self.value(c_literal(value, dtype), dtype)
+
+    def index_expr(self, index: Index, dtype) -> CValue:
+        return self.value(f"({C_TYPES[compute_dtype(dtype)]})({index})", compute_dtype(dtype))
+
+    def to_dtype(self, x: CValue, dtype) -> CValue:
+        dtype = compute_dtype(dtype)
+        return x if x.dtype is dtype else self.value(self._cast(x, dtype), dtype)
+
+    def _binary(self, fmt, a, b, dtype=None):
+        return self.value(fmt.format(a=a, b=b), dtype or a.dtype)
+
+    def add(self, a, b):
+        return self._binary("{a} + {b}", a, b)
+
+    def sub(self, a, b):
+        return self._binary("{a} - {b}", a, b)
+
+    def mul(self, a, b):
+        if a.dtype is dt.bool_:
+            return self._binary("{a} && {b}", a, b)
+        return self._binary("{a} * {b}", a, b)
+
+    def truediv(self, a, b):
+        return self._binary("{a} / {b}", a, b)
+
+    def floordiv(self, a, b):
+        if a.dtype.is_floating_point:
+            return self._binary(f"{self._libm('floor', a)}({{a}} / {{b}})", a, b)
+        return self._binary("gt_floordiv({a}, {b})", a, b)
+
+    def truncdiv(self, a, b):
+        if a.dtype.is_floating_point:
+            return self._binary(f"{self._libm('trunc', a)}({{a}} / {{b}})", a, b)
+        return self._binary("{a} / {b}", a, b)
+
+    def remainder(self, a, b):
+        if a.dtype.is_floating_point:
+            fl = self._libm("floor", a)
+            return self._binary(f"{{a}} - {fl}({{a}} / {{b}}) * {{b}}", a, b)
+        return self._binary("gt_remainder({a}, {b})", a, b)
+
+    def fmod(self, a, b):
+        if a.dtype.is_floating_point:
+            return self._binary(f"{self._libm('fmod', a)}({{a}}, {{b}})", a, b)
+        return self._binary("{a} % {b}", a, b)
+
+    def neg(self, a):
+        return self.value(f"-{a}", a.dtype)
+
+    def abs(self, a):
+        if a.dtype.is_floating_point:
+            return self.value(f"{self._libm('fabs', a)}({a})", a.dtype)
+        if a.dtype is dt.bool_:
+            return a
+        return self.value(f"({a} < 0 ? -{a} : {a})", a.dtype)
+
+    def maximum(self, a, b):
+        if a.dtype.is_floating_point:
+            return self._binary("({a} != {a} || {a} > {b}) ? {a} : {b}", a, b)
+        return self._binary("{a} > {b} ? {a} : {b}", a, b)
+
+    def minimum(self, a, b):
+        if a.dtype.is_floating_point:
+            return self._binary("({a} != {a} || {a} < {b}) ? {a} : {b}", a, b)
+        return self._binary("{a} < {b} ? {a} : {b}", a, b)
+
+    def relu(self, a):
+        zero = c_literal(0, a.dtype)
+        return self.value(f"{a} < {zero} ? {zero} : {a}", a.dtype)
+
+    def where(self, cond, a, b):
+        return self.value(f"{cond} ? {a} : {b}", a.dtype)
+
+    def _libm(self, name: str, like: CValue) -> str:
+        if name in VECTOR_LIBM:
+            self.libm_used.add(name)
+        return name + ("f" if like.dtype is dt.float32 else "")
+
+    def libm(self, name: str, a, *rest):
+        args = ", ".join(str(v) for v in (a, *rest))
+        return self.value(f"{self._libm(name, a)}({args})", a.dtype)
+
+    def rsqrt(self, a):
+        one = c_literal(1, a.dtype)
+        return self.value(f"{one} / {self._libm('sqrt', a)}({a})", a.dtype)
+
+    def reciprocal(self, a):
+        return self.value(f"{c_literal(1, a.dtype)} / {a}", a.dtype)
+
+    def sigmoid(self, a):
+        one = c_literal(1, a.dtype)
+        return self.value(f"{one} / ({one} + {self._libm('exp', a)}(-{a}))", a.dtype)
+
+    def pow(self, a, b):
+        return self.libm("pow", a, b)
+
+    def sign(self, a):
+        zero = c_literal(0, a.dtype)
+        return self.value(f"({a} > {zero}) - ({a} < {zero})" if not a.dtype.is_floating_point
+                          else f"({a} > {zero} ? {c_literal(1, a.dtype)} : "
+                               f"({a} < {zero} ? {c_literal(-1, a.dtype)} : {a}))", a.dtype)
+
+    def _compare(self, op, a, b):
+        return self.value(f"{a} {op} {b}", dt.bool_)
+
+    def eq(self, a, b):
+        return self._compare("==", a, b)
+
+    def ne(self, a, b):
+        return self._compare("!=", a, b)
+
+    def lt(self, a, b):
+        return self._compare("<", a, b)
+
+    def le(self, a, b):
+        return self._compare("<=", a, b)
+
+    def gt(self, a, b):
+        return self._compare(">", a, b)
+
+    def ge(self, a, b):
+        return self._compare(">=", a, b)
+
+    def logical_and(self, a, b):
+        return self.value(f"{a} && {b}", dt.bool_)
+
+    def logical_or(self, a, b):
+        return self.value(f"{a} || {b}", dt.bool_)
+
+    def logical_xor(self, a, b):
+        return self.value(f"(!{a}) != (!{b})", dt.bool_)
+
+    def logical_not(self, a):
+        return self.value(f"!{a}", dt.bool_)
+
+    def bitwise_and(self, a, b):
+        return self._binary("{a} & {b}", a, b)
+
+    def bitwise_or(self, a, b):
+        return self._binary("{a} | {b}", a, b)
+
+    def bitwise_xor(self, a, b):
+        return self._binary("{a} ^ {b}", a, b)
+
+    def bitwise_not(self, a):
+        return self.value(f"!{a}" if a.dtype is dt.bool_ else f"~{a}", a.dtype)
+
+    def isnan(self, a):
+        return self.value(f"{a} != {a}", dt.bool_)
+
+    def isinf(self, a):
+        return self.value(f"{self._libm('fabs', a)}({a}) == INFINITY", dt.bool_)
+
+
+# -- reductions ----------------------------------------------------------------------
+
+
+def reduction_init(rtype: str, dtype) -> str:
+    if rtype in ("sum", "any"):
+        return c_literal(0, dtype)
+    if rtype == "prod":
+        return c_literal(1, dtype)
+    if rtype in ("max", "argmax"):
+        return "-INFINITY" if dtype.is_floating_point else c_literal(_int_bounds(dtype)[0], dtype)
+    if rtype in ("min", "argmin"):
+        return "INFINITY" if dtype.is_floating_point else c_literal(_int_bounds(dtype)[1], dtype)
+    raise NotImplementedError(rtype)
+
+
+def _int_bounds(dtype):
+    if dtype is dt.bool_:
+        return 0, 1
+    bits = dtype.itemsize * 8
+    if dtype is dt.uint8:
+        return 0, 255
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def loop_header(var: str, size: int, pragma: str | None = None) -> list:
+    lines = [pragma] if pragma else []
+    lines.append(f"for (int64_t {var} = 0; {var} < {size}; {var}++)")
+    return lines
+
+
+def render(lines, removed=frozenset(), indent="    ") -> list:
+    """Flatten emitted lines into text, dropping stores to removed buffers."""
+    out = []
+    for line in lines:
+        if isinstance(line, str):
+            out.append(indent + line)
+        elif line[0] == "store":
+            if line[1] not in removed:
+                out.append(indent + line[2])
+        else:
+            out.append(indent + "{")
+            out.extend(render(line[1], removed, indent + "    "))
+            out.append(indent + "}")
+    return out
+
+
+class KernelWriter:
+    """Writes the C function of one fused kernel (``scheduler.FusedKernel``)."""
+
+    def __init__(self, kernel, graph, removable):
+        self.kernel = kernel
+        self.graph = graph
+        self.removable = removable
+
+    def write(self) -> tuple:
+        """(C source of the function, its [(buffer name, is_output)] parameters,
+        the libm functions it calls, the buffers it never writes): a buffer in
+        ``removable`` that the kernel never reads back from memory is removed."""
+        fused = self.kernel
+        ck = CppKernel(fused.name, self.graph)
+        outer = fused.outer
+        outer_vars = [Index.var(f"x{i}", n) for i, n in enumerate(outer)]
+        previous_ops = V.ops
+        V.ops = ck
+        try:
+            headers = self._outer_headers(fused, outer)
+            with ck.loop(headers) if outer or fused.chunked else contextlib.nullcontext():
+                if fused.chunked:
+                    self._chunked_pointwise(ck, fused)
+                elif self._is_column_reduction():
+                    self._column_reduction(ck, fused.nodes[0], outer_vars)
+                else:
+                    for section in fused.sections:
+                        self._section(ck, section, outer, outer_vars)
+        finally:
+            V.ops = previous_ops
+        removed = {name for name in self.removable if name not in ck.loaded}
+        params = [(name, out) for name, (_, out) in ck.args.items() if name not in removed]
+        signature = ", ".join(
+            f"{'' if out else 'const '}{C_TYPES[self.graph.buffer_dtype(name)]}* "
+            f"__restrict__ {ck.args[name][0]}" for name, out in params)
+        body = render(ck.block.lines, removed)
+        source = f"void {fused.name}({signature})\n{{\n" + "\n".join(body) + "\n}\n"
+        return source, params, ck.libm_used, removed
+
+    def _is_column_reduction(self) -> bool:
+        """One reduction whose input is contiguous along the kept dims, not the
+        reduced ones (a bias gradient: a sum over rows).  Its rows are then
+        accumulated into a block of outputs at a time, not one output at a time
+        down strided columns."""
+        fused = self.kernel
+        if len(fused.nodes) != 1 or not fused.outer:
+            return False
+        node = fused.nodes[0]
+        if not node.is_reduction() or node.data.reduction_type not in ("sum", "prod", "max",
+                                                                         "min"):
+            return False
+        _, rranges = node.loop_ranges()
+        last_x, last_r = f"x{len(fused.outer) - 1}", f"r{len(rranges) - 1}"
+        coeffs = [{s.name: c for s, c in index.terms.items()}
+                  for _, index in fused.reads[node.name]]
+        return bool(coeffs) and all(c.get(last_r) != 1 for c in coeffs) and \
+            any(c.get(last_x) == 1 for c in coeffs)
+
+    def _outer_headers(self, fused, outer) -> list:
+        if self._is_column_reduction():
+            return self._column_headers(fused, outer)
+        work = fused.work()
+        parallel = work >= config.cpp.min_parallel_work
+        if fused.chunked:
+            chunk = config.cpp.chunk_size
+            n = fused.sections[0].inner[0]
+            pragma = f"#pragma omp parallel for if({n} >= {config.cpp.min_parallel_work})"
+            return [pragma if parallel else None,
+                    f"for (int64_t c0 = 0; c0 < {n}; c0 += {chunk})"][0 if parallel else 1:]
+        if not outer:
+            return []
+        pragma = None
+        if parallel:
+            collapse = f" collapse({len(outer)})" if len(outer) > 1 else ""
+            pragma = f"#pragma omp parallel for{collapse}"
+        headers = [pragma] if pragma else []
+        for i, n in enumerate(outer):
+            headers.append(f"for (int64_t x{i} = 0; x{i} < {n}; x{i}++)")
+        return headers
+
+    def _column_headers(self, fused, outer) -> list:
+        block = config.cpp.column_block
+        pragma = f"#pragma omp parallel for collapse({len(outer)})" \
+            if fused.work() >= config.cpp.min_parallel_work else None
+        headers = [pragma] if pragma else []
+        for i, n in enumerate(outer[:-1]):
+            headers.append(f"for (int64_t x{i} = 0; x{i} < {n}; x{i}++)")
+        headers.append(f"for (int64_t xb = 0; xb < {outer[-1]}; xb += {block})")
+        return headers
+
+    def _column_reduction(self, ck, node, outer_vars):
+        data = node.data
+        rtype = data.reduction_type
+        k = len(outer_vars) - 1
+        n = self.kernel.outer[-1]
+        block = config.cpp.column_block
+        acc_dtype = compute_dtype(data.dtype)
+        ctype = C_TYPES[acc_dtype]
+        init = reduction_init(rtype, acc_dtype)
+        nan = rtype in ("max", "min") and acc_dtype.is_floating_point
+        ck.emit(f"{ctype} acc[{block}];")
+        if nan:
+            ck.emit(f"int nan[{block}];")
+        end = f"(xb + {block} < {n} ? xb + {block} : {n})"
+        lane = f"for (int64_t x{k} = xb; x{k} < {end}; x{k}++)"
+        ck.emit(f"for (int64_t i = 0; i < {block}; i++) {{ acc[i] = {init};"
+                f"{' nan[i] = 0;' if nan else ''} }}")
+        _, rranges = node.loop_ranges()
+        rvars = [Index.var(f"r{i}", m) for i, m in enumerate(rranges)]
+        headers = []
+        for i, m in enumerate(rranges):
+            headers += loop_header(f"r{i}", m)
+        with ck.loop(headers):
+            with ck.loop(["#pragma omp simd", lane]):
+                v = ck.to_dtype(node.compute(outer_vars, rvars), acc_dtype)
+                slot = f"acc[x{k} - xb]"
+                if rtype == "sum":
+                    ck.emit(f"{slot} += {v};")
+                elif rtype == "prod":
+                    ck.emit(f"{slot} *= {v};")
+                else:
+                    op = ">" if rtype == "max" else "<"
+                    ck.emit(f"{slot} = {v} {op} {slot} ? {v} : {slot};")
+                    if nan:
+                        ck.emit(f"nan[x{k} - xb] |= {v} != {v};")
+        with ck.loop([lane]):
+            result = f"(nan[x{k} - xb] ? NAN : acc[x{k} - xb])" if nan else f"acc[x{k} - xb]"
+            ck.store(node.target_name(), node.store_index(outer_vars),
+                     ck.value(result, acc_dtype))
+
+    def _chunked_pointwise(self, ck, fused):
+        """One long pointwise loop cut into chunks the threads share."""
+        n = fused.sections[0].inner[0]
+        chunk = config.cpp.chunk_size
+        index = [Index.var("x0", n)]
+        header = ["#pragma omp simd",
+                  f"for (int64_t x0 = c0; x0 < (c0 + {chunk} < {n} ? c0 + {chunk} : {n}); x0++)"]
+        with ck.loop(header):
+            for node in fused.sections[0].nodes:
+                ck.store(node.target_name(), node.store_index(index), node.compute(index))
+
+    def _section(self, ck, section, outer, outer_vars):
+        if section.kind == "reduction":
+            self._reduction(ck, section.nodes[0], outer, outer_vars)
+            return
+        inner = section.inner
+        k = len(outer)
+        inner_vars = [Index.var(f"x{k + i}", n) for i, n in enumerate(inner)]
+        headers = []
+        for i, n in enumerate(inner):
+            pragma = "#pragma omp simd" if i == len(inner) - 1 else None
+            headers += loop_header(f"x{k + i}", n, pragma)
+        index = outer_vars + inner_vars
+        with ck.loop(headers) if inner else contextlib.nullcontext():
+            for node in section.nodes:
+                ck.store(node.target_name(), node.store_index(index), node.compute(index))
+
+    def _reduction(self, ck, node, outer, outer_vars):
+        data = node.data
+        rtype = data.reduction_type
+        acc_dtype = compute_dtype(data.dtype) if rtype not in ("argmax", "argmin") \
+            else compute_dtype(data.src_dtype)
+        if rtype in ("sum", "prod") and data.dtype.is_floating_point:
+            acc_dtype = compute_dtype(data.dtype)
+        acc = f"acc{ck.counter}"
+        ck.counter += 1
+        ctype = "int" if rtype == "any" else C_TYPES[acc_dtype]
+        ck.emit(f"{ctype} {acc} = {reduction_init(rtype, acc_dtype)};")
+        _, rranges = node.loop_ranges()
+        rvars = [Index.var(f"r{i}", n) for i, n in enumerate(rranges)]
+        clause = {"sum": f" reduction(+:{acc})", "prod": f" reduction(*:{acc})",
+                  "any": f" reduction(|:{acc})", "max": f" reduction(max:{acc})",
+                  "min": f" reduction(min:{acc})"}.get(rtype)
+        nan_flag = None
+        if rtype in ("max", "min") and acc_dtype.is_floating_point:
+            nan_flag = f"nan{acc[3:]}"
+            ck.emit(f"int {nan_flag} = 0;")   # an int, not a bool: bools do not vectorize
+            clause += f" reduction(|:{nan_flag})"
+        if rtype in ("argmax", "argmin"):
+            index_var = f"idx{acc[3:]}"
+            ck.emit(f"int64_t {index_var} = 0;")
+        headers = []
+        flat_r = None
+        for i, n in enumerate(rranges):
+            last = i == len(rranges) - 1
+            pragma = f"#pragma omp simd{clause}" if last and clause else None
+            if last and not outer and clause and len(rranges) == 1 and \
+                    n >= config.cpp.min_parallel_work:
+                pragma = f"#pragma omp parallel for simd{clause}"
+            headers += loop_header(f"r{i}", n, pragma)
+        if rtype in ("argmax", "argmin"):
+            flat_r = " + ".join(f"{s}L*r{i}" for i, s in enumerate(
+                _strides(rranges))) or "0"
+        with ck.loop(headers):
+            v = node.compute(outer_vars, rvars)
+            v = ck.to_dtype(v, acc_dtype)
+            if rtype == "sum":
+                ck.emit(f"{acc} += {v};")
+            elif rtype == "prod":
+                ck.emit(f"{acc} *= {v};")
+            elif rtype == "any":
+                ck.emit(f"{acc} |= ({v} != 0);")
+            elif rtype in ("max", "min"):
+                op = ">" if rtype == "max" else "<"
+                ck.emit(f"{acc} = {v} {op} {acc} ? {v} : {acc};")
+                if nan_flag:
+                    ck.emit(f"{nan_flag} |= {v} != {v};")
+            else:
+                op = ">" if rtype == "argmax" else "<"
+                cond = f"{v} {op} {acc}"
+                if acc_dtype.is_floating_point:
+                    cond = f"({acc} == {acc}) && ({cond} || {v} != {v})"
+                ck.emit(f"if ({cond}) {{ {acc} = {v}; {index_var} = {flat_r}; }}")
+        result = acc
+        if nan_flag:
+            result = f"({nan_flag} ? NAN : {acc})"
+        if rtype in ("argmax", "argmin"):
+            result = index_var
+        value = ck.value(result, compute_dtype(data.dtype) if rtype not in ("argmax", "argmin")
+                         else dt.int64)
+        ck.store(node.target_name(), node.store_index(outer_vars), value)
+
+
+def _strides(size):
+    from ..ir import contiguous_strides
+    return contiguous_strides(size)

@@ -1,0 +1,158 @@
+"""Inductor's wrapper code (``torch/_inductor/codegen/wrapper.py``).
+
+The wrapper is a generated Python module with one function, ``call(args)``,
+that runs a whole graph: it allocates each buffer, calls the fused C kernels
+(ctypes functions over the buffers' data pointers) and the extern ATen ops
+in order, drops each buffer after its last use, and returns the graph's
+outputs.  Its source and the kernels' C source are what
+``TORCH_LOGS=output_code`` prints.
+"""
+from __future__ import annotations
+
+from ..ir import Buffer, Layout, MultiOutput, ReinterpretView
+from ..scheduler import FusedKernel
+from .cpp import PRELUDE, KernelWriter, libm_declarations
+
+
+class WrapperCode:
+    """The C source of a graph's kernels and the Python source of its wrapper."""
+
+    def __init__(self, graph, scheduler, name: str):
+        self.graph, self.scheduler, self.name = graph, scheduler, name
+        self.kernels = []          # (kernel name, [(buffer, is_output)])
+        self.c_source = ""
+        self.python_source = ""
+        self.removed = set()
+        self.externs = {}          # wrapper global -> op, for extern calls outside aten
+        self._generate()
+
+    # -- which buffers are read where ------------------------------------------------
+
+    def _outputs(self) -> set:
+        names = set()
+        for value in self.graph.outputs:
+            if isinstance(value, (Buffer, ReinterpretView)):
+                names.add(value.storage().name)
+        return names
+
+    def _reads_by_step(self) -> list:
+        reads = []
+        for step in self.scheduler.steps:
+            if isinstance(step, FusedKernel):
+                from ..scheduler import reads_of
+                names = {name for node in step.nodes for name, _ in reads_of(node)}
+            else:
+                names = {b.name for b in step.inputs()}
+            reads.append(names)
+        return reads
+
+    # -- generation -------------------------------------------------------------------
+
+    def _generate(self):
+        outputs = self._outputs()
+        reads = self._reads_by_step()
+        kernel_sources, libm = [], set()
+        for i, step in enumerate(self.scheduler.steps):
+            if not isinstance(step, FusedKernel):
+                continue
+            read_elsewhere = set().union(*(r for j, r in enumerate(reads) if j != i)) \
+                if len(reads) > 1 else set()
+            removable = {n.name for n in step.nodes
+                         if n.name not in outputs and n.name not in read_elsewhere and
+                         getattr(n, "target", None) is None}
+            source, params, used_libm, removed = KernelWriter(step, self.graph,
+                                                              removable).write()
+            self.removed |= removed
+            libm |= used_libm
+            kernel_sources.append(source)
+            self.kernels.append((step.name, params))
+        self.c_source = PRELUDE + libm_declarations(libm) + "\n\n" + \
+            "\n".join(kernel_sources)
+        self.python_source = self._python(outputs)
+
+    def _python(self, outputs) -> str:
+        graph = self.graph
+        lines = [f"# kernels: {', '.join(k for k, _ in self.kernels) or 'none'}",
+                 "", "", "def call(args):"]
+        names = list(graph.gm_placeholders)
+        if names:
+            lines.append(f"    {', '.join(names)}, = args")
+        lines.append("    args.clear()")
+        last_use = self._last_uses(outputs)
+        params = dict(self.kernels)
+        for i, step in enumerate(self.scheduler.steps):
+            if isinstance(step, FusedKernel):
+                for node in step.nodes:
+                    if node.name in self.removed or getattr(node, "target", None):
+                        continue
+                    lines.append(f"    {node.name} = {_alloc(node.layout)}")
+                ptrs = ", ".join(f"{name}.data_ptr()" for name, _ in params[step.name])
+                lines.append(f"    {step.name}({ptrs})")
+            else:
+                call = f"{self._op_name(step.op)}({_args(step.args, step.kwargs)})"
+                lines.append(f"    {step.name} = {call}")
+                for out in graph.buffers:
+                    if isinstance(out, MultiOutput) and out.parent is step:
+                        index = "".join(f"[{j}]" for j in (out.index if isinstance(
+                            out.index, tuple) else (out.index,)))
+                        lines.append(f"    {out.name} = {step.name}{index}")
+            dead = sorted(n for n, last in last_use.items() if last == i)
+            if dead:
+                lines.append(f"    del {', '.join(dead)}")
+        rendered = ", ".join(_value(v) for v in graph.outputs)
+        lines.append(f"    return ({rendered}{',' if len(graph.outputs) == 1 else ''})")
+        return "\n".join(lines) + "\n"
+
+    def _op_name(self, op) -> str:
+        """How the wrapper names ``op``: ``aten.mm.default``, else a global."""
+        name = str(op)
+        if name.startswith("aten.") and hasattr(op, "overloadpacket"):
+            return name
+        name = "extern_" + "".join(c if c.isalnum() else "_" for c in
+                                   getattr(op, "__name__", name))
+        self.externs[name] = op
+        return name
+
+    def _last_uses(self, outputs) -> dict:
+        """Each non-output buffer's last step, after which the wrapper drops it."""
+        last = {}
+        for i, step in enumerate(self.scheduler.steps):
+            if isinstance(step, FusedKernel):
+                for node in step.nodes:
+                    last[node.target_name()] = i
+                from ..scheduler import reads_of
+                for node in step.nodes:
+                    for name, _ in reads_of(node):
+                        last[name] = i
+            else:
+                last[step.name] = i
+                for b in step.inputs():
+                    last[b.name] = i
+                for out in self.graph.buffers:
+                    if isinstance(out, MultiOutput) and out.parent is step:
+                        last[out.name] = i
+        keep = outputs | set(self.graph.inputs) | set(self.graph.constants) | self.removed
+        return {n: i for n, i in last.items() if n not in keep}
+
+
+def _alloc(layout: Layout) -> str:
+    return f"empty_strided({tuple(layout.size)}, {tuple(layout.stride)}, {layout.dtype})"
+
+
+def _value(v) -> str:
+    if isinstance(v, ReinterpretView):
+        lay = v.layout
+        return f"reinterpret({v.data.name}, {tuple(lay.size)}, {tuple(lay.stride)}, {lay.offset})"
+    if isinstance(v, Buffer):
+        return v.name
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(_value(x) for x in v)
+        return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
+    return repr(v)
+
+
+def _args(args, kwargs) -> str:
+    parts = [_value(a) for a in args] + [f"{k}={_value(v)}" for k, v in kwargs.items()]
+    return ", ".join(parts)
+
+

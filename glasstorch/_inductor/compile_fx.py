@@ -1,0 +1,148 @@
+"""``torch._inductor.compile_fx``: Inductor's entry points.
+
+``compile_fx(gm, example_inputs)`` is torch.compile's default backend: AOTAutograd
+splits the Dynamo graph into forward and backward graphs of core ATen ops
+(with Inductor's decompositions), and ``compile_fx_inner`` compiles each:
+
+    GraphLowering (FX -> loop IR) -> Scheduler (fusion) -> WrapperCode (C + Python)
+    -> codecache.load (cc, on-disk cache) -> the wrapper's ``call(args)``
+
+Without a C compiler the graphs run as their ATen kernels (the graph's own
+Python), so compiled code works everywhere, only slower.
+"""
+from __future__ import annotations
+
+import ctypes
+import itertools
+
+from .. import _logging
+from .._core.device import device as Device
+from .._ops.structured import empty_tensor
+from . import codecache, config
+from .codegen.wrapper import WrapperCode
+from .graph import GraphLowering
+from .scheduler import Scheduler
+
+_ids = itertools.count()
+_CPU = Device("cpu")
+
+
+def empty_strided(size, stride, dtype):
+    """A new CPU tensor (no dispatch: the wrapper knows the geometry is valid)."""
+    return empty_tensor(size, dtype, _CPU, stride)
+
+
+def reinterpret(base, size, stride, offset):
+    """A strided view of ``base``'s memory (Inductor's ``reinterpret_tensor``)."""
+    return type(base)._make(base._storage, tuple(size), tuple(stride), base._offset + offset,
+                            base.dtype, base.device, base._keys)
+
+
+class CompiledGraph:
+    """One graph, compiled: its IR, kernels and sources, and ``call(args)``."""
+
+    def __init__(self, gm, name: str):
+        self.graph = GraphLowering(gm, name=name).run()
+        self.scheduler = Scheduler(self.graph)
+        self.code = WrapperCode(self.graph, self.scheduler, name)
+        library = codecache.load(self.code.c_source) if self.code.kernels else None
+        namespace = self._namespace(library)
+        exec(compile(self.code.python_source, f"<inductor {name}>", "exec"), namespace)
+        self.call = namespace["call"]
+
+    def _namespace(self, library) -> dict:
+        from glasstorch import ops
+        import glasstorch
+        namespace = {"empty_strided": empty_strided, "reinterpret": reinterpret,
+                     "aten": ops.aten, "ops": ops, "torch": glasstorch,
+                     "device": Device, "inf": float("inf"), "nan": float("nan")}
+        namespace.update(self.graph.constants)
+        namespace.update(self.code.externs)
+        for name, params in self.code.kernels:
+            fn = getattr(library, name)
+            fn.argtypes = [ctypes.c_void_p] * len(params)
+            fn.restype = None
+            namespace[name] = fn
+        return namespace
+
+    def __call__(self, args: list):
+        return self.call(args)
+
+
+def _has_symbols(gm) -> bool:
+    """Whether the graph has symbolic sizes (compiled for now as its ATen kernels)."""
+    from ..fx.experimental.sym_node import SymInt
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        for v in val if isinstance(val, (list, tuple)) else [val]:
+            if isinstance(v, SymInt) or any(isinstance(s, SymInt)
+                                            for s in getattr(v, "shape", ())):
+                return True
+    return False
+
+
+def compile_fx_inner(gm, example_inputs=None, name: str = "0_inference"):
+    """One AOT graph compiled; a boxed callable (``call(list_of_args)``).
+    ``name`` is the graph's AOT id (``0_forward``, ``0_backward``)."""
+    if not codecache.available() or _has_symbols(gm):
+        from .._functorch.aot_autograd import make_boxed_func
+        return make_boxed_func(gm.forward)
+    compiled = CompiledGraph(gm, name)
+    compile_id = _logging.current_compile_id
+    if _logging.is_enabled("output_code") or config.debug:
+        _logging.trace("output_code", compile_id, output_code_text(compiled))
+    call = compiled.call
+    call._boxed_call = True
+    call.compiled_graph = compiled
+    return call
+
+
+def output_code_text(compiled: CompiledGraph) -> str:
+    """What ``TORCH_LOGS=output_code`` prints: the wrapper, then its kernels' C."""
+    return (f"Output code: \n# AOT ID: ['{compiled.code.name}']\n"
+            f"{compiled.code.python_source}\n# C kernels\n{compiled.code.c_source}")
+
+
+def decompositions() -> dict:
+    """Inductor's decomposition table: core ATen's, plus the composite
+    backward ops that lower better as their parts; the ops with their own
+    lowering (softmax, layer_norm, gelu) are kept whole."""
+    from .._decomp import core_aten_decompositions, get_decompositions
+    from glasstorch import ops
+    aten = ops.aten
+    from .lowering import lowerings
+    table = dict(core_aten_decompositions())
+    table.update(get_decompositions([
+        aten._softmax_backward_data, aten._log_softmax_backward_data, aten.gelu_backward,
+        aten.native_layer_norm_backward, aten.nll_loss_forward, aten.nll_loss_backward,
+        aten.masked_fill, aten.split, aten.t, aten.transpose, aten.silu, aten.silu_backward,
+        aten.sigmoid_backward, aten.tanh_backward, aten.threshold_backward, aten.mse_loss,
+        aten.mse_loss_backward, aten.native_dropout_backward, aten.leaky_relu,
+        aten.leaky_relu_backward, aten.hardtanh_backward, aten.elu, aten.elu_backward,
+        aten.glu, aten.lerp, aten.rsub, aten.logsumexp, aten.clamp_min, aten.clamp_max,
+        aten.hardsigmoid, aten.hardswish, aten.softplus, aten.mish, aten.ones_like,
+        aten.zeros_like]))
+    for op in list(table):
+        if op in lowerings and op not in _ALWAYS_DECOMPOSE:
+            del table[op]
+    return table
+
+
+_ALWAYS_DECOMPOSE = set()
+
+
+def compile_fx(gm, example_inputs, **kwargs):
+    """torch.compile's ``inductor`` backend."""
+    from .._dynamo.backends.registry import aot_eager
+    aot_id = next(_ids)
+
+    def fw(graph, inputs):
+        return compile_fx_inner(graph, inputs, f"{aot_id}_forward")
+
+    def bw(graph, inputs):
+        return compile_fx_inner(graph, inputs, f"{aot_id}_backward")
+
+    def inference(graph, inputs):
+        return compile_fx_inner(graph, inputs, f"{aot_id}_inference")
+    return aot_eager(gm, example_inputs, fw_compiler=fw, bw_compiler=bw,
+                     inference_compiler=inference, decompositions=decompositions(), **kwargs)

@@ -1,0 +1,50 @@
+"""``torch._inductor.config``: the switches of glasstorch's Inductor.
+
+Set them as attributes (``torch._inductor.config.max_fusion_size = 8``), or
+for a block with ``patch`` (``with config.patch(max_fusion_size=8): ...``).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+# fusion
+max_fusion_size = 64                 # buffers at most in one fused kernel
+realize_reads_threshold = 4          # a pointwise value read by several nodes is stored,
+realize_opcount_threshold = 30       # not recomputed, above these loads / ops
+
+# the on-disk cache of compiled kernels ($TORCHINDUCTOR_CACHE_DIR)
+fx_graph_cache = os.environ.get("TORCHINDUCTOR_FX_GRAPH_CACHE", "1") != "0"
+
+# print each generated kernel's C, and the wrapper, to stderr (also TORCH_LOGS=output_code)
+debug = os.environ.get("TORCHINDUCTOR_DEBUG", "0") == "1"
+
+
+class cpp:
+    """The C backend."""
+
+    cxx = os.environ.get("CC")            # the compiler; None: cc, then gcc
+    threads = -1                          # -1: torch.get_num_threads()
+    min_parallel_work = 32768             # elements below which a kernel runs on one thread
+    chunk_size = 4096                     # the block a thread takes of a 1-d pointwise loop
+    column_block = 64                     # outputs accumulated together by a column reduction
+    extra_flags = ()
+
+
+@contextlib.contextmanager
+def patch(**changes):
+    """Set config values for the duration of a ``with`` block."""
+    import sys
+    module = sys.modules[__name__]
+    old = {}
+    for key, value in changes.items():
+        target, attr = (cpp, key[4:]) if key.startswith("cpp.") else (module, key)
+        if not hasattr(target, attr):
+            raise AttributeError(f"torch._inductor.config has no option {key!r}")
+        old[key] = (target, attr, getattr(target, attr))
+        setattr(target, attr, value)
+    try:
+        yield
+    finally:
+        for target, attr, value in old.values():
+            setattr(target, attr, value)

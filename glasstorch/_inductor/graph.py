@@ -1,0 +1,209 @@
+"""``torch._inductor.graph.GraphLowering``: an FX graph walked node by node
+into loop IR and buffers.
+
+Each placeholder becomes an ``InputBuffer``, each call the IR its lowering
+returns (``lowering.lowerings``, or the op's ATen kernel as an extern call).
+A Pointwise stays unrealized, to be inlined into whatever reads it, unless
+it is read by many nodes and costly to recompute, read by an extern call, or
+is a graph output; then it becomes a ``ComputedBuffer``.  The buffers, in
+order, are what the scheduler fuses into kernels.
+"""
+from __future__ import annotations
+
+import operator
+
+from .._core import dtype as dt
+from . import config, ir
+from .ir import V, ComputedBuffer, InputBuffer, Layout, Pointwise, Reduction
+
+
+class _Counter:
+    """An ops handler that only counts the calls an inner function makes."""
+
+    def __init__(self):
+        self.ops, self.reads = 0, 0
+
+    def __getattr__(self, name):
+        def op(*args, **kwargs):
+            self.ops += 1
+            if name == "load":
+                self.reads += 1
+            return _Value(args[1] if name == "to_dtype" else dt.float32)
+        return op
+
+
+class _Value:
+    """What the counting handler's calls return."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+
+class GraphLowering:
+    def __init__(self, gm, example_inputs=None, name: str = "graph"):
+        self.gm, self.name = gm, name
+        self.buffers = []            # ComputedBuffer / ExternKernel / MultiOutput, in order
+        self.inputs = {}             # placeholder name -> InputBuffer
+        self.gm_placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+        self.constants = {}          # get_attr name -> tensor
+        self.name_to_buffer = {}
+        self.outputs = []            # the graph's outputs as IR (or Python values)
+        self.mutated_inputs = set()
+        self.current_node = None
+        self.current_args = ((), {})
+        self.lowered = []            # (fx node, what it lowered to) for the glass box
+        self._count = 0
+
+    # -- buffers ----------------------------------------------------------------------
+
+    def new_name(self) -> str:
+        name = f"buf{self._count}"
+        self._count += 1
+        return name
+
+    def register(self, buffer):
+        self.buffers.append(buffer)
+        self.name_to_buffer[buffer.name] = buffer
+        buffer.origin_node = self.current_node
+        return buffer
+
+    def buffer_dtype(self, name: str):
+        return self.name_to_buffer[name].dtype
+
+    def realize(self, value, layout=None):
+        """``value`` stored into a new buffer (a buffer stays as it is)."""
+        if isinstance(value, (ir.Buffer, ir.ReinterpretView)):
+            return value
+        if isinstance(value, ir.View):
+            value = Pointwise(value.dtype, value.size, value.make_loader())
+        if layout is None:
+            layout = Layout(value.dtype, value.size)
+        return self.register(ComputedBuffer(self.new_name(), layout, value))
+
+    def store_into(self, target, value: Pointwise):
+        """A mutation: ``value`` written over the memory of buffer ``target``."""
+        storage = target.storage() if hasattr(target, "storage") else target
+        layout = target.layout
+        node = ComputedBuffer(self.new_name(), layout, value)
+        node.target = storage.name
+        self.register(node)
+        self.mutated_inputs.add(storage.name)
+
+    # -- the walk ---------------------------------------------------------------------------
+
+    def run(self):
+        from . import lowering
+        previous, V.graph = V.graph, self
+        try:
+            env = {}
+            for node in self.gm.graph.nodes:
+                self.current_node = node
+                if node.op == "placeholder":
+                    env[node] = self._placeholder(node)
+                elif node.op == "get_attr":
+                    env[node] = self._constant(node)
+                elif node.op == "call_function":
+                    env[node] = self._call(node, env, lowering)
+                elif node.op == "output":
+                    self.outputs = [self._output(v) for v in _map(node.args[0], env)]
+        finally:
+            V.graph = previous
+        return self
+
+    def _placeholder(self, node):
+        val = node.meta.get("val")
+        if not hasattr(val, "stride"):
+            return val
+        layout = Layout(val.dtype, tuple(int(s) for s in val.shape),
+                        tuple(int(s) for s in val.stride()), 0)
+        buf = InputBuffer(node.name, layout)
+        self.inputs[node.name] = buf
+        self.name_to_buffer[node.name] = buf
+        return buf
+
+    def _constant(self, node):
+        value = getattr(self.gm, node.target)
+        if not hasattr(value, "stride"):
+            return value
+        name = node.target.replace(".", "_")
+        self.constants[name] = value
+        buf = InputBuffer(name, Layout(value.dtype, tuple(value.shape), tuple(value.stride())))
+        self.name_to_buffer[name] = buf
+        return buf
+
+    def _call(self, node, env, lowering):
+        if node.target is operator.getitem:
+            container, i = _map(node.args, env)
+            return container[i]
+        args, kwargs = _map(node.args, env), _map(node.kwargs, env)
+        self.current_args = (args, kwargs)
+        fn = lowering.lowerings.get(node.target)
+        if fn is None:
+            result = lowering.fallback(node.target, args, kwargs, node.meta.get("val"))
+        else:
+            result = fn(*args, **kwargs)
+        result = self._maybe_realize(node, result)
+        self.lowered.append((node, result))
+        return result
+
+    def _maybe_realize(self, node, result):
+        """Realize a Pointwise that many readers would recompute (Inductor's
+        ``realize_reads_threshold`` / ``realize_opcount_threshold``)."""
+        if isinstance(result, (list, tuple)):
+            return type(result)(self._maybe_realize(node, r) if isinstance(r, Pointwise) else r
+                                for r in result)
+        if not isinstance(result, Pointwise) or len(node.users) <= 1:
+            return result
+        counter = _Counter()
+        previous, V.ops = V.ops, counter
+        try:
+            result.inner_fn([ir.Index()] * len(result.size))
+        finally:
+            V.ops = previous
+        if counter.reads > config.realize_reads_threshold or \
+                counter.ops > config.realize_opcount_threshold:
+            return self.realize(result, _meta_layout(node, result))
+        return result
+
+    def _output(self, value):
+        if isinstance(value, (Pointwise, Reduction, ir.View)):
+            return self.realize(value, _meta_layout(self._output_node(value), value))
+        return value
+
+    def _output_node(self, value):
+        for node, result in reversed(self.lowered):
+            if result is value:
+                return node
+        return None
+
+
+def _meta_layout(node, value):
+    """The layout eager gives ``node``'s result, when its size is the value's."""
+    val = node.meta.get("val") if node is not None else None
+    if hasattr(val, "stride") and tuple(int(s) for s in val.shape) == tuple(value.size):
+        stride = tuple(int(s) for s in val.stride())
+        if _dense(value.size, stride):
+            return Layout(value.dtype, value.size, stride)
+    return None
+
+
+def _dense(size, stride) -> bool:
+    """A permutation of a contiguous layout (what a fresh buffer can have)."""
+    dims = sorted((s, n) for s, n in zip(stride, size) if n != 1)
+    step = 1
+    for s, n in dims:
+        if s != step:
+            return False
+        step *= n
+    return True
+
+
+def _map(obj, env):
+    from ..fx.node import Node
+    if isinstance(obj, Node):
+        return env[obj]
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_map(o, env) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _map(v, env) for k, v in obj.items()}
+    return obj

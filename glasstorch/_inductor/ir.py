@@ -1,0 +1,413 @@
+"""``torch._inductor.ir``: the loop-level IR a graph is lowered to.
+
+A lowered value describes *how to compute each element*, not an array:
+
+* ``Pointwise(dtype, ranges, inner_fn)``: element ``index`` is ``inner_fn(index)``;
+* ``Reduction(..., reduction_ranges, reduction_type, inner_fn)``: element
+  ``index`` combines ``inner_fn(index, rindex)`` over every ``rindex``;
+* ``View(base, size, reindex)``: element ``index`` is ``base[reindex(index)]``.
+
+``inner_fn`` calls the ``ops`` handler of whoever evaluates it (``V.ops``): the C
+code generator turns each call into a C statement, the printer into text.  An
+unrealized Pointwise is inlined into each consumer, which is how chains of
+pointwise ops fuse.  ``realize()`` turns a value into a **buffer**: a
+``ComputedBuffer`` (a Pointwise or Reduction stored into memory, later
+scheduled into a kernel), an ``ExternKernel`` (an ATen op the wrapper calls as
+it is: matmul, convolution, anything without a lowering), or an
+``InputBuffer``.  A ``ReinterpretView`` is a strided window on a buffer, which
+is what an extern call is given.
+
+Indices are ``Index`` objects: integer affine sums ``c0 + c1*x0 + c2*x1 ...``
+over loop variables that know their range, with floor division and modulo
+kept as opaque terms; that is enough for strides, broadcasting, permutes,
+slices and reshapes, and it prints as C.
+"""
+from __future__ import annotations
+
+import threading
+
+from .._core import dtype as dt
+
+# -- index expressions -------------------------------------------------------------
+
+
+class Sym:
+    """A loop variable (``x0``, ``r1``) or an opaque term (``(x1 / 64)``): its C
+    text, an exclusive upper bound, and the loop variables it mentions.  An
+    opaque floor division or modulo keeps its parts (``op``, ``arg``, ``n``) so
+    that sums of them can be folded back (``Index.simplify``)."""
+
+    __slots__ = ("name", "bound", "free", "op", "arg", "n")
+
+    def __init__(self, name: str, bound: int, free=None, op=None, arg=None, n=None):
+        self.name, self.bound = name, bound
+        self.free = frozenset(free) if free is not None else frozenset((name,))
+        self.op, self.arg, self.n = op, arg, n
+
+    def __eq__(self, other):
+        return isinstance(other, Sym) and self.name == other.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return self.name
+
+
+class Index:
+    """An integer affine expression ``const + sum(coeff * sym)``."""
+
+    __slots__ = ("terms", "const")
+
+    def __init__(self, terms=None, const: int = 0):
+        self.terms = {s: c for s, c in (terms or {}).items() if c}
+        self.const = const
+        if any(s.op for s in self.terms):
+            self._fold_divmod()
+
+    def _fold_divmod(self):
+        """Fold what reshapes leave behind, until nothing changes:
+        ``c*(e % a) + c*a*((e / a) % b) -> c*(e % (a*b))`` and
+        ``c*(e % a) + c*a*(e / a) -> c*e``."""
+        changed = True
+        while changed:
+            changed = False
+            for low, c in list(self.terms.items()):
+                if low.op != "mod":
+                    continue
+                e, a = low.arg, low.n
+                for high, k in list(self.terms.items()):
+                    if k != c * a:
+                        continue
+                    if high.op == "div" and high.n == a and str(high.arg) == str(e):
+                        folded = e * c
+                    elif high.op == "mod" and high.arg.terms and len(high.arg.terms) == 1 \
+                            and not high.arg.const:
+                        (inner, one), = high.arg.terms.items()
+                        if one != 1 or inner.op != "div" or inner.n != a or \
+                                str(inner.arg) != str(e):
+                            continue
+                        folded = e.mod(a * high.n) * c
+                    else:
+                        continue
+                    del self.terms[low], self.terms[high]
+                    for s_, c_ in folded.terms.items():
+                        self.terms[s_] = self.terms.get(s_, 0) + c_
+                    self.terms = {s_: c_ for s_, c_ in self.terms.items() if c_}
+                    self.const += folded.const
+                    changed = True
+                    break
+                if changed:
+                    break
+
+    @staticmethod
+    def of(value) -> "Index":
+        return value if isinstance(value, Index) else Index(const=int(value))
+
+    @staticmethod
+    def var(name: str, bound: int) -> "Index":
+        return Index({Sym(name, bound): 1}) if bound != 1 else Index()
+
+    def __add__(self, other):
+        other = Index.of(other)
+        terms = dict(self.terms)
+        for s, c in other.terms.items():
+            terms[s] = terms.get(s, 0) + c
+        return Index(terms, self.const + other.const)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self + Index.of(other) * -1
+
+    def __mul__(self, k: int):
+        k = int(k)
+        return Index({s: c * k for s, c in self.terms.items()}, self.const * k)
+
+    __rmul__ = __mul__
+
+    def is_constant(self) -> bool:
+        return not self.terms
+
+    def free(self) -> set:
+        return set().union(*(s.free for s in self.terms)) if self.terms else set()
+
+    def max(self) -> int:
+        """The largest value over the variables' ranges (negative coefficients at 0)."""
+        return self.const + sum(c * (s.bound - 1) for s, c in self.terms.items() if c > 0)
+
+    def min(self) -> int:
+        return self.const + sum(c * (s.bound - 1) for s, c in self.terms.items() if c < 0)
+
+    def floordiv(self, d: int) -> "Index":
+        """``self // d`` for a non-negative expression, exact where the terms that
+        are not multiples of ``d`` always stay below it."""
+        if d == 1:
+            return self
+        whole = Index({s: c // d for s, c in self.terms.items() if c % d == 0})
+        rest = Index({s: c for s, c in self.terms.items() if c % d}, self.const)
+        if rest.min() >= 0 and rest.max() < d:
+            return whole
+        if not whole.terms and rest.min() >= 0:
+            return _opaque("div", rest, d, rest.max() // d + 1)
+        return _opaque("div", self, d, self.max() // d + 1)
+
+    def mod(self, n: int) -> "Index":
+        """``self % n`` for a non-negative expression."""
+        if n == 1:
+            return Index()
+        rest = Index({s: c % n for s, c in self.terms.items() if c % n}, self.const % n)
+        if rest.min() >= 0 and rest.max() < n:
+            return rest
+        if len(rest.terms) == 1 and not rest.const:
+            (sym, c), = rest.terms.items()
+            if c == 1 and sym.op == "div" and sym.arg.min() >= 0:   # (e / a) % n
+                if sym.arg.max() // sym.n < n:
+                    return rest
+        return _opaque("mod", rest, n, n)
+
+    def __str__(self):
+        parts = []
+        for s, c in sorted(self.terms.items(), key=lambda sc: sc[0].name):
+            parts.append(s.name if c == 1 else f"{c}L*{s.name}")
+        if self.const or not parts:
+            parts.append(f"{self.const}L" if abs(self.const) > 2**31 - 1 else str(self.const))
+        return " + ".join(parts).replace("+ -", "- ")
+
+    __repr__ = __str__
+
+
+def _opaque(op: str, arg: Index, n: int, bound: int) -> Index:
+    text = f"({arg} {'/' if op == 'div' else '%'} {n})"
+    return Index({Sym(text, bound, arg.free(), op, arg, n): 1})
+
+
+def contiguous_strides(size) -> tuple:
+    strides, step = [], 1
+    for n in reversed(size):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def flat_index(index, size) -> Index:
+    """The row-major position of ``index`` in a tensor of ``size``."""
+    return sum((i * s for i, s in zip(index, contiguous_strides(size))), Index())
+
+
+def unflatten_index(flat: Index, size) -> list:
+    """The index in ``size`` of the row-major position ``flat``."""
+    out = []
+    for n, s in zip(size, contiguous_strides(size)):
+        out.append(flat.floordiv(s).mod(n) if n != 1 else Index())
+    return out
+
+
+# -- the ops handler the inner functions call ----------------------------------------
+
+
+class _Virtualized(threading.local):
+    """``V``: the handler (``V.ops``) inner functions compute with, and the graph
+    being lowered (``V.graph``); set by whoever evaluates them."""
+
+    ops = None
+    graph = None
+
+
+V = _Virtualized()
+
+
+class _OpsProxy:
+    """``ops.add(a, b)`` in an inner function calls the current handler."""
+
+    def __getattr__(self, name):
+        return getattr(V.ops, name)
+
+
+ops = _OpsProxy()
+
+# -- IR nodes ----------------------------------------------------------------------
+
+
+def compute_dtype(dtype):
+    """The type arithmetic happens in: float for half types (rounded on store)."""
+    return dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype
+
+
+class IRNode:
+    """A lowered value: ``dtype``, ``size`` and a loader from index to value."""
+
+    dtype = None
+    size: tuple = ()
+
+    def make_loader(self):
+        raise NotImplementedError
+
+    def numel(self) -> int:
+        n = 1
+        for s in self.size:
+            n *= s
+        return n
+
+
+class Loops(IRNode):
+    def __init__(self, dtype, ranges, inner_fn, origin=None):
+        self.dtype, self.size, self.inner_fn = dtype, tuple(ranges), inner_fn
+        self.origin = origin   # the aten op name this came from (kernel names)
+
+    @property
+    def ranges(self):
+        return self.size
+
+
+class Pointwise(Loops):
+    def make_loader(self):
+        return self.inner_fn
+
+
+class Reduction(Loops):
+    """``reduction_type``: sum, prod, max, min, argmax, argmin, any."""
+
+    def __init__(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn,
+                 src_dtype, origin=None):
+        super().__init__(dtype, ranges, inner_fn, origin)
+        self.reduction_ranges = tuple(reduction_ranges)
+        self.reduction_type = reduction_type
+        self.src_dtype = src_dtype
+
+
+class View(IRNode):
+    """``base`` seen through ``reindex``: an index of this view to one of base."""
+
+    def __init__(self, base: IRNode, size, reindex):
+        self.base, self.size, self.reindex, self.dtype = base, tuple(size), reindex, base.dtype
+
+    def make_loader(self):
+        load = self.base.make_loader()
+        return lambda index: load(self.reindex(index))
+
+
+class Layout:
+    """Where a buffer's elements live: ``offset + sum(index * stride)``."""
+
+    __slots__ = ("dtype", "size", "stride", "offset")
+
+    def __init__(self, dtype, size, stride=None, offset: int = 0):
+        self.dtype, self.size = dtype, tuple(size)
+        self.stride = tuple(stride) if stride is not None else contiguous_strides(self.size)
+        self.offset = offset
+
+    def index(self, index) -> Index:
+        return sum((i * s for i, s in zip(index, self.stride) if s), Index(const=self.offset))
+
+    def is_contiguous(self) -> bool:
+        return all(st == c for st, c, n in zip(self.stride, contiguous_strides(self.size),
+                                               self.size) if n != 1)
+
+    def __repr__(self):
+        return f"{self.dtype}{list(self.size)} stride={list(self.stride)}" + \
+            (f" offset={self.offset}" if self.offset else "")
+
+
+class Buffer(IRNode):
+    """Named memory: element ``index`` is loaded from ``name`` at its layout."""
+
+    def __init__(self, name: str, layout: Layout):
+        self.name, self.layout = name, layout
+        self.dtype, self.size = layout.dtype, layout.size
+
+    def make_loader(self):
+        return lambda index: ops.load(self.name, self.layout.index(index))
+
+    def storage(self) -> "Buffer":
+        return self
+
+
+class InputBuffer(Buffer):
+    """A graph input (placeholder), passed to the compiled function."""
+
+
+class ComputedBuffer(Buffer):
+    """A Pointwise or Reduction stored into memory; the scheduler fuses these."""
+
+    def __init__(self, name: str, layout: Layout, data: Loops):
+        super().__init__(name, layout)
+        self.data = data
+
+    def target_name(self) -> str:
+        """The memory this node writes: its own, or a mutated input's."""
+        return getattr(self, "target", None) or self.name
+
+    def is_reduction(self) -> bool:
+        return isinstance(self.data, Reduction)
+
+    def loop_ranges(self) -> tuple:
+        """(outer ranges, reduction ranges) of this buffer's loop nest; dims of
+        size 1 take no loop."""
+        data = self.data
+        return (tuple(n for n in data.ranges if n != 1),
+                tuple(n for n in getattr(data, "reduction_ranges", ()) if n != 1))
+
+    def compute(self, index, rindex=None):
+        """The value at loop index ``index`` (and ``rindex``), through ``ops``."""
+        data = self.data
+        full = _with_unit_dims(index, data.ranges)
+        if rindex is None:
+            return data.inner_fn(full)
+        return data.inner_fn(full, _with_unit_dims(rindex, data.reduction_ranges))
+
+    def store_index(self, index) -> Index:
+        """Where the value at loop index ``index`` is stored."""
+        return self.layout.index(_with_unit_dims(index, self.data.ranges))
+
+
+def _with_unit_dims(index, ranges) -> list:
+    """A loop index (no entries for size-1 dims) as an index over ``ranges``."""
+    it = iter(index)
+    return [Index() if n == 1 else next(it) for n in ranges]
+
+
+class ExternKernel(Buffer):
+    """An ATen op called as it is by the wrapper; ``args`` hold buffers and
+    ReinterpretViews where the op takes tensors.  ``layout`` is None when the
+    op returns several tensors (``MultiOutput`` picks them)."""
+
+    def __init__(self, name: str, layout, op, args, kwargs):
+        self.name, self.layout, self.op, self.args, self.kwargs = name, layout, op, args, kwargs
+        if layout is not None:
+            self.dtype, self.size = layout.dtype, layout.size
+
+    def inputs(self) -> list:
+        found = []
+
+        def walk(a):
+            if isinstance(a, (Buffer, ReinterpretView)):
+                found.append(a.storage())
+            elif isinstance(a, (list, tuple)):
+                for b in a:
+                    walk(b)
+        walk(self.args)
+        walk(list(self.kwargs.values()))
+        return found
+
+
+class MultiOutput(Buffer):
+    """Output ``index`` of a multi-output extern kernel."""
+
+    def __init__(self, name: str, layout: Layout, parent: ExternKernel, index: int):
+        super().__init__(name, layout)
+        self.parent, self.index = parent, index
+
+
+class ReinterpretView(IRNode):
+    """A strided window on a buffer: another layout over the same memory."""
+
+    def __init__(self, data: Buffer, layout: Layout):
+        self.data, self.layout = data, layout
+        self.dtype, self.size = layout.dtype, layout.size
+
+    def storage(self) -> Buffer:
+        return self.data
+
+    def make_loader(self):
+        return lambda index: ops.load(self.data.name, self.layout.index(index))
