@@ -28,6 +28,7 @@ class cpp:
     min_parallel_work = 32768             # elements below which a kernel runs on one thread
     chunk_size = 4096                     # the block a thread takes of a 1-d pointwise loop
     column_block = 64                     # outputs accumulated together by a column reduction
+    row_cache_size = 4096                 # longest row whose costly values a kernel keeps
     extra_flags = ()
 
 

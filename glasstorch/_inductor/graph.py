@@ -52,6 +52,7 @@ class GraphLowering:
         self.current_node = None
         self.current_args = ((), {})
         self.lowered = []            # (fx node, what it lowered to) for the glass box
+        self._realized = {}          # id(value) -> (value, its buffer): realized once
         self._count = 0
 
     # -- buffers ----------------------------------------------------------------------
@@ -74,11 +75,16 @@ class GraphLowering:
         """``value`` stored into a new buffer (a buffer stays as it is)."""
         if isinstance(value, (ir.Buffer, ir.ReinterpretView)):
             return value
+        if id(value) in self._realized:
+            return self._realized[id(value)][1]
+        data = value
         if isinstance(value, ir.View):
-            value = Pointwise(value.dtype, value.size, value.make_loader())
+            data = Pointwise(value.dtype, value.size, value.make_loader())
         if layout is None:
             layout = Layout(value.dtype, value.size)
-        return self.register(ComputedBuffer(self.new_name(), layout, value))
+        buffer = self.register(ComputedBuffer(self.new_name(), layout, data))
+        self._realized[id(value)] = (value, buffer)
+        return buffer
 
     def store_into(self, target, value: Pointwise):
         """A mutation: ``value`` written over the memory of buffer ``target``."""
@@ -134,7 +140,7 @@ class GraphLowering:
     def _call(self, node, env, lowering):
         if node.target is operator.getitem:
             container, i = _map(node.args, env)
-            return container[i]
+            return self._maybe_realize(node, container[i])
         args, kwargs = _map(node.args, env), _map(node.kwargs, env)
         self.current_args = (args, kwargs)
         fn = lowering.lowerings.get(node.target)
@@ -149,9 +155,6 @@ class GraphLowering:
     def _maybe_realize(self, node, result):
         """Realize a Pointwise that many readers would recompute (Inductor's
         ``realize_reads_threshold`` / ``realize_opcount_threshold``)."""
-        if isinstance(result, (list, tuple)):
-            return type(result)(self._maybe_realize(node, r) if isinstance(r, Pointwise) else r
-                                for r in result)
         if not isinstance(result, Pointwise) or len(node.users) <= 1:
             return result
         counter = _Counter()

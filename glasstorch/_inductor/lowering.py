@@ -721,8 +721,13 @@ def realize_input(x) -> IRNode:
     """What an extern call can take: a buffer or a strided window on one."""
     if isinstance(x, (ir.Buffer, ReinterpretView)):
         return x
-    if isinstance(x, View) and isinstance(x.base, (ir.Buffer, ReinterpretView)):
-        return V.graph.realize(Pointwise(x.dtype, x.size, x.make_loader()))
+    if isinstance(x, View):
+        # the base is computed in its own order; the view of it is then a strided
+        # window, or (when no strides express it) a copy
+        view = make_view(realize_input(x.base), x.size, x.reindex)
+        if isinstance(view, ReinterpretView):
+            return view
+        return V.graph.realize(Pointwise(x.dtype, x.size, view.make_loader()))
     return V.graph.realize(x)
 
 
@@ -767,3 +772,10 @@ def _is_tensor(v) -> bool:
 def _layout_of(val) -> Layout:
     return Layout(val.dtype, tuple(int(s) for s in val.shape),
                   tuple(int(s) for s in val.stride()), 0)
+
+
+@register_lowering(aten.to)
+def _to(x, *args, **kwargs):
+    """``Tensor.to`` (left in graphs by decompositions): the value itself when
+    the dtype stays, else a cast."""
+    return x if out_dtype() is x.dtype else make_pointwise(lambda v: v, x)

@@ -107,7 +107,7 @@ class FusedKernel:
         if self.outer is None:
             shape = self.shape
             if len(shape) <= 1:
-                self.outer, self.chunked = (), True
+                self.outer, self.chunked = (), len(shape) == 1
                 self.sections[0].inner = tuple(shape)
             else:
                 self.outer = tuple(shape[:-1])

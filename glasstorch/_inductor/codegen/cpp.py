@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 
 from ..._core import dtype as dt
 from .. import config
@@ -31,7 +32,14 @@ C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "_Float16",
            dt.bfloat16: "uint16_t", dt.int64: "int64_t", dt.int32: "int32_t",
            dt.int16: "int16_t", dt.int8: "int8_t", dt.uint8: "uint8_t", dt.bool_: "bool"}
 
-PRELUDE = r"""#include <math.h>
+def _sleef() -> str:
+    from ..._ops.kernels.native import SLEEF_HEADER
+    with open(SLEEF_HEADER) as f:
+        return f.read()
+
+
+PRELUDE = _sleef() + r"""
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -69,6 +77,9 @@ def libm_declarations(names) -> str:
     return "\n".join(lines)
 
 
+_VARIABLE = re.compile(r"\btmp\d+\b")
+
+
 class CValue:
     """A C variable holding one element, in its compute dtype."""
 
@@ -97,9 +108,19 @@ def c_literal(value, dtype) -> str:
 
 
 class _Block:
+    """A loop body being written: its lines and the values it can reuse.
+    ``row_writer`` / ``row_reader``: the index of a reduction loop whose costly
+    values are kept in per-row arrays, and of a later loop over the same row
+    that reads them back instead of computing them again."""
+
     def __init__(self, parent=None):
         self.lines = []
         self.cse = dict(parent.cse) if parent else {}
+        self.row_writer = self.row_reader = None
+
+
+# calls worth keeping in a row array rather than computing twice (softmax's exp)
+_COSTLY = re.compile(r"\b(sleef_expf|" + "|".join(VECTOR_LIBM) + r")f?\(")
 
 
 class CppKernel:
@@ -113,6 +134,11 @@ class CppKernel:
         self.counter = 0
         self.libm_used = set()
         self.loaded = set()   # buffers read from memory (not from a variable)
+        self.numbers = {}     # variable -> the number of the value it holds
+        self.value_numbers = {}   # value key -> its number
+        self.rows = {}        # value key -> the row array a reduction loop keeps it in
+        self.rows_used = set()
+        self.row_decls = []   # declarations of the row arrays (before the loops)
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -129,13 +155,28 @@ class CppKernel:
         self.block.lines.append(line)
 
     def value(self, expr: str, dtype) -> CValue:
-        """``expr`` as a new variable (or the one already holding it)."""
-        key = (expr, dtype)
+        """``expr`` as a new variable (or the one already holding it).  Values
+        are numbered by what they compute, not by their variables' names, so a
+        later loop recognises a value an earlier loop computed: read back from
+        the row array the reduction loop kept it in."""
+        key = (_VARIABLE.sub(lambda m: self.numbers.get(m.group(0), m.group(0)), expr), dtype)
         if key in self.block.cse:
             return self.block.cse[key]
         var = CValue(f"tmp{self.counter}", dtype)
         self.counter += 1
-        self.emit(f"{C_TYPES[dtype]} {var} = {expr};")
+        row = self.rows.get(key)
+        if row is not None and self.block.row_reader is not None:
+            self.rows_used.add(row)
+            self.emit(f"{C_TYPES[dtype]} {var} = {row}[{self.block.row_reader}];")
+        else:
+            self.emit(f"{C_TYPES[dtype]} {var} = {expr};")
+            if self.block.row_writer is not None and _COSTLY.search(expr):
+                row = f"row{len(self.rows)}"
+                self.rows[key] = row
+                size, index = self.block.row_writer
+                self.row_decls.append(("row", row, f"{C_TYPES[dtype]} {row}[{size}];"))
+                self.emit(("row", row, f"{row}[{index}] = {var};"))
+        self.numbers[var.name] = self.value_numbers.setdefault(key, f"v{len(self.value_numbers)}")
         self.block.cse[key] = var
         return var
 
@@ -271,6 +312,8 @@ class CppKernel:
 
     def libm(self, name: str, a, *rest):
         args = ", ".join(str(v) for v in (a, *rest))
+        if name == "exp" and a.dtype is dt.float32:   # SLEEF's, inline: ATen's Vectorized exp
+            return self.value(f"sleef_expf({args})", a.dtype)
         return self.value(f"{self._libm(name, a)}({args})", a.dtype)
 
     def rsqrt(self, a):
@@ -282,7 +325,7 @@ class CppKernel:
 
     def sigmoid(self, a):
         one = c_literal(1, a.dtype)
-        return self.value(f"{one} / ({one} + {self._libm('exp', a)}(-{a}))", a.dtype)
+        return self.value(f"{one} / ({one} + {self.libm('exp', self.neg(a))})", a.dtype)
 
     def pow(self, a, b):
         return self.libm("pow", a, b)
@@ -376,14 +419,17 @@ def loop_header(var: str, size: int, pragma: str | None = None) -> list:
 
 
 def render(lines, removed=frozenset(), indent="    ") -> list:
-    """Flatten emitted lines into text, dropping stores to removed buffers."""
+    """Flatten emitted lines into text, dropping stores to removed buffers and
+    rows nobody reads (``removed`` holds both kinds of name)."""
     out = []
     for line in lines:
         if isinstance(line, str):
             out.append(indent + line)
-        elif line[0] == "store":
+        elif line[0] in ("store", "row"):
             if line[1] not in removed:
                 out.append(indent + line[2])
+        elif line[0] == "decls":
+            out.extend(render(line[1], removed, indent))
         else:
             out.append(indent + "{")
             out.extend(render(line[1], removed, indent + "    "))
@@ -398,6 +444,7 @@ class KernelWriter:
         self.kernel = kernel
         self.graph = graph
         self.removable = removable
+        self.rows_walked = set()     # reduction ranges already looped over
 
     def write(self) -> tuple:
         """(C source of the function, its [(buffer name, is_output)] parameters,
@@ -417,16 +464,18 @@ class KernelWriter:
                 elif self._is_column_reduction():
                     self._column_reduction(ck, fused.nodes[0], outer_vars)
                 else:
+                    ck.emit(("decls", ck.row_decls))
                     for section in fused.sections:
                         self._section(ck, section, outer, outer_vars)
         finally:
             V.ops = previous_ops
         removed = {name for name in self.removable if name not in ck.loaded}
+        unused_rows = {row for row in ck.rows.values() if row not in ck.rows_used}
         params = [(name, out) for name, (_, out) in ck.args.items() if name not in removed]
         signature = ", ".join(
             f"{'' if out else 'const '}{C_TYPES[self.graph.buffer_dtype(name)]}* "
             f"__restrict__ {ck.args[name][0]}" for name, out in params)
-        body = render(ck.block.lines, removed)
+        body = render(ck.block.lines, removed | unused_rows)
         source = f"void {fused.name}({signature})\n{{\n" + "\n".join(body) + "\n}\n"
         return source, params, ck.libm_used, removed
 
@@ -538,13 +587,19 @@ class KernelWriter:
             return
         inner = section.inner
         k = len(outer)
-        inner_vars = [Index.var(f"x{k + i}", n) for i, n in enumerate(inner)]
+        # a loop over a row a reduction already walked uses the reduction's names,
+        # so that the values it computed again are recognised (and read back)
+        over_row = inner in self.rows_walked
+        names = [f"r{i}" if over_row else f"x{k + i}" for i in range(len(inner))]
+        inner_vars = [Index.var(name, n) for name, n in zip(names, inner)]
         headers = []
         for i, n in enumerate(inner):
             pragma = "#pragma omp simd" if i == len(inner) - 1 else None
-            headers += loop_header(f"x{k + i}", n, pragma)
+            headers += loop_header(names[i], n, pragma)
         index = outer_vars + inner_vars
         with ck.loop(headers) if inner else contextlib.nullcontext():
+            if over_row and len(inner) == 1:
+                ck.block.row_reader = "r0"
             for node in section.nodes:
                 ck.store(node.target_name(), node.store_index(index), node.compute(index))
 
@@ -584,7 +639,10 @@ class KernelWriter:
         if rtype in ("argmax", "argmin"):
             flat_r = " + ".join(f"{s}L*r{i}" for i, s in enumerate(
                 _strides(rranges))) or "0"
+        self.rows_walked.add(tuple(rranges))
         with ck.loop(headers):
+            if len(rranges) == 1 and rranges[0] <= config.cpp.row_cache_size:
+                ck.block.row_writer = (rranges[0], "r0")
             v = node.compute(outer_vars, rvars)
             v = ck.to_dtype(v, acc_dtype)
             if rtype == "sum":

@@ -1,0 +1,567 @@
+"""Compiled code against eager, op by op.
+
+Each case runs ``fn(lib, *tensors)`` three ways on the same numpy values:
+real torch eager (the oracle), glasstorch eager, and ``glasstorch.compile``
+(Inductor's C backend).  All three must agree on dtype, shape, strides and
+values: bitwise (NaN payloads aside, signs of zero included) for exact ops,
+within a stated tolerance for libm functions, reductions and fused chains.
+
+Hypothesis draws shapes (0 to 4 dims, sizes 1..7, broadcasting operands),
+dtypes, layouts (contiguous, transposed, sliced with step 2, expanded) and
+values (NaN, +-inf and -0.0 among them for floats).
+"""
+import contextlib
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
+
+import glasstorch as gt
+from glasstorch._inductor import codecache, compile_fx
+
+from .helpers import to_numpy
+
+FLOATS = ["float32", "float64", "float16", "bfloat16"]
+INTS = ["int64", "int32"]
+NUMBERS = FLOATS + INTS
+ALL = NUMBERS + ["bool"]
+SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 0.5, -2.5])
+EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
+
+# (rtol, atol) by tolerance kind and result dtype; half types: a few of their ulps
+TOLERANCE = {"libm": {"float32": (1e-5, 1e-6), "float64": (1e-12, 1e-15)},
+             "reduce": {"float32": (1e-5, 1e-4), "float64": (1e-12, 1e-10)}}
+
+CASE = settings(max_examples=15, deadline=None)
+SHAPES = st.lists(st.integers(1, 7), min_size=0, max_size=4).map(tuple)
+
+
+# -- the same inputs in both libraries ----------------------------------------------------
+
+
+def make_values(rng, shape, dtype, kind="any"):
+    """numpy values of ``dtype`` (bfloat16: float32 values it represents exactly).
+    ``kind``: "any"; "nonzero" (integer divisors); "small" (integer exponents and
+    products: 0..3); or ("index", n) for indices in [0, n)."""
+    if isinstance(kind, tuple):
+        return rng.integers(0, kind[1], size=shape).astype(dtype)
+    if dtype == "bool":
+        return rng.random(size=shape) < 0.5
+    if dtype in INTS:
+        a = rng.integers(0, 4, size=shape) if kind == "small" else rng.integers(-9, 10, size=shape)
+        return np.where(a == 0, 1, a).astype(dtype) if kind == "nonzero" else a.astype(dtype)
+    a = rng.normal(scale=3.0, size=shape)
+    if rng.random() < 0.3:
+        a = np.round(a * 2) / 2          # whole numbers and halves: rounding and division edges
+    if kind == "any" and rng.random() < 0.5:
+        a = np.where(rng.random(size=shape) < 0.25, rng.choice(SPECIAL, size=shape), a)
+    if dtype == "bfloat16":
+        bits = a.astype(np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+        return bits.view(np.float32).reshape(shape)
+    return a.astype(dtype)
+
+
+class Operand:
+    """One input: its values, dtype and memory layout, built alike in both libraries."""
+
+    def __init__(self, values, dtype, layout):
+        self.values, self.dtype, self.layout = values, dtype, layout
+
+    def build(self, lib):
+        base = self.values
+        if self.layout == "transposed":
+            base = np.swapaxes(base, -1, -2)
+        elif self.layout == "sliced":
+            base = np.repeat(base, 2, axis=-1)
+        elif self.layout == "expanded":
+            base = base[:1]
+        t = lib.from_numpy(base.copy(order="C")).to(getattr(lib, self.dtype))
+        if self.layout == "transposed":
+            return t.transpose(-1, -2)
+        if self.layout == "sliced":
+            return t[..., ::2]
+        if self.layout == "expanded":
+            return t.expand(self.values.shape)
+        return t
+
+    def __repr__(self):
+        return f"Operand({self.dtype}, {self.values.shape}, {self.layout})"
+
+
+@st.composite
+def operands(draw, shape, dtype, kind="any", layouts=True):
+    """An Operand of ``shape`` and ``dtype`` (one dtype, or a list to draw from)."""
+    if isinstance(dtype, list):
+        dtype = draw(st.sampled_from(dtype))
+    choices = ["contiguous"]
+    if layouts and len(shape) >= 1:
+        choices += ["sliced", "expanded"] + (["transposed"] if len(shape) >= 2 else [])
+    layout = draw(st.sampled_from(choices))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    values = np.asarray(make_values(rng, shape, dtype, kind))
+    if layout == "expanded":
+        values = np.broadcast_to(values[:1], shape).copy()
+    return Operand(values, dtype, layout)
+
+
+@st.composite
+def broadcasting(draw, n, dtypes, kinds=None, mixed=False):
+    """``n`` operands of mutually broadcastable shapes; one dtype unless ``mixed``."""
+    shapes = draw(mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=4,
+                                                min_side=1, max_side=7)).input_shapes
+    dtype = draw(st.sampled_from(dtypes))
+    kinds = kinds or ["any"] * n
+    return [draw(operands(s, dtypes if mixed else dtype, k)) for s, k in zip(shapes, kinds)]
+
+
+# -- running and comparing ------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def inductor_graphs():
+    """The CompiledGraph of every graph ``compile_fx_inner`` compiles in the block
+    (None for a graph it left to the ATen kernels)."""
+    inner, graphs = compile_fx.compile_fx_inner, []
+
+    def record(*args, **kwargs):
+        call = inner(*args, **kwargs)
+        graphs.append(getattr(call, "compiled_graph", None))
+        return call
+    compile_fx.compile_fx_inner = record
+    try:
+        yield graphs
+    finally:
+        compile_fx.compile_fx_inner = inner
+
+
+def compiled(fn):
+    """``fn`` through ``glasstorch.compile``, checked to run Inductor's code."""
+    gt._dynamo.reset()
+    opt = gt.compile(fn)
+
+    def run(*args):
+        with inductor_graphs() as graphs:
+            out = opt(*args)
+        assert graphs and None not in graphs, "the graph did not go through Inductor"
+        return out
+    return run
+
+
+def check(fn, *inputs, tol="exact"):
+    """``fn(lib, *tensors)`` in torch, glasstorch eager and glasstorch compiled."""
+    expected = fn(torch, *[o.build(torch) for o in inputs])
+    ours = [o.build(gt) for o in inputs]
+    assert_matches(fn(gt, *ours), expected, tol, "eager")
+    assert_matches(compiled(lambda *xs: fn(gt, *xs))(*ours), expected, tol, "compiled")
+
+
+def assert_matches(ours, theirs, tol, what):
+    if isinstance(theirs, (tuple, list)):
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs), what
+        for o, t in zip(ours, theirs):
+            assert_matches(o, t, tol, what)
+        return
+    assert str(ours.dtype) == str(theirs.dtype), f"{what}: dtype {ours.dtype} != {theirs.dtype}"
+    assert tuple(ours.shape) == tuple(theirs.shape), \
+        f"{what}: shape {tuple(ours.shape)} != {tuple(theirs.shape)}"
+    if theirs.numel() > 1:
+        assert tuple(ours.stride()) == tuple(theirs.stride()), \
+            f"{what}: strides {ours.stride()} != {theirs.stride()}"
+    a, b = to_numpy(ours), to_numpy(theirs)
+    name = str(theirs.dtype).split(".")[-1]
+    if tol == "exact" or a.dtype.kind in "biu":
+        np.testing.assert_array_equal(a, b, err_msg=what)
+        signs = ~np.isnan(b)
+        np.testing.assert_array_equal(np.signbit(a[signs]), np.signbit(b[signs]),
+                                      err_msg=f"{what}: signs of zero")
+        return
+    rtol, atol = (3 * EPS[name], 3 * EPS[name]) if name in EPS else TOLERANCE[tol][name]
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+# -- pointwise -------------------------------------------------------------------------------
+
+# name: (fn, dtypes, tolerance)
+UNARY = {
+    "neg": (lambda L, x: -x, NUMBERS, "exact"),
+    "abs": (lambda L, x: x.abs(), NUMBERS, "exact"),
+    "sign": (lambda L, x: x.sign(), NUMBERS + ["bool"], "exact"),
+    "relu": (lambda L, x: L.relu(x), NUMBERS, "exact"),
+    "floor": (lambda L, x: x.floor(), NUMBERS, "exact"),
+    "ceil": (lambda L, x: x.ceil(), NUMBERS, "exact"),
+    "round": (lambda L, x: x.round(), NUMBERS, "exact"),
+    "trunc": (lambda L, x: x.trunc(), NUMBERS, "exact"),
+    "isnan": (lambda L, x: x.isnan(), ALL, "exact"),
+    "isinf": (lambda L, x: x.isinf(), ALL, "exact"),
+    "logical_not": (lambda L, x: x.logical_not(), ALL, "exact"),
+    "bitwise_not": (lambda L, x: x.bitwise_not(), INTS + ["bool"], "exact"),
+    "reciprocal": (lambda L, x: x.reciprocal(), FLOATS, "exact"),
+    "sqrt": (lambda L, x: x.sqrt(), FLOATS, "exact"),
+    "rsqrt": (lambda L, x: x.rsqrt(), FLOATS, "libm"),
+    "sigmoid": (lambda L, x: x.sigmoid(), FLOATS, "libm"),
+    "tanh": (lambda L, x: x.tanh(), FLOATS, "libm"),
+    "exp": (lambda L, x: x.exp(), FLOATS, "libm"),
+    "log": (lambda L, x: x.log(), FLOATS, "libm"),
+    "sin": (lambda L, x: x.sin(), FLOATS, "libm"),
+    "cos": (lambda L, x: x.cos(), FLOATS, "libm"),
+    "erf": (lambda L, x: x.erf(), FLOATS, "libm"),
+    "gelu": (lambda L, x: L.nn.functional.gelu(x), FLOATS, "libm"),
+    "gelu_tanh": (lambda L, x: L.nn.functional.gelu(x, approximate="tanh"), FLOATS, "libm"),
+    "pow_2": (lambda L, x: x ** 2, NUMBERS, "exact"),
+    "pow_3": (lambda L, x: x ** 3, NUMBERS, "exact"),
+    "pow_half": (lambda L, x: x ** 0.5, FLOATS, "libm"),
+    "pow_minus_1": (lambda L, x: x ** -1, FLOATS, "exact"),
+    "pow_1_5": (lambda L, x: x ** 1.5, FLOATS, "libm"),
+    "scalar_pow": (lambda L, x: 2 ** x, FLOATS, "libm"),
+    "clamp": (lambda L, x: x.clamp(-1, 2), NUMBERS, "exact"),
+    "clamp_min": (lambda L, x: x.clamp(min=0.5), FLOATS, "exact"),
+    "clamp_max": (lambda L, x: x.clamp(max=1), NUMBERS, "exact"),
+    "add_scalar": (lambda L, x: x + 2.5, ALL, "exact"),
+    "rsub_scalar": (lambda L, x: 1 - x, NUMBERS, "exact"),
+    "mul_int_scalar": (lambda L, x: x * 3, ALL, "exact"),
+    "div_scalar": (lambda L, x: x / 3, ALL, "exact"),
+    "eq_scalar": (lambda L, x: x == 1, ALL, "exact"),
+    "lt_scalar": (lambda L, x: x < 0.5, ALL, "exact"),
+}
+
+
+@pytest.mark.parametrize("name", UNARY)
+@CASE
+@given(data=st.data())
+def test_unary(name, data):
+    fn, dtypes, tol = UNARY[name]
+    x = data.draw(operands(data.draw(SHAPES), dtypes), label="x")
+    check(fn, x, tol=tol)
+
+
+BINARY = {
+    "add": (lambda L, x, y: x + y, ALL, "exact"),
+    "add_alpha": (lambda L, x, y: L.add(x, y, alpha=2), NUMBERS, "exact"),
+    "sub": (lambda L, x, y: x - y, NUMBERS, "exact"),
+    "mul": (lambda L, x, y: x * y, ALL, "exact"),
+    "div": (lambda L, x, y: x / y, ALL, "exact"),
+    "div_floor": (lambda L, x, y: L.div(x, y, rounding_mode="floor"), NUMBERS, "exact"),
+    "div_trunc": (lambda L, x, y: L.div(x, y, rounding_mode="trunc"), NUMBERS, "exact"),
+    "floor_divide": (lambda L, x, y: L.floor_divide(x, y), NUMBERS, "exact"),
+    "remainder": (lambda L, x, y: L.remainder(x, y), NUMBERS, "exact"),
+    "fmod": (lambda L, x, y: L.fmod(x, y), NUMBERS, "exact"),
+    "pow": (lambda L, x, y: x ** y, NUMBERS, "libm"),
+    "maximum": (lambda L, x, y: L.maximum(x, y), ALL, "exact"),
+    "minimum": (lambda L, x, y: L.minimum(x, y), ALL, "exact"),
+    "eq": (lambda L, x, y: x == y, ALL, "exact"),
+    "ne": (lambda L, x, y: x != y, ALL, "exact"),
+    "lt": (lambda L, x, y: x < y, NUMBERS, "exact"),
+    "le": (lambda L, x, y: x <= y, NUMBERS, "exact"),
+    "gt": (lambda L, x, y: x > y, NUMBERS, "exact"),
+    "ge": (lambda L, x, y: x >= y, NUMBERS, "exact"),
+    "logical_and": (lambda L, x, y: L.logical_and(x, y), ALL, "exact"),
+    "logical_or": (lambda L, x, y: L.logical_or(x, y), ALL, "exact"),
+    "logical_xor": (lambda L, x, y: L.logical_xor(x, y), ALL, "exact"),
+    "bitwise_and": (lambda L, x, y: x & y, INTS + ["bool"], "exact"),
+    "bitwise_or": (lambda L, x, y: x | y, INTS + ["bool"], "exact"),
+    "bitwise_xor": (lambda L, x, y: x ^ y, INTS + ["bool"], "exact"),
+}
+# the right operand's values: integer division needs a non-zero divisor, integer
+# powers a small non-negative exponent
+DIVISOR = {"div_floor": "nonzero", "div_trunc": "nonzero", "floor_divide": "nonzero",
+           "remainder": "nonzero", "fmod": "nonzero", "pow": "small"}
+
+
+@pytest.mark.parametrize("name", BINARY)
+@CASE
+@given(data=st.data())
+def test_binary(name, data):
+    fn, dtypes, tol = BINARY[name]
+    x, y = data.draw(broadcasting(2, dtypes, ["any", DIVISOR.get(name, "any")]), label="xy")
+    check(fn, x, y, tol=tol)
+
+
+@pytest.mark.parametrize("name", ["add", "mul", "div", "maximum", "lt"])
+@CASE
+@given(data=st.data())
+def test_binary_type_promotion(name, data):
+    """Operands of two dtypes: computed in the promoted type."""
+    fn, dtypes, tol = BINARY[name]
+    x, y = data.draw(broadcasting(2, dtypes, mixed=True), label="xy")
+    check(fn, x, y, tol=tol)
+
+
+TERNARY = {
+    "where": (lambda L, c, x, y: L.where(c.bool(), x, y), ALL, "exact"),
+    "where_scalar": (lambda L, c, x, y: L.where(c.bool(), x, 0.5) + y, FLOATS, "exact"),
+    "clamp_tensor": (lambda L, x, lo, hi: L.clamp(x, lo, hi), NUMBERS, "exact"),
+    "lerp": (lambda L, x, y, w: L.lerp(x, y, w), FLOATS, "libm"),
+    "lerp_scalar": (lambda L, x, y, w: L.lerp(x, y, 0.75) * w, FLOATS, "libm"),
+    "addcmul": (lambda L, x, y, z: L.addcmul(x, y, z, value=0.5), FLOATS, "libm"),
+    "addcdiv": (lambda L, x, y, z: L.addcdiv(x, y, z, value=-2), FLOATS, "libm"),
+}
+
+
+@pytest.mark.parametrize("name", TERNARY)
+@CASE
+@given(data=st.data())
+def test_ternary(name, data):
+    fn, dtypes, tol = TERNARY[name]
+    check(fn, *data.draw(broadcasting(3, dtypes), label="inputs"), tol=tol)
+
+
+@CASE
+@given(data=st.data(), to=st.sampled_from(ALL))
+def test_cast(data, to):
+    """``.to(dtype)`` between every pair (floats to integers: values in range)."""
+    shape = data.draw(SHAPES)
+    src = data.draw(st.sampled_from(ALL))
+    kind = "nonzero" if to in INTS and src in FLOATS else "any"
+    x = data.draw(operands(shape, src, kind), label="x")
+    if kind == "nonzero":   # finite values only
+        x.values = np.nan_to_num(x.values, nan=1, posinf=3, neginf=-3)
+    check(lambda L, v: v.to(getattr(L, to)), x)
+
+
+@CASE
+@given(data=st.data())
+def test_pointwise_chain(data):
+    """A fused chain of ops, computed in float and rounded once at the end."""
+    x, y = data.draw(broadcasting(2, FLOATS), label="xy")
+    check(lambda L, a, b: (a.sin() * b + 1).sigmoid() - b.abs().sqrt() * 0.5, x, y,
+          tol="libm")
+
+
+# -- reductions -------------------------------------------------------------------------------
+
+# name: (fn(L, x, dim, keepdim), dtypes, dim kind: "list" (several dims), "int" (one dim)
+# or "full" (no dim argument), tolerance)
+REDUCTIONS = {
+    "sum": (lambda L, x, d, k: x.sum(d, keepdim=k), ALL, "list", "reduce"),
+    "sum_full": (lambda L, x, d, k: x.sum(), ALL, "full", "reduce"),
+    "mean": (lambda L, x, d, k: x.mean(d, keepdim=k), FLOATS, "list", "reduce"),
+    "mean_full": (lambda L, x, d, k: x.mean(), FLOATS, "full", "reduce"),
+    "amax": (lambda L, x, d, k: x.amax(d, keepdim=k), ALL, "list", "exact"),
+    "amin": (lambda L, x, d, k: x.amin(d, keepdim=k), ALL, "list", "exact"),
+    "max_full": (lambda L, x, d, k: x.max(), ALL, "full", "exact"),
+    "min_full": (lambda L, x, d, k: x.min(), NUMBERS, "full", "exact"),
+    "max_dim": (lambda L, x, d, k: tuple(x.max(d, keepdim=k)), NUMBERS, "int", "exact"),
+    "min_dim": (lambda L, x, d, k: tuple(x.min(d, keepdim=k)), NUMBERS, "int", "exact"),
+    "argmax": (lambda L, x, d, k: x.argmax(d, keepdim=k), NUMBERS, "int", "exact"),
+    "argmin": (lambda L, x, d, k: x.argmin(d, keepdim=k), NUMBERS, "int", "exact"),
+    "argmax_full": (lambda L, x, d, k: x.argmax(), NUMBERS, "full", "exact"),
+    "argmin_full": (lambda L, x, d, k: x.argmin(), NUMBERS, "full", "exact"),
+    "prod": (lambda L, x, d, k: x.prod(d, keepdim=k), ALL, "int", "reduce"),
+    "prod_full": (lambda L, x, d, k: x.prod(), ALL, "full", "reduce"),
+    "any": (lambda L, x, d, k: x.any(d, keepdim=k), ALL, "list", "exact"),
+    "all": (lambda L, x, d, k: x.all(d, keepdim=k), ALL, "list", "exact"),
+    "any_full": (lambda L, x, d, k: x.any(), ALL, "full", "exact"),
+    "all_full": (lambda L, x, d, k: x.all(), ALL, "full", "exact"),
+    "var": (lambda L, x, d, k: x.var(d, keepdim=k), FLOATS, "list", "reduce"),
+    "var_biased": (lambda L, x, d, k: x.var(d, keepdim=k, correction=0), FLOATS, "list",
+                   "reduce"),
+    "var_full": (lambda L, x, d, k: x.var(), FLOATS, "full", "reduce"),
+    "std": (lambda L, x, d, k: x.std(d, keepdim=k), FLOATS, "list", "reduce"),
+    "var_mean": (lambda L, x, d, k: L.var_mean(x, d, keepdim=k), FLOATS, "list", "reduce"),
+}
+
+
+@st.composite
+def reduction_dims(draw, ndim, kind):
+    """A dim argument: one dim (either sign), or a list of distinct dims."""
+    if kind == "full":
+        return None
+    dim = st.integers(-max(ndim, 1), max(ndim, 1) - 1)
+    if kind == "int":
+        return draw(dim)
+    return draw(st.lists(dim, min_size=1, max_size=max(ndim, 1),
+                         unique_by=lambda d: d % max(ndim, 1)))
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@CASE
+@given(data=st.data(), keepdim=st.booleans())
+def test_reduction(name, data, keepdim):
+    fn, dtypes, dim_kind, tol = REDUCTIONS[name]
+    shape = data.draw(SHAPES)
+    dim = data.draw(reduction_dims(len(shape), dim_kind), label="dim")
+    kind = "small" if name.startswith("prod") else "any"
+    x = data.draw(operands(shape, dtypes, kind), label="x")
+    check(lambda L, v: fn(L, v, dim, keepdim), x, tol=tol)
+
+
+@pytest.mark.parametrize("log", [False, True])
+@CASE
+@given(data=st.data())
+def test_softmax(log, data):
+    shape = data.draw(SHAPES)
+    dim = data.draw(reduction_dims(len(shape), "int"), label="dim")
+    x = data.draw(operands(shape, FLOATS), label="x")
+    check(lambda L, v: v.log_softmax(dim) if log else v.softmax(dim), x, tol="reduce")
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "weight_bias"])
+@CASE
+@given(data=st.data())
+def test_layer_norm(affine, data):
+    shape = data.draw(SHAPES.filter(len))
+    k = data.draw(st.integers(1, len(shape)), label="normalized dims")
+    dtype = data.draw(st.sampled_from(FLOATS))
+    x = data.draw(operands(shape, dtype), label="x")
+    params = [data.draw(operands(shape[-k:], dtype), label="affine")
+              for _ in range(affine.count("_") + (affine != "none"))]
+
+    def fn(L, v, *wb):
+        return L.nn.functional.layer_norm(v, shape[-k:], *wb, eps=1e-5)
+    check(fn, x, *params, tol="reduce")
+
+
+# -- views, then pointwise ------------------------------------------------------------------
+
+
+@st.composite
+def view_case(draw):
+    """(name, fn(L, x), shape, needs a contiguous input)."""
+    shape = draw(SHAPES.filter(len))
+    n = len(shape)
+    dim = draw(st.integers(-n, n - 1))
+    d = dim % n
+    cases = {
+        "permute": (lambda L, x, p=draw(st.permutations(range(n))): x.permute(p), False),
+        "transpose": (lambda L, x, e=draw(st.integers(-n, n - 1)): x.transpose(dim, e), False),
+        "expand": (lambda L, x: x.unsqueeze(0).expand(3, *shape), False),
+        "reshape_flat": (lambda L, x: x.reshape(-1), False),
+        "reshape_split": (lambda L, x: x.reshape(*shape[:d], 1, shape[d], *shape[d + 1:]),
+                          False),
+        "view_merge": (lambda L, x: x.view(*shape[:d], -1), True),
+        "squeeze": (lambda L, x: x.unsqueeze(dim).squeeze(dim), False),
+        "unsqueeze": (lambda L, x: x.unsqueeze(dim), False),
+        "slice": (lambda L, x, s=draw(st.integers(0, shape[d] - 1)),
+                  step=draw(st.integers(1, 3)): x[(slice(None),) * d + (slice(s, None, step),)],
+                  False),
+        "select": (lambda L, x, i=draw(st.integers(-shape[d], shape[d] - 1)):
+                   x.select(dim, i), False),
+        "narrow": (lambda L, x, s=draw(st.integers(0, shape[d] - 1)):
+                   x.narrow(dim, s, shape[d] - s), False),
+        "split": (lambda L, x, k=draw(st.integers(1, 3)): x.split(k, dim), False),
+        "unbind": (lambda L, x: x.unbind(dim), False),
+    }
+    if n <= 2:
+        cases["t"] = (lambda L, x: x.t(), False)
+    name = draw(st.sampled_from(sorted(cases)))
+    return (name, *cases[name], shape)
+
+
+@CASE
+@given(data=st.data())
+def test_view_then_pointwise(data):
+    name, view, contiguous, shape = data.draw(view_case(), label="view")
+    x = data.draw(operands(shape, NUMBERS, layouts=not contiguous), label="x")
+
+    def fn(L, v):
+        out = view(L, v)
+        return tuple(o * 3 - 1 for o in out) if isinstance(out, tuple) else out * 3 - 1
+    check(fn, x)
+
+
+@CASE
+@given(data=st.data())
+def test_cat(data):
+    shape = data.draw(SHAPES.filter(len))
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    sizes = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3), label="sizes")
+    dtype = data.draw(st.sampled_from(NUMBERS))
+    d = dim % len(shape)
+    parts = [data.draw(operands(shape[:d] + (s,) + shape[d + 1:], dtype)) for s in sizes]
+    check(lambda L, *xs: L.cat([x * 2 for x in xs], dim) + 1, *parts)
+
+
+@CASE
+@given(data=st.data())
+def test_embedding(data):
+    rows, cols = data.draw(st.integers(1, 7)), data.draw(st.integers(1, 7))
+    weight = data.draw(operands((rows, cols), FLOATS), label="weight")
+    shape = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=2).map(tuple))
+    idx = data.draw(operands(shape, INTS, ("index", rows), layouts=False), label="indices")
+    check(lambda L, w, i: L.nn.functional.embedding(i, w) * 2, weight, idx)
+
+
+@CASE
+@given(data=st.data())
+def test_gather(data):
+    shape = data.draw(SHAPES.filter(len))
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    index_shape = tuple(data.draw(st.integers(1, n)) for n in shape)
+    x = data.draw(operands(shape, NUMBERS), label="x")
+    idx = data.draw(operands(index_shape, "int64", ("index", shape[dim])), label="index")
+    check(lambda L, v, i: L.gather(v + 1, dim, i), x, idx)
+
+
+CREATION = {
+    "arange": lambda L, x: x + L.arange(x.shape[-1]),
+    "arange_start_step": lambda L, x: x * L.arange(2, 2 + 3 * x.shape[-1], 3),
+    "arange_float": lambda L, x: x - L.arange(0, x.shape[-1] * 0.5, 0.5),
+    "full": lambda L, x: L.full(x.shape, 2.5) * x,
+    "full_int": lambda L, x: L.full(x.shape, 7, dtype=L.int32) + x,
+    "zeros_like": lambda L, x: L.zeros_like(x) - x,
+    "ones_like": lambda L, x: L.ones_like(x) / (x + 2),
+}
+
+
+@pytest.mark.parametrize("name", CREATION)
+@CASE
+@given(data=st.data())
+def test_creation(name, data):
+    x = data.draw(operands(data.draw(SHAPES.filter(len)), NUMBERS), label="x")
+    check(CREATION[name], x)
+
+
+# -- training ---------------------------------------------------------------------------------
+
+
+def _grads(fn, lib, arrays, compile_fn=None):
+    """The gradients of ``fn(lib, *tensors).sum()`` with respect to each input."""
+    xs = [lib.from_numpy(a.copy()).requires_grad_() for a in arrays]
+    run = compile_fn(lambda *ts: fn(lib, *ts)) if compile_fn else (lambda *ts: fn(lib, *ts))
+    run(*xs).sum().backward()
+    return [x.grad for x in xs]
+
+
+def _softmax_loss(L, x, w, y):
+    return L.softmax(x @ w, -1) * y
+
+
+def _mlp(L, x, w1, w2, gamma, beta):
+    h = L.nn.functional.layer_norm(x @ w1, (w1.shape[1],), gamma, beta)
+    return L.tanh(L.nn.functional.gelu(h) @ w2)
+
+
+@pytest.mark.parametrize("fn,shapes", [
+    (_softmax_loss, [(4, 5), (5, 6), (4, 6)]),
+    (_mlp, [(3, 4), (4, 8), (8, 2), (8,), (8,)]),
+])
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_training_grads(fn, shapes, seed):
+    """Gradients through compiled forward and backward graphs equal eager's."""
+    rng = np.random.default_rng(seed)
+    arrays = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    expected = _grads(fn, torch, arrays)
+    assert_matches(_grads(fn, gt, arrays), expected, "libm", "eager")
+    assert_matches(_grads(fn, gt, arrays, compiled), expected, "libm", "compiled")
+
+
+# -- compiled code is C -----------------------------------------------------------------------
+
+
+def test_compiled_code_is_a_shared_library(tmp_path, monkeypatch):
+    """A pointwise chain compiles to one fused C kernel, built into the cache dir."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    assert codecache.available()
+    x = gt.from_numpy(np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4))
+    gt._dynamo.reset()
+    with inductor_graphs() as graphs:
+        out = gt.compile(lambda v: (v.sin() * 2 + 1).relu())(x)
+    (graph,) = graphs
+    assert [name for name, _ in graph.code.kernels] == ["cpp_fused_add_mul_relu_sin_0"]
+    assert list(tmp_path.rglob("*.so"))
+    expected = (torch.from_numpy(x.numpy()).sin() * 2 + 1).relu()
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
