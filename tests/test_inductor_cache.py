@@ -432,7 +432,7 @@ def _observe(utils, tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", outer)
     monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
     base = tmp_path / "base"
-    base.mkdir()
+    base.mkdir(parents=True)
 
     entries_ = {}
     with utils.fresh_inductor_cache(entries_, dir=str(base)):

@@ -84,9 +84,13 @@ def _has_symbols(gm) -> bool:
 def compile_fx_inner(gm, example_inputs=None, name: str = "0_inference"):
     """One AOT graph compiled; a boxed callable (``call(list_of_args)``).
     ``name`` is the graph's AOT id (``0_forward``, ``0_backward``)."""
-    if not codecache.available() or _has_symbols(gm):
+    if not codecache.available():
         from .._functorch.aot_autograd import make_boxed_func
         return make_boxed_func(gm.forward)
+    if _has_symbols(gm):
+        call = PerShape(gm, name)
+        call._boxed_call = True
+        return call
     compiled = CompiledGraph(gm, name)
     compile_id = _logging.current_compile_id
     if _logging.is_enabled("output_code") or config.debug:
@@ -95,6 +99,61 @@ def compile_fx_inner(gm, example_inputs=None, name: str = "0_inference"):
     call._boxed_call = True
     call.compiled_graph = compiled
     return call
+
+
+class PerShape:
+    """A graph with symbolic sizes, compiled once per concrete geometry of its
+    arguments: the nodes' sizes are propagated from the call's tensors (on
+    FakeTensors), then the graph is lowered as a static one.  The C kernels
+    keep constant sizes, which is what lets the compiler vectorize them."""
+
+    def __init__(self, gm, name: str):
+        self.gm, self.name, self.compiled = gm, name, {}
+
+    def __call__(self, args: list):
+        from .._tensor import Tensor
+        key = tuple((tuple(a.shape), a.stride(), a.dtype) if isinstance(a, Tensor) else a
+                    for a in args)
+        call = self.compiled.get(key)
+        if call is None:
+            with _concrete_meta(self.gm, args):
+                compiled = CompiledGraph(self.gm, f"{self.name}_{len(self.compiled)}")
+            if _logging.is_enabled("output_code") or config.debug:
+                _logging.trace("output_code", _logging.current_compile_id,
+                               output_code_text(compiled))
+            call = self.compiled[key] = compiled.call
+        return call(args)
+
+
+class _concrete_meta:
+    """Each node's ``meta["val"]`` replaced, for the block, by its value on
+    FakeTensors shaped like ``args``."""
+
+    def __init__(self, gm, args):
+        from .._subclasses.fake_tensor import FakeTensorMode
+        from .._tensor import Tensor
+        from ..fx.interpreter import Interpreter
+        self.gm, self.saved = gm, {}
+        mode = FakeTensorMode(allow_non_fake_inputs=True)
+        fakes = [mode.from_tensor(a) if isinstance(a, Tensor) else a for a in args]
+        values = {}
+
+        class Recorder(Interpreter):
+            def run_node(self, n):
+                values[n] = result = super().run_node(n)
+                return result
+        with mode:
+            Recorder(gm).run(*fakes)
+        self.values = values
+
+    def __enter__(self):
+        for node, value in self.values.items():
+            self.saved[node] = node.meta.get("val")
+            node.meta["val"] = value
+
+    def __exit__(self, *exc):
+        for node, value in self.saved.items():
+            node.meta["val"] = value
 
 
 def output_code_text(compiled: CompiledGraph) -> str:
