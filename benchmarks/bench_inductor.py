@@ -33,8 +33,8 @@ captured), for each compiled function that captured no graph or broke.
 
 Method: both libraries get the same numbers and the same initial weights
 (each seeds its own RNG identically); the first results are compared (a
-mismatch reads WRONG).  Each callable is warmed up (its first call compiles),
-its loop count calibrated to a round of ``--round-time`` seconds, then
+mismatch reads WRONG).  Each callable is warmed up (10 calls; the first
+compiles), its loop count calibrated to a round of ``--round-time`` seconds, then
 ``--repeats`` rounds run with the order of the contestants alternating, so
 machine noise hits all alike; the medians of the per-call times are reported.
 """
@@ -227,6 +227,13 @@ class Row:
     verdict: str
 
 
+def failed_row(title: str, who: str, target: str, exc: BaseException) -> Row:
+    """The row of a case that ``who`` could not run; the error goes to ERRORS."""
+    ERRORS.append((title, who, exc))
+    cells = ("error", "") if who == "glasstorch" else ("", "error")
+    return Row(title, *cells, "", target, f"{who} raised {type(exc).__name__}")
+
+
 def as_array(out) -> np.ndarray:
     return np.asarray(out.detach().numpy(), dtype=np.float64)
 
@@ -270,9 +277,7 @@ def run_case(c: Case, gt, torch, args) -> Row:
         for side in c.versus:
             contestants[side] = warmed(f"torch {side}", lambda: c.build(torch, side == "compiled"))
     except Failed as exc:
-        ERRORS.append((c.title, exc.label, exc.__cause__))
-        return Row(c.title, *(("error", "") if exc.label == "glasstorch" else ("", "error")),
-                   "", target, f"{exc.label} raised {type(exc.__cause__).__name__}")
+        return failed_row(c.title, exc.label, target, exc.__cause__)
     wrong = [k for k, (_, out) in contestants.items()
              if not np.allclose(out, contestants["glasstorch"][1], rtol=1e-4, atol=1e-5)]
     t = medians({k: fn for k, (fn, _) in contestants.items()}, args.repeats, args.round_time)
@@ -290,24 +295,26 @@ def run_case(c: Case, gt, torch, args) -> Row:
                ratio, target, verdict)
 
 
-
 # --------------------------------------------------------------------------
 # Cold compile: whole subprocesses
 # --------------------------------------------------------------------------
 
 def cold_child(key: str, library: str, threads: str) -> None:
     """In a fresh process: import the library, build the case compiled, run it
-    once; print the wall clock when the result is there (and the result)."""
+    once; print the wall clock after the import and when the result is there."""
     import importlib
     lib = importlib.import_module(library)
+    imported = time.time()
     if threads == "1":
         lib.set_num_threads(1)
     out = as_array(BY_KEY[key].build(lib, True)())
-    print(json.dumps({"done": time.time(), "value": float(out.sum())}), flush=True)
+    print(json.dumps({"imported": imported, "done": time.time(), "value": float(out.sum())}),
+          flush=True)
 
 
-def cold_seconds(c: ColdCase, library: str, threads: str) -> float:
-    """Seconds from spawning a child with an empty compile cache to its first result."""
+def cold_seconds(c: ColdCase, library: str, threads: str) -> tuple[float, float]:
+    """Seconds from spawning a child with an empty compile cache to its first
+    result, and of those, to the end of its ``import``."""
     cache = tempfile.mkdtemp(prefix="bench_inductor_cache_")
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache)
     try:
@@ -318,24 +325,26 @@ def cold_seconds(c: ColdCase, library: str, threads: str) -> float:
         if proc.returncode:
             raise RuntimeError(f"{library} child exited {proc.returncode}:\n"
                                + "\n".join(proc.stderr.strip().splitlines()[-15:]))
-        return json.loads(proc.stdout.strip().splitlines()[-1])["done"] - start
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+        return report["done"] - start, report["imported"] - start
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
 
 def run_cold(c: ColdCase, args) -> Row:
-    times: dict[str, list[float]] = {"glasstorch": [], "torch": []}
+    times: dict[str, list[tuple[float, float]]] = {"glasstorch": [], "torch": []}
     target = f"< {c.target:g} s"
     for i in range(max(c.runs)):
-        for library, runs in zip(("glasstorch", "torch"), c.runs):
+        for library, runs in zip(times, c.runs):
             if i < runs:
                 try:
                     times[library].append(cold_seconds(c, library, args.threads))
                 except Exception as exc:
-                    ERRORS.append((c.title, library, exc))
-                    return Row(c.title, *(("error", "") if library == "glasstorch"
-                                          else ("", "error")), "", target, f"{library} failed")
-    ours, theirs = (statistics.median(v) for v in times.values())
+                    return failed_row(c.title, library, target, exc)
+    (ours, ours_import), (theirs, theirs_import) = (
+        map(statistics.median, zip(*v)) for v in times.values())
+    NOTES.append(f"{c.title}: of which import: glasstorch {fmt_time(ours_import)}, "
+                 f"torch {fmt_time(theirs_import)} (medians)")
     runs = "{} / {} runs".format(*c.runs)
     return Row(f"{c.title} ({runs})", fmt_time(ours), fmt_time(theirs), fmt_ratio(ours / theirs),
                target, "PASS" if ours < c.target else "FAIL")
@@ -391,8 +400,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print("\n".join(environment(gt, torch, args.threads == "1")))
     print(f"threads: {args.threads} (glasstorch {gt.get_num_threads()}, torch "
-          f"{torch.get_num_threads()}); {args.repeats} alternating rounds of ~{args.round_time:g} s "
-          f"after {WARMUP} warm-up calls; medians; ratio = glasstorch / torch (lower is better)")
+          f"{torch.get_num_threads()}); {args.repeats} alternating rounds of "
+          f"~{args.round_time:g} s after {WARMUP} warm-up calls; medians; "
+          f"ratio = glasstorch / torch (lower is better)")
     warning = load_warning()
     if warning:
         print(f"note: {warning}")

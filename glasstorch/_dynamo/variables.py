@@ -257,10 +257,15 @@ class NamedTupleVariable(TupleVariable):
         self.kind = kind
 
     def as_python_constant(self):
-        return self.kind(*[i.as_python_constant() for i in self.items])
+        return self._make([i.as_python_constant() for i in self.items])
 
     def as_python(self, outputs):
-        return self.kind(*[i.as_python(outputs) for i in self.items])
+        return self._make([i.as_python(outputs) for i in self.items])
+
+    def _make(self, values):
+        """A namedtuple takes its fields as arguments, a structseq as one sequence."""
+        from ..return_types import _StructSeq
+        return self.kind(values) if issubclass(self.kind, _StructSeq) else self.kind(*values)
 
     def var_getattr(self, tx, name):
         if name in self.kind._fields:

@@ -254,8 +254,8 @@ class _Compiled:
         if self.training:
             results = list(_make_function(self).apply(*flat_args))
         else:
-            with no_grad():
-                results = list(_call(self.forward, flat_args))
+            with no_grad():     # a copy: a boxed compiled graph may steal its list
+                results = list(_call(self.forward, list(flat_args)))
         written, outs = results[:len(meta.mutated)], results[len(meta.mutated):]
         with no_grad():
             for i, value in zip(meta.mutated, written):

@@ -320,7 +320,9 @@ def make_view(x: IRNode, size, reindex) -> IRNode:
     size = tuple(size)
     storage = x if isinstance(x, (ir.Buffer, ReinterpretView)) else None
     if storage is not None:
-        names = [Index.var(f"v{i}", n) for i, n in enumerate(size)]
+        # a size-1 dim gets a variable too (of range 2), so that its stride is
+        # the one the base gives that dim, as eager's view keeps it
+        names = [Index.var(f"v{i}", max(n, 2)) for i, n in enumerate(size)]
         flat = storage.layout.index(reindex(names))
         if all(s.name.startswith("v") and s.free == {s.name} for s in flat.terms):
             by_name = {s.name: c for s, c in flat.terms.items()}

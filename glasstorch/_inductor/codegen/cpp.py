@@ -81,12 +81,13 @@ _VARIABLE = re.compile(r"\btmp\d+\b")
 
 
 class CValue:
-    """A C variable holding one element, in its compute dtype."""
+    """A C variable holding one element, in its compute dtype; ``exact``: a
+    narrower dtype the value is already rounded to (a half loaded as float)."""
 
-    __slots__ = ("name", "dtype")
+    __slots__ = ("name", "dtype", "exact")
 
-    def __init__(self, name: str, dtype):
-        self.name, self.dtype = name, dtype
+    def __init__(self, name: str, dtype, exact=None):
+        self.name, self.dtype, self.exact = name, dtype, exact
 
     def __str__(self):
         return self.name
@@ -208,6 +209,8 @@ class CppKernel:
         elif dtype is dt.float16:
             raw = f"(float){raw}"
         var = self.value(raw, compute_dtype(dtype))
+        if dtype in (dt.float16, dt.bfloat16):
+            var = CValue(var.name, var.dtype, dtype)
         self.block.cse[key] = var
         return var
 
@@ -237,8 +240,16 @@ class CppKernel:
         return self.value(f"({C_TYPES[compute_dtype(dtype)]})({index})", compute_dtype(dtype))
 
     def to_dtype(self, x: CValue, dtype) -> CValue:
-        dtype = compute_dtype(dtype)
-        return x if x.dtype is dtype else self.value(self._cast(x, dtype), dtype)
+        """A cast; to a half type it rounds (computing goes on in float), unless
+        the value is already that half type's."""
+        if dtype in (dt.float16, dt.bfloat16) and x.exact is not dtype:
+            x = self.to_dtype(x, dt.float32)
+            rounded = f"(float)(_Float16){x}" if dtype is dt.float16 else \
+                f"gt_bf16_to_float(gt_float_to_bf16({x}))"
+            value = self.value(rounded, dt.float32)
+            return CValue(value.name, value.dtype, dtype)
+        target = compute_dtype(dtype)
+        return x if x.dtype is target else self.value(self._cast(x, target), target)
 
     def _binary(self, fmt, a, b, dtype=None):
         return self.value(fmt.format(a=a, b=b), dtype or a.dtype)

@@ -1,0 +1,149 @@
+"""Inductor on whole programs: make_fx's catalogue of 47 functions and the
+test models (the example GPT and classifier, a CNN with BatchNorm, an LSTM
+tagger), compiled with torch.compile's default backend against glasstorch's
+eager run (itself tested against torch's elsewhere), forward and training:
+values, dtypes, shapes, strides, and the gradients of several steps."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import glasstorch as gt
+from examples.dual import load_example, tiny_gpt
+
+from .helpers import to_numpy
+from .test_make_fx import CATALOGUE, _inputs
+
+# transcendental ops go through libmvec / SLEEF in compiled code: a few ulp
+RTOL, ATOL = 2e-5, 2e-6
+
+
+def _flat(out):
+    if isinstance(out, (tuple, list)):
+        return [x for o in out for x in _flat(o)]
+    return [out]
+
+
+def _catalogue_args(name):
+    shapes = CATALOGUE[name][1]
+    if name == "tuple_inputs":
+        x, a, b = _inputs(gt, [(3,), (3,), (3,)])
+        return [x, (a, b)]
+    return _inputs(gt, shapes)
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_catalogue_compiled_equals_eager(name):
+    """Each function of make_fx's catalogue: compiled (fused C kernels and
+    extern calls) gives eager's values, dtypes, shapes and strides."""
+    fn = CATALOGUE[name][0](gt)
+    gt._dynamo.reset()
+    compiled = gt.compile(fn)
+    eager_args, compiled_args = _catalogue_args(name), _catalogue_args(name)
+    expected, got = _flat(fn(*eager_args)), _flat(compiled(*compiled_args))
+    assert len(expected) == len(got)
+    for e, g in zip(expected, got):
+        if not isinstance(e, gt.Tensor):
+            assert e == g
+            continue
+        assert (g.dtype, g.shape, g.stride()) == (e.dtype, e.shape, e.stride())
+        np.testing.assert_allclose(to_numpy(g).astype(np.float64),
+                                   to_numpy(e).astype(np.float64), rtol=RTOL, atol=ATOL)
+    for e, g in zip(eager_args, compiled_args):     # inputs written in place: as eager
+        if isinstance(e, gt.Tensor):
+            np.testing.assert_array_equal(to_numpy(g), to_numpy(e))
+
+
+def _cnn():
+    nn = gt.nn
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                         nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 10))
+
+
+class _Tagger(gt.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = gt.nn.LSTM(5, 6, batch_first=True)
+        self.head = gt.nn.Linear(6, 3)
+
+    def forward(self, x):
+        return self.head(self.lstm(x)[0]).reshape(-1, 3)
+
+
+def _model(name):
+    """(model, inputs, targets, loss of (output, targets))"""
+    gt.manual_seed(0)
+    ce = gt.nn.functional.cross_entropy
+    if name == "gpt":
+        model, idx, targets = tiny_gpt(gt)
+        return model, (idx, targets), None, lambda out, _: out[1]
+    if name == "classifier":
+        model = load_example("train_classifier.py", "glasstorch").make_model(hidden=32)
+        x, = _inputs(gt, [(4, 1, 16, 16)])
+        return model, (x,), gt.tensor([3, 7, 0, 9]), ce
+    if name == "cnn":
+        x, = _inputs(gt, [(2, 1, 8, 8)])
+        return _cnn(), (x,), gt.tensor([3, 7]), ce
+    x, = _inputs(gt, [(2, 4, 5)])
+    return _Tagger(), (x,), gt.tensor([0, 1, 2, 0, 2, 2, 1, 0]), ce
+
+
+@pytest.mark.parametrize("name", ["gpt", "classifier", "cnn", "lstm"])
+def test_training_compiled_equals_eager(name):
+    """Three SGD steps with the model compiled (forward and backward graphs
+    through Inductor): eager's losses, gradients, parameters and buffers
+    (BatchNorm's running statistics).  SGD, not Adam: Adam's update divides
+    by the gradient's own size, so rounding noise in a gradient near zero
+    becomes a full step and the runs part."""
+    model, inputs, targets, loss_fn = _model(name)
+    twin = copy.deepcopy(model)
+    gt._dynamo.reset()
+    compiled = gt.compile(model)
+    runs = []
+    for net, run in ((twin, twin), (model, compiled)):
+        opt = gt.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        losses, grads = [], []
+        for _ in range(3):
+            loss = loss_fn(run(*inputs), targets)
+            loss.backward()
+            losses.append(loss.item())
+            grads.append([p.grad.clone() for p in net.parameters()])
+            opt.step()
+            opt.zero_grad()
+        runs.append((losses, grads, net.state_dict()))
+    (eager_losses, eager_grads, eager_state), (losses, grads, state) = runs
+    np.testing.assert_allclose(losses, eager_losses, rtol=1e-5)
+    for step_grads, step_eager in zip(grads, eager_grads):
+        for g, e in zip(step_grads, step_eager):
+            np.testing.assert_allclose(to_numpy(g), to_numpy(e), rtol=1e-4, atol=1e-5)
+    for key, value in eager_state.items():
+        np.testing.assert_allclose(to_numpy(state[key]).astype(np.float64),
+                                   to_numpy(value).astype(np.float64), rtol=1e-4, atol=1e-5)
+
+
+def test_compiled_gpt_runs_generated_c(monkeypatch, tmp_path):
+    """The compiled GPT's graphs become C kernels (compiled into the cache
+    directory) whose wrapper calls extern matrix products in between."""
+    from glasstorch._inductor import compile_fx
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    seen = []
+    real = compile_fx.CompiledGraph.__init__
+
+    def recording(self, gm, name):
+        real(self, gm, name)
+        seen.append(self)
+    monkeypatch.setattr(compile_fx.CompiledGraph, "__init__", recording)
+    model, idx, targets = tiny_gpt(gt)
+    gt._dynamo.reset()
+    _, loss = gt.compile(model)(idx, targets)
+    loss.backward()
+    assert [c.code.name.split("_", 1)[1] for c in seen] == ["forward", "backward"]
+    forward = seen[0].code
+    assert len(forward.kernels) >= 5
+    assert "aten.addmm.default" in forward.python_source or \
+        "aten.mm.default" in forward.python_source
+    assert any(kernel.startswith("cpp_fused_") and "softmax" in kernel
+               for kernel, _ in forward.kernels)
+    assert list(tmp_path.glob("*/c*.so"))
