@@ -27,9 +27,9 @@ glasstorch / torch (lower is better), against the row's target:
 
 A training step is zero_grad, forward and loss, backward, optimizer step.
 "Compiled" means ``lib.compile(model)`` (forward and backward) and
-``lib.compile(optimizer.step)``; if compiling the step raises, it runs eagerly,
-and a note after the table says which happened (and how many graphs Dynamo
-captured), for each compiled function that captured no graph or broke.
+``lib.compile(optimizer.step)``; if the compiled step raises, the eager step is
+timed instead.  Notes after the table say which step ran, and what Dynamo
+could not trace during a case (its graph-break / eager-frame reasons).
 
 Method: both libraries get the same numbers and the same initial weights
 (each seeds its own RNG identically); the first results are compared (a
@@ -65,7 +65,7 @@ from benchmarks.bench_train import _gpt_module, _labels
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 WARMUP = 10                # calls before calibration: the first compiles, and a frame that
                            # Dynamo re-traces on every call settles at its recompile limit (8)
-NOTES: list[str] = []      # what compiling found, printed after the table
+NOTES: dict[tuple[str, str], str] = {}   # (library, topic) -> what compiling found, per case
 ERRORS: list[tuple[str, str, BaseException]] = []   # (case, who, exception), printed too
 
 
@@ -74,41 +74,36 @@ ERRORS: list[tuple[str, str, BaseException]] = []   # (case, who, exception), pr
 # --------------------------------------------------------------------------
 
 def compiled_if(compiled: bool, lib, fn, what: str, mode=None, optional: bool = False):
-    """``lib.compile(fn, mode=mode)`` if ``compiled``, else ``fn``.
-
-    On its first call the compiled function notes (in NOTES) the graphs Dynamo
-    captured if there were none or some frame broke; ``optional`` always
-    notes, and falls back to ``fn`` if the compiled call raises.
-    """
+    """``lib.compile(fn, mode=mode)`` if ``compiled``, else ``fn``.  With
+    ``optional``, a compiled call that raises is replaced by ``fn`` from then
+    on, and NOTES says which of the two ran."""
     if not compiled:
         return fn
-    compiled_fn, current = lib.compile(fn, mode=mode), None
+    compiled_fn = lib.compile(fn, mode=mode)
+    if not optional:
+        return compiled_fn
+    current, key = compiled_fn, (lib.__name__, what)
+    NOTES[key] = f"{lib.__name__}: compile({what}) works: the compiled {what} is timed"
 
     def call(*args):
         nonlocal current
-        if current is not None:
-            return current(*args)
-        counters = lib._dynamo.utils.counters
-        graphs = counters["stats"]["unique_graphs"]
-        gaps = collections.Counter(counters["unimplemented"])
         try:
-            out, current = compiled_fn(*args), compiled_fn
+            return current(*args)
         except Exception as exc:
-            if not optional:
+            if current is fn:
                 raise
-            NOTES.append(f"{lib.__name__}: compile({what}) raised {type(exc).__name__}: "
-                         f"{_short(exc, 200)}; {what} runs eagerly")
+            NOTES[key] = (f"{lib.__name__}: compile({what}) raised {type(exc).__name__}: "
+                          f"{_short(exc, 200)}; the eager {what} is timed instead")
             current = fn
             return fn(*args)
-        graphs = counters["stats"]["unique_graphs"] - graphs
-        new = [k for k, n in counters["unimplemented"].items() if n > gaps[k]]
-        if optional or not graphs or new:
-            why = f"; Dynamo gave up on: {'; '.join(map(str, new))}" if new else ""
-            how = "compiled" if graphs else "runs eagerly (no graph captured)"
-            NOTES.append(f"{lib.__name__}: compile({what}) {how}: {graphs} graph(s) "
-                         f"on its first call{why}")
-        return out
     return call
+
+
+def dynamo_gaps(lib) -> collections.Counter:
+    """What Dynamo could not trace so far (graph breaks, frames left eager), by reason."""
+    counters = lib._dynamo.utils.counters
+    return sum((collections.Counter({str(k): n for k, n in counters[kind].items()})
+                for kind in ("unimplemented", "graph_break")), collections.Counter())
 
 
 # --------------------------------------------------------------------------
@@ -270,14 +265,26 @@ def warmed(label: str, build: Callable[[], Callable]) -> tuple[Callable, np.ndar
     return fn, first
 
 
+def note_new_gaps(before: dict) -> None:
+    """A note per library whose Dynamo could not trace something since ``before``."""
+    for lib, seen in before.items():
+        new = dynamo_gaps(lib) - seen
+        if new:
+            NOTES[lib.__name__, "dynamo"] = f"{lib.__name__}: Dynamo could not trace: " + \
+                "; ".join(f"{reason} ({n}×)" for reason, n in new.items())
+
+
 def run_case(c: Case, gt, torch, args) -> Row:
     target = f"≤ {c.target:g}" + (" each" if c.each else "" if len(c.versus) == 1 else " vs best")
+    gaps = {lib: dynamo_gaps(lib) for lib in (gt, torch)}
     try:
         contestants = {"glasstorch": warmed("glasstorch", lambda: c.build(gt, True))}
         for side in c.versus:
             contestants[side] = warmed(f"torch {side}", lambda: c.build(torch, side == "compiled"))
     except Failed as exc:
         return failed_row(c.title, exc.label, target, exc.__cause__)
+    finally:
+        note_new_gaps(gaps)
     wrong = [k for k, (_, out) in contestants.items()
              if not np.allclose(out, contestants["glasstorch"][1], rtol=1e-4, atol=1e-5)]
     t = medians({k: fn for k, (fn, _) in contestants.items()}, args.repeats, args.round_time)
@@ -343,8 +350,8 @@ def run_cold(c: ColdCase, args) -> Row:
                     return failed_row(c.title, library, target, exc)
     (ours, ours_import), (theirs, theirs_import) = (
         map(statistics.median, zip(*v)) for v in times.values())
-    NOTES.append(f"{c.title}: of which import: glasstorch {fmt_time(ours_import)}, "
-                 f"torch {fmt_time(theirs_import)} (medians)")
+    NOTES["both", "import"] = (f"of which import: glasstorch {fmt_time(ours_import)}, "
+                               f"torch {fmt_time(theirs_import)} (medians)")
     runs = "{} / {} runs".format(*c.runs)
     return Row(f"{c.title} ({runs})", fmt_time(ours), fmt_time(theirs), fmt_ratio(ours / theirs),
                target, "PASS" if ours < c.target else "FAIL")
@@ -391,10 +398,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads == "1":
         gt.set_num_threads(1)
         torch.set_num_threads(1)
-    started, rows = time.perf_counter(), []
+    started, rows, notes = time.perf_counter(), [], []
     for c in selected:
         print(f"{c.key} ...", file=sys.stderr, flush=True)
+        NOTES.clear()
         rows.append(run_cold(c, args) if isinstance(c, ColdCase) else run_case(c, gt, torch, args))
+        notes += [f"{c.key}: {note}" for note in NOTES.values()]
         print(f"  {rows[-1].ours} vs {rows[-1].theirs}: {rows[-1].ratio} {rows[-1].verdict}",
               file=sys.stderr, flush=True)
 
@@ -408,11 +417,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {warning}")
     print()
     print(render(rows))
-    if NOTES:
-        print("\nnotes:\n" + "\n".join(f"  {n}" for n in dict.fromkeys(NOTES)))
+    if notes:
+        print("\nnotes:\n" + "\n".join(f"  {n}" for n in notes))
     for title, who, exc in ERRORS:
         print(f"\n{who} failed on {title!r}:")
-        print("".join(traceback.format_exception(exc)[-6:]).rstrip())
+        print("".join(traceback.format_exception(exc)[-12:]).rstrip())
     print(f"\ndone in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return 0
 

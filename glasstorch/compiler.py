@@ -17,6 +17,7 @@ __all__ = ["CompileStages", "stages", "disable", "allow_in_graph", "reset", "is_
 
 class _Tracing(threading.local):
     exporting = False        # torch.export's trace is running this thread's Python
+    compiling = False        # a compiled optimizer step is being traced
 
 
 _tracing = _Tracing()
@@ -26,7 +27,7 @@ def is_compiling() -> bool:
     """True in code that torch.compile or torch.export is tracing: Dynamo
     answers True while it traces (the call folds to a constant), export while
     its trace runs; False when the code runs eagerly."""
-    return _tracing.exporting
+    return _tracing.exporting or _tracing.compiling
 
 
 def is_dynamo_compiling() -> bool:

@@ -44,20 +44,28 @@ SHAPES = st.lists(st.integers(1, 7), min_size=0, max_size=4).map(tuple)
 
 def make_values(rng, shape, dtype, kind="any"):
     """numpy values of ``dtype`` (bfloat16: float32 values it represents exactly).
-    ``kind``: "any"; "nonzero" (integer divisors); "small" (integer exponents and
-    products: 0..3); or ("index", n) for indices in [0, n)."""
+    ``kind``: "any"; "nonzero" (integer divisors); "finite" (floats without NaN,
+    inf or -0.0); "no_negative_zero"; "exponent" (integers 0..3); "factors"
+    (integers 0..3, float powers of two: exact products); or ("index", n) for
+    indices in [0, n)."""
     if isinstance(kind, tuple):
         return rng.integers(0, kind[1], size=shape).astype(dtype)
     if dtype == "bool":
         return rng.random(size=shape) < 0.5
     if dtype in INTS:
-        a = rng.integers(0, 4, size=shape) if kind == "small" else rng.integers(-9, 10, size=shape)
+        small = kind in ("exponent", "factors")
+        a = rng.integers(0, 4, size=shape) if small else rng.integers(-9, 10, size=shape)
         return np.where(a == 0, 1, a).astype(dtype) if kind == "nonzero" else a.astype(dtype)
-    a = rng.normal(scale=3.0, size=shape)
-    if rng.random() < 0.3:
-        a = np.round(a * 2) / 2          # whole numbers and halves: rounding and division edges
-    if kind == "any" and rng.random() < 0.5:
+    if kind == "factors":
+        a = rng.choice([-2.0, -1.0, -0.5, 0.5, 1.0, 2.0], size=shape)
+    else:
+        a = rng.normal(scale=3.0, size=shape)
+        if rng.random() < 0.3:
+            a = np.round(a * 2) / 2      # whole numbers and halves: rounding and division edges
+    if kind in ("any", "nonzero", "exponent", "no_negative_zero") and rng.random() < 0.5:
         a = np.where(rng.random(size=shape) < 0.25, rng.choice(SPECIAL, size=shape), a)
+    if kind in ("finite", "no_negative_zero"):
+        a = a + 0.0
     if dtype == "bfloat16":
         bits = a.astype(np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
         return bits.view(np.float32).reshape(shape)
@@ -159,6 +167,10 @@ def check(fn, *inputs, tol="exact"):
 
 
 def assert_matches(ours, theirs, tol, what):
+    """Same dtype, shape, strides (of the dims longer than 1, whose strides
+    mean something) and values: ``tol`` "exact" is bitwise up to NaN payloads,
+    else TOLERANCE's; half types always within a few of their ulps, since
+    compiled code rounds once where eager rounds after every op."""
     if isinstance(theirs, (tuple, list)):
         assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs), what
         for o, t in zip(ours, theirs):
@@ -167,18 +179,21 @@ def assert_matches(ours, theirs, tol, what):
     assert str(ours.dtype) == str(theirs.dtype), f"{what}: dtype {ours.dtype} != {theirs.dtype}"
     assert tuple(ours.shape) == tuple(theirs.shape), \
         f"{what}: shape {tuple(ours.shape)} != {tuple(theirs.shape)}"
-    if theirs.numel() > 1:
-        assert tuple(ours.stride()) == tuple(theirs.stride()), \
-            f"{what}: strides {ours.stride()} != {theirs.stride()}"
+    long = [i for i, n in enumerate(theirs.shape) if n > 1]
+    assert [ours.stride(i) for i in long] == [theirs.stride(i) for i in long], \
+        f"{what}: strides {ours.stride()} != {theirs.stride()}"
     a, b = to_numpy(ours), to_numpy(theirs)
     name = str(theirs.dtype).split(".")[-1]
-    if tol == "exact" or a.dtype.kind in "biu":
+    if name in EPS:
+        rtol = atol = 3 * EPS[name]
+    elif tol == "exact" or a.dtype.kind in "biu":
         np.testing.assert_array_equal(a, b, err_msg=what)
         signs = ~np.isnan(b)
         np.testing.assert_array_equal(np.signbit(a[signs]), np.signbit(b[signs]),
                                       err_msg=f"{what}: signs of zero")
         return
-    rtol, atol = (3 * EPS[name], 3 * EPS[name]) if name in EPS else TOLERANCE[tol][name]
+    else:
+        rtol, atol = TOLERANCE[tol][name]
     np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
 
 
@@ -267,7 +282,7 @@ BINARY = {
 # the right operand's values: integer division needs a non-zero divisor, integer
 # powers a small non-negative exponent
 DIVISOR = {"div_floor": "nonzero", "div_trunc": "nonzero", "floor_divide": "nonzero",
-           "remainder": "nonzero", "fmod": "nonzero", "pow": "small"}
+           "remainder": "nonzero", "fmod": "nonzero", "pow": "exponent"}
 
 
 @pytest.mark.parametrize("name", BINARY)
@@ -314,10 +329,8 @@ def test_cast(data, to):
     """``.to(dtype)`` between every pair (floats to integers: values in range)."""
     shape = data.draw(SHAPES)
     src = data.draw(st.sampled_from(ALL))
-    kind = "nonzero" if to in INTS and src in FLOATS else "any"
+    kind = "finite" if to in INTS and src in FLOATS else "any"
     x = data.draw(operands(shape, src, kind), label="x")
-    if kind == "nonzero":   # finite values only
-        x.values = np.nan_to_num(x.values, nan=1, posinf=3, neginf=-3)
     check(lambda L, v: v.to(getattr(L, to)), x)
 
 
@@ -383,7 +396,7 @@ def test_reduction(name, data, keepdim):
     fn, dtypes, dim_kind, tol = REDUCTIONS[name]
     shape = data.draw(SHAPES)
     dim = data.draw(reduction_dims(len(shape), dim_kind), label="dim")
-    kind = "small" if name.startswith("prod") else "any"
+    kind = "factors" if name.startswith("prod") else "any"
     x = data.draw(operands(shape, dtypes, kind), label="x")
     check(lambda L, v: fn(L, v, dim, keepdim), x, tol=tol)
 
@@ -561,7 +574,7 @@ def test_compiled_code_is_a_shared_library(tmp_path, monkeypatch):
     with inductor_graphs() as graphs:
         out = gt.compile(lambda v: (v.sin() * 2 + 1).relu())(x)
     (graph,) = graphs
-    assert [name for name, _ in graph.code.kernels] == ["cpp_fused_add_mul_relu_sin_0"]
+    assert len(graph.code.kernels) == 1
     assert list(tmp_path.rglob("*.so"))
     expected = (torch.from_numpy(x.numpy()).sin() * 2 + 1).relu()
     np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)

@@ -33,8 +33,17 @@ def optimize(backend="inductor", *, nopython: bool = False, dynamic=None):
     def decorate(fn):
         if isinstance(fn, Module):
             return OptimizedModule(fn, ctx)
+        if _is_optimizer_step(fn):
+            from .compiled_optimizer import CompiledOptimizerStep
+            return CompiledOptimizerStep(fn, ctx)
         return ctx.wrap(fn)
     return decorate
+
+
+def _is_optimizer_step(fn) -> bool:
+    from ..optim.optimizer import Optimizer
+    return getattr(fn, "__name__", None) == "step" and \
+        isinstance(getattr(fn, "__self__", None), Optimizer)
 
 
 def reset() -> None:

@@ -190,10 +190,15 @@ def decompositions() -> dict:
 _ALWAYS_DECOMPOSE = set()
 
 
+def next_aot_id() -> int:
+    """The number naming the next compiled graphs (``3_forward``, ``3_backward``)."""
+    return next(_ids)
+
+
 def compile_fx(gm, example_inputs, **kwargs):
     """torch.compile's ``inductor`` backend."""
     from .._dynamo.backends.registry import aot_eager
-    aot_id = next(_ids)
+    aot_id = next_aot_id()
 
     def fw(graph, inputs):
         return compile_fx_inner(graph, inputs, f"{aot_id}_forward")

@@ -170,7 +170,9 @@ class GraphLowering:
 
     def _output(self, value):
         if isinstance(value, (Pointwise, Reduction, ir.View)):
-            return self.realize(value, _meta_layout(self._output_node(value), value))
+            node = self._output_node(value)
+            self.current_node = node or self.current_node    # the buffer's origin
+            return self.realize(value, _meta_layout(node, value))
         return value
 
     def _output_node(self, value):

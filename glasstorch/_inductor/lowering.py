@@ -162,8 +162,8 @@ for _name in ("mul", "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise
 def _div(a, b, rounding_mode=None):
     if rounding_mode is None:
         return make_pointwise(lambda x, y: ops.truediv(x, y), a, b)
-    op = ops.floordiv if rounding_mode == "floor" else ops.truncdiv
-    return make_pointwise(lambda x, y: op(x, y), a, b, compute=promoted(a, b))
+    name = "floordiv" if rounding_mode == "floor" else "truncdiv"
+    return make_pointwise(lambda x, y: getattr(ops, name)(x, y), a, b, compute=promoted(a, b))
 
 
 @register_lowering(aten.floor_divide)
@@ -175,9 +175,10 @@ def _floor_divide(a, b):
 def _pow(a, b):
     if not is_ir(b) and out_dtype().is_floating_point:
         special = {2: lambda x: ops.mul(x, x), 3: lambda x: ops.mul(ops.mul(x, x), x),
-                   0.5: lambda x: ops.libm("sqrt", x), -0.5: lambda x: ops.rsqrt(x),
                    1: lambda x: x, -1: lambda x: ops.reciprocal(x),
                    -2: lambda x: ops.reciprocal(ops.mul(x, x))}
+        if out_dtype() is not dt.float16:   # ATen's half kernel calls pow: pow(-0, .5) is +0
+            special.update({0.5: lambda x: ops.libm("sqrt", x), -0.5: lambda x: ops.rsqrt(x)})
         if b in special:
             return make_pointwise(special[b], a)
     if not out_dtype().is_floating_point:
@@ -230,9 +231,9 @@ def _gelu(x, approximate="none"):
 @register_lowering(aten.addcmul, aten.addcdiv)
 def _addc(s, t1, t2, value=1):
     divide = V.graph.current_node.target.name().startswith("aten::addcdiv")
-    op = ops.truediv if divide else ops.mul
-    return make_pointwise(lambda a, b, c, k: ops.add(a, ops.mul(k, op(b, c))),
-                          s, t1, t2, value)
+    def fn(a, b, c, k):
+        return ops.add(a, ops.mul(k, ops.truediv(b, c) if divide else ops.mul(b, c)))
+    return make_pointwise(fn, s, t1, t2, value)
 
 
 @register_lowering(aten.lerp)
@@ -326,10 +327,10 @@ def make_view(x: IRNode, size, reindex) -> IRNode:
         flat = storage.layout.index(reindex(names))
         if all(s.name.startswith("v") and s.free == {s.name} for s in flat.terms):
             by_name = {s.name: c for s, c in flat.terms.items()}
-            stride = [by_name.get(f"v{i}", None) for i in range(len(size))]
+            # a dim the index does not mention is broadcast (stride 0), or of size 1
             hinted = _meta_strides(size)
-            stride = [s if s is not None else (hinted[i] if hinted else 1)
-                      for i, s in enumerate(stride)]
+            stride = [by_name.get(f"v{i}", 0 if n != 1 else hinted[i] if hinted else 1)
+                      for i, n in enumerate(size)]
             base = storage.storage() if isinstance(storage, ReinterpretView) else storage
             return ReinterpretView(base, Layout(x.dtype, size, stride, flat.const))
     return View(x, size, reindex)

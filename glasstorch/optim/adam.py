@@ -182,7 +182,10 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
                 denom = (max_exp_avg_sqs[i].sqrt() / bias_correction2_sqrt).add_(eps)
             else:
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-            param.addcdiv_(exp_avg, denom, value=-step_size)
+            if isinstance(step_size, torch.Tensor):   # compiling: addcdiv's value is a number
+                param.add_(exp_avg / denom * -step_size)
+            else:
+                param.addcdiv_(exp_avg, denom, value=-step_size)
 
         if amsgrad and torch.is_complex(params[i]):
             max_exp_avg_sqs[i] = torch.view_as_complex(max_exp_avg_sqs[i])

@@ -65,7 +65,11 @@ def _use_grad_for_differentiable(step):
 
 
 def _get_value(x):
-    """A Python number from a 0-dim tensor (the step count), or ``x`` itself."""
+    """A Python number from a 0-dim tensor (the step count), or ``x`` itself;
+    while the step is being compiled, the tensor (so one graph serves every
+    step), as PyTorch's does."""
+    if torch.compiler.is_compiling():
+        return x
     return x.item() if isinstance(x, torch.Tensor) else x
 
 

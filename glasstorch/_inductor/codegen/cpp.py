@@ -109,15 +109,23 @@ def c_literal(value, dtype) -> str:
 
 
 class _Block:
-    """A loop body being written: its lines and the values it can reuse.
-    ``row_writer`` / ``row_reader``: the index of a reduction loop whose costly
-    values are kept in per-row arrays, and of a later loop over the same row
-    that reads them back instead of computing them again."""
+    """A loop body being written: its lines, the loop variables its header
+    introduces, and the values it can reuse.  ``row_writer`` / ``row_reader``:
+    the index of a reduction loop whose costly values are kept in per-row
+    arrays, and of a later loop over the same row that reads them back
+    instead of computing them again."""
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, loop_vars=frozenset()):
+        self.parent, self.loop_vars = parent, frozenset(loop_vars)
         self.lines = []
         self.cse = dict(parent.cse) if parent else {}
         self.row_writer = self.row_reader = None
+
+
+_LOOP_VAR = re.compile(r"for \(int64_t (\w+) =")
+_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(\s*\()?")
+_C_WORDS = frozenset(("float", "double", "bool", "_Float16", "int64_t", "int32_t", "int16_t",
+                      "int8_t", "uint8_t", "uint16_t", "INFINITY", "NAN", "true", "false"))
 
 
 # calls worth keeping in a row array rather than computing twice (softmax's exp)
@@ -136,6 +144,8 @@ class CppKernel:
         self.libm_used = set()
         self.loaded = set()   # buffers read from memory (not from a variable)
         self.numbers = {}     # variable -> the number of the value it holds
+        self.homes = {}       # variable -> the block it is computed in
+        self.written = set()  # buffers this kernel stores to (their loads stay put)
         self.value_numbers = {}   # value key -> its number
         self.rows = {}        # value key -> the row array a reduction loop keeps it in
         self.rows_used = set()
@@ -155,7 +165,7 @@ class CppKernel:
     def emit(self, line):
         self.block.lines.append(line)
 
-    def value(self, expr: str, dtype) -> CValue:
+    def value(self, expr: str, dtype, hoistable: bool = True) -> CValue:
         """``expr`` as a new variable (or the one already holding it).  Values
         are numbered by what they compute, not by their variables' names, so a
         later loop recognises a value an earlier loop computed: read back from
@@ -165,27 +175,57 @@ class CppKernel:
             return self.block.cse[key]
         var = CValue(f"tmp{self.counter}", dtype)
         self.counter += 1
+        home = self._home(expr, hoistable)
         row = self.rows.get(key)
-        if row is not None and self.block.row_reader is not None:
+        if home is self.block and row is not None and self.block.row_reader is not None:
             self.rows_used.add(row)
             self.emit(f"{C_TYPES[dtype]} {var} = {row}[{self.block.row_reader}];")
         else:
-            self.emit(f"{C_TYPES[dtype]} {var} = {expr};")
-            if self.block.row_writer is not None and _COSTLY.search(expr):
+            home.lines.append(f"{C_TYPES[dtype]} {var} = {expr};")
+            if home is self.block and self.block.row_writer is not None and \
+                    _COSTLY.search(expr):
                 row = f"row{len(self.rows)}"
                 self.rows[key] = row
                 size, index = self.block.row_writer
                 self.row_decls.append(("row", row, f"{C_TYPES[dtype]} {row}[{size}];"))
                 self.emit(("row", row, f"{row}[{index}] = {var};"))
         self.numbers[var.name] = self.value_numbers.setdefault(key, f"v{len(self.value_numbers)}")
-        self.block.cse[key] = var
+        self.homes[var.name] = home
+        block = self.block
+        while True:                      # visible from here out to where it is computed
+            block.cse[key] = var
+            if block is home:
+                break
+            block = block.parent
         return var
+
+    def _home(self, expr: str, hoistable: bool):
+        """The outermost enclosing block ``expr`` can be computed in: inside every
+        loop whose variable it uses, and after every value it reads (loop
+        invariant code motion; an accumulator or a buffer this kernel writes
+        pins it where it is)."""
+        homes, loop_vars = set(), set()
+        for name, call in _NAME.findall(expr):
+            if call or name in _C_WORDS:
+                continue
+            if name in self.homes:
+                homes.add(self.homes[name])
+            elif re.fullmatch(r"[xr]\d+", name):
+                loop_vars.add(name)
+            elif not (hoistable and name.startswith("in_ptr")):
+                return self.block
+        block = self.block
+        while block.parent is not None and block not in homes and \
+                not block.loop_vars & loop_vars:
+            block = block.parent
+        return block
 
     @contextlib.contextmanager
     def loop(self, header_lines):
         """A nested block; its lines are emitted under ``header_lines``."""
         outer = self.block
-        self.block = _Block(outer)
+        loop_vars = {m for h in header_lines if h for m in _LOOP_VAR.findall(h)}
+        self.block = _Block(outer, loop_vars)
         try:
             yield
         finally:
@@ -208,7 +248,7 @@ class CppKernel:
             raw = f"gt_bf16_to_float({raw})"
         elif dtype is dt.float16:
             raw = f"(float){raw}"
-        var = self.value(raw, compute_dtype(dtype))
+        var = self.value(raw, compute_dtype(dtype), hoistable=name not in self.written)
         if dtype in (dt.float16, dt.bfloat16):
             var = CValue(var.name, var.dtype, dtype)
         self.block.cse[key] = var
@@ -463,6 +503,7 @@ class KernelWriter:
         ``removable`` that the kernel never reads back from memory is removed."""
         fused = self.kernel
         ck = CppKernel(fused.name, self.graph)
+        ck.written = {node.target_name() for node in fused.nodes}
         outer = fused.outer
         outer_vars = [Index.var(f"x{i}", n) for i, n in enumerate(outer)]
         previous_ops = V.ops
