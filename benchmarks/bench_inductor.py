@@ -102,7 +102,7 @@ def compiled_if(compiled: bool, lib, fn, what: str, mode=None, optional: bool = 
 def dynamo_gaps(lib) -> collections.Counter:
     """What Dynamo could not trace so far (graph breaks, frames left eager), by reason."""
     counters = lib._dynamo.utils.counters
-    return sum((collections.Counter({str(k): n for k, n in counters[kind].items()})
+    return sum((collections.Counter({_short(k, 120): n for k, n in counters[kind].items()})
                 for kind in ("unimplemented", "graph_break")), collections.Counter())
 
 

@@ -48,7 +48,11 @@ compiles = []
 original = native.compile_to
 def counted(command, path):
     compiles.append(path)
-    time.sleep(options.get("delay", 0))   # widens the race: all processes compile at once
+    if options.get("meet"):               # all processes compile at once: each waits
+        open(os.path.join(options["meet"], str(os.getpid())), "w").close()
+        deadline = time.time() + 60       # for the others to reach their compiler
+        while len(os.listdir(options["meet"])) < options["n"] and time.time() < deadline:
+            time.sleep(0.005)
     return original(command, path)
 native.compile_to = counted
 if options.get("ready"):                  # a barrier: all processes start compiling together
@@ -280,11 +284,15 @@ def test_damaged_entries_are_rebuilt(tmp_path):
 
 # -- processes racing to compile one new kernel ----------------------------------------------
 
-def _race(tmp_path, n, delay):
+def _race(tmp_path, n, meet):
     cache = tmp_path / "cache"
     c = new_constant()
     go = tmp_path / "go"
-    processes = [start([(cache, c)], ready=str(tmp_path / f"ready{i}"), go=str(go), delay=delay)
+    options = {}
+    if meet:
+        (tmp_path / "meet").mkdir()
+        options = {"meet": str(tmp_path / "meet"), "n": n}
+    processes = [start([(cache, c)], ready=str(tmp_path / f"ready{i}"), go=str(go), **options)
                  for i in range(n)]
     deadline = time.time() + 120
     while not all((tmp_path / f"ready{i}").exists() for i in range(n)):
@@ -313,14 +321,15 @@ def _reused(c, cache, monkeypatch):
 
 @needs_compiler
 def test_two_processes_compiling_one_kernel_at_once(tmp_path, monkeypatch):
-    c, cache, results = _race(tmp_path, 2, 0)
+    c, cache, results = _race(tmp_path, 2, meet=False)
     _reused(c, cache, monkeypatch)
 
 
 @needs_compiler
 def test_two_processes_both_compiling(tmp_path, monkeypatch):
-    # each process waits before its compiler runs, so both find no entry and both compile
-    c, cache, results = _race(tmp_path, 2, 1.0)
+    # each process waits at its compiler for the other, so both find no entry and both
+    # compile the kernel into the same files at once
+    c, cache, results = _race(tmp_path, 2, meet=True)
     assert [r["compiles"] for r in results] == [1, 1], results
     _reused(c, cache, monkeypatch)
 

@@ -132,6 +132,7 @@ class CompiledOptimizerStep:
             from .._inductor.compile_fx import compile_fx_inner, decompositions, next_aot_id
             name = f"{next_aot_id()}_inference"
             return aot_function(update, nop, decompositions=decompositions(),
+                                keep_inference_input_mutations=True,   # updated in place
                                 inference_compiler=lambda gm, inputs: compile_fx_inner(
                                     gm, inputs, name))
         return aot_function(update, nop, inference_compiler=nop)   # other backends: as Python

@@ -166,13 +166,14 @@ def _autograd_grad(outputs, inputs, grad_outputs):
     return grad(outputs, inputs, grad_outputs, allow_unused=True)
 
 
-def _trace(fn, args, decompositions) -> GraphModule:
+def _trace(fn, args, decompositions, keep_input_mutations: bool = False) -> GraphModule:
     """``fn``'s ATen graph, traced on FakeTensors (nothing computed, no buffer
     updated), then traced again under functionalize if any of its ops writes.
     Functionalize ends with a ``copy_`` into each written input; those are
     dropped, since the function returns the new values and the runtime
     writes them back (as PyTorch's AOTAutograd does), and so are the views
-    left unused once the writes are out-of-place."""
+    left unused once the writes are out-of-place; ``keep_input_mutations``
+    keeps the copies, for a compiler that writes the inputs itself."""
     gm = make_fx(fn, decompositions, tracing_mode="fake", _allow_non_fake_inputs=True)(*args)
     if not any(n.op == "call_function" and n.is_impure() for n in gm.graph.nodes):
         return gm
@@ -188,7 +189,8 @@ def _trace(fn, args, decompositions) -> GraphModule:
     gm = make_fx(functional, decompositions, tracing_mode="fake",
                  _allow_non_fake_inputs=True)(*args)
     for node in list(gm.graph.nodes):
-        if node.target is _COPY_ and node.args[0].op == "placeholder" and not node.users:
+        if node.target is _COPY_ and node.args[0].op == "placeholder" and not node.users \
+                and not keep_input_mutations:
             gm.graph.erase_node(node)
     gm.graph.eliminate_dead_code()      # views taken only to replay a write
     gm.recompile()
@@ -214,20 +216,22 @@ class _Compiled:
     """One traced-and-compiled (forward, backward) pair for one input signature."""
 
     def __init__(self, flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
-                 decompositions, inference_compiler):
+                 decompositions, inference_compiler, keep_input_mutations=False):
         requires_grad = [isinstance(a, Tensor) and a.requires_grad for a in flat_args]
         self.training = is_grad_enabled() and any(requires_grad)
         self.meta = meta = _Metadata(flat_fn, flat_args)
+        # the inputs written: returned and copied back here, or written by the graph
+        self.written_back = [] if keep_input_mutations and not self.training else meta.mutated
         if not self.training:
             def inference(*flat):
                 outs = flat_fn(*flat)
-                return tuple(flat[i] for i in meta.mutated) + tuple(outs)
+                return tuple(flat[i] for i in self.written_back) + tuple(outs)
             with no_grad():
-                graph = _trace(inference, flat_args, decompositions)
+                graph = _trace(inference, flat_args, decompositions, keep_input_mutations)
             self.graphs = {"inference": graph}
             _log_graphs(self.graphs)
             self.forward = (inference_compiler or fw_compiler)(graph, flat_args)
-            self.replays = _view_replays(graph, meta)
+            self.replays = _view_replays(graph, meta, len(self.written_back))
             return
         primals = [a.detach().requires_grad_(g) if isinstance(a, Tensor) else a
                    for a, g in zip(flat_args, requires_grad)]
@@ -242,7 +246,7 @@ class _Compiled:
                               num_fwd_outputs=self.num_graph_outputs)
         self.graphs = {"joint": joint, "forward": fw, "backward": bw}
         _log_graphs(self.graphs)
-        self.replays = _view_replays(joint, meta)
+        self.replays = _view_replays(joint, meta, len(meta.mutated))
         self.forward = fw_compiler(fw, flat_args)
         self.bw_compiler, self.backward = bw_compiler, None   # compiled at the first backward
 
@@ -256,9 +260,10 @@ class _Compiled:
         else:
             with no_grad():     # a copy: a boxed compiled graph may steal its list
                 results = list(_call(self.forward, list(flat_args)))
-        written, outs = results[:len(meta.mutated)], results[len(meta.mutated):]
+        count = len(self.written_back)
+        written, outs = results[:count], results[count:]
         with no_grad():
-            for i, value in zip(meta.mutated, written):
+            for i, value in zip(self.written_back, written):
                 flat_args[i].copy_(value)
         replays = self.replays
         for j, alias in enumerate(meta.aliases):
@@ -274,7 +279,7 @@ class _Compiled:
         return outs
 
 
-def _view_replays(joint: GraphModule, meta: _Metadata) -> dict:
+def _view_replays(joint: GraphModule, meta: _Metadata, offset: int) -> dict:
     """For each output that is a view: the chain of view ops the joint (or
     inference) graph took from its base, to run again on the real base at runtime (PyTorch's
     view replay), so the output's grad_fn is the view's own (``ViewBackward0``,
@@ -287,7 +292,6 @@ def _view_replays(joint: GraphModule, meta: _Metadata) -> dict:
     for j, alias in enumerate(meta.aliases):
         if alias is None:
             continue
-        offset = len(meta.mutated)
         base = placeholders[alias[1]] if alias[0] == "input" else \
             forward_values[offset + alias[1]]
         node, chain = forward_values[offset + j], []
@@ -363,7 +367,8 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
             with preserve_node_meta():      # a graph run node by node keeps its source lines
                 compiled = cache[key] = _Compiled(flat_fn, flat_args, fw_compiler,
                                                   bw_compiler, partition_fn, decompositions,
-                                                  inference_compiler)
+                                                  inference_compiler,
+                                                  keep_inference_input_mutations)
             compiled.out_spec = out_spec[0]
         returned.compiled = compiled
         result = pytree.tree_unflatten(compiled(flat_args), compiled.out_spec)

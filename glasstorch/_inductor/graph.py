@@ -49,6 +49,7 @@ class GraphLowering:
         self.name_to_buffer = {}
         self.outputs = []            # the graph's outputs as IR (or Python values)
         self.mutated_inputs = set()
+        self.pending_mutations = []  # (input, buffer of its new value)
         self.current_node = None
         self.current_args = ((), {})
         self.lowered = []            # (fx node, what it lowered to) for the glass box
@@ -86,14 +87,35 @@ class GraphLowering:
         self._realized[id(value)] = (value, buffer)
         return buffer
 
-    def store_into(self, target, value: Pointwise):
-        """A mutation: ``value`` written over the memory of buffer ``target``."""
-        storage = target.storage() if hasattr(target, "storage") else target
-        layout = target.layout
-        node = ComputedBuffer(self.new_name(), layout, value)
-        node.target = storage.name
-        self.register(node)
-        self.mutated_inputs.add(storage.name)
+    def store_into(self, target, value):
+        """A mutation of an input (functionalize's ``copy_`` at the end of a
+        graph): ``value`` is computed into a buffer now; the write into the
+        input's memory is placed once the graph is lowered (``_place_mutations``)."""
+        self.pending_mutations.append((target, self.realize(value)))
+        self.mutated_inputs.add(target.storage().name if hasattr(target, "storage")
+                                else target.name)
+
+    def _place_mutations(self):
+        """Each input's write goes right after the buffer holding its new value,
+        where the scheduler fuses it into that buffer's kernel (the value then
+        never reaches memory but in place), unless a later buffer still reads
+        the input's old value: then at the end."""
+        from .scheduler import reads_of
+        for target, source in self.pending_mutations:
+            name = target.storage().name
+            node = ComputedBuffer(self.new_name(), target.layout, Pointwise(
+                source.dtype, source.size, source.make_loader()))
+            node.target = name
+            node.origin_node = getattr(source, "origin_node", None)
+            self.name_to_buffer[node.name] = node
+            at = self.buffers.index(source) + 1 if source in self.buffers else len(self.buffers)
+            for later in self.buffers[at:]:
+                reads = [n for n, _ in reads_of(later)] if isinstance(later, ComputedBuffer) \
+                    else [b.name for b in getattr(later, "inputs", list)()]
+                if name in reads:
+                    at = len(self.buffers)
+                    break
+            self.buffers.insert(at, node)
 
     # -- the walk ---------------------------------------------------------------------------
 
@@ -112,6 +134,7 @@ class GraphLowering:
                     env[node] = self._call(node, env, lowering)
                 elif node.op == "output":
                     self.outputs = [self._output(v) for v in _map(node.args[0], env)]
+            self._place_mutations()
         finally:
             V.graph = previous
         return self
