@@ -2,13 +2,19 @@
 
 Each case runs ``fn(lib, *tensors)`` three ways on the same numpy values:
 real torch eager (the oracle), glasstorch eager, and ``glasstorch.compile``
-(Inductor's C backend).  All three must agree on dtype, shape, strides and
-values: bitwise (NaN payloads aside, signs of zero included) for exact ops,
-within a stated tolerance for libm functions, reductions and fused chains.
+(Inductor's C backend, checked to have compiled every graph).  All three must
+agree on dtype, shape, strides (of dims longer than 1) and values: bitwise
+(NaN payloads aside, signs of zero included) for exact ops on float32/float64,
+within TOLERANCE for libm functions, reductions and fused chains, and within a
+few ulps for float16/bfloat16, which compiled code computes in float and
+rounds once where eager rounds after every op.
 
 Hypothesis draws shapes (0 to 4 dims, sizes 1..7, broadcasting operands),
 dtypes, layouts (contiguous, transposed, sliced with step 2, expanded) and
-values (NaN, +-inf and -0.0 among them for floats).
+values (NaN, +-inf and -0.0 among them for floats).  test_special_values
+pairs every special value with every other, deterministically; the bugs it
+knows of (KNOWN_BUGS) are strict xfails there, and the hypothesis cases of
+those ops draw no values that trigger them (POOLS).
 """
 import contextlib
 import math
@@ -28,26 +34,33 @@ FLOATS = ["float32", "float64", "float16", "bfloat16"]
 INTS = ["int64", "int32"]
 NUMBERS = FLOATS + INTS
 ALL = NUMBERS + ["bool"]
-SPECIAL = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 0.5, -2.5])
 EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
 
-# (rtol, atol) by tolerance kind and result dtype; half types: a few of their ulps
+# (rtol, atol) by tolerance kind and result dtype (half types: 3 ulps, see assert_matches)
 TOLERANCE = {"libm": {"float32": (1e-5, 1e-6), "float64": (1e-12, 1e-15)},
              "reduce": {"float32": (1e-5, 1e-4), "float64": (1e-12, 1e-10)}}
 
 CASE = settings(max_examples=15, deadline=None)
 SHAPES = st.lists(st.integers(1, 7), min_size=0, max_size=4).map(tuple)
 
+# special float values mixed into drawn inputs
+SPECIAL = (math.nan, math.inf, -math.inf, -0.0, 0.0, 0.5, -2.5)
+
+
+def without(*dropped):
+    """SPECIAL less ``dropped`` (-0.0 and 0.0 told apart)."""
+    return tuple(v for v in SPECIAL if repr(v) not in {repr(d) for d in dropped})
+
 
 # -- the same inputs in both libraries ----------------------------------------------------
 
 
-def make_values(rng, shape, dtype, kind="any"):
+def make_values(rng, shape, dtype, kind="any", specials=SPECIAL):
     """numpy values of ``dtype`` (bfloat16: float32 values it represents exactly).
-    ``kind``: "any"; "nonzero" (integer divisors); "finite" (floats without NaN,
-    inf or -0.0); "no_negative_zero"; "exponent" (integers 0..3); "factors"
-    (integers 0..3, float powers of two: exact products); or ("index", n) for
-    indices in [0, n)."""
+    ``kind``: "any"; "nonzero" (integer divisors); "exponent" (integers 0..3);
+    "factors" (integers 0..3, float powers of two: exact products); "finite"
+    (no special floats); or ("index", n) for indices in [0, n).  Floats mix in
+    ``specials``; -0.0 appears only where it is one of them."""
     if isinstance(kind, tuple):
         return rng.integers(0, kind[1], size=shape).astype(dtype)
     if dtype == "bool":
@@ -62,10 +75,10 @@ def make_values(rng, shape, dtype, kind="any"):
         a = rng.normal(scale=3.0, size=shape)
         if rng.random() < 0.3:
             a = np.round(a * 2) / 2      # whole numbers and halves: rounding and division edges
-    if kind in ("any", "nonzero", "exponent", "no_negative_zero") and rng.random() < 0.5:
-        a = np.where(rng.random(size=shape) < 0.25, rng.choice(SPECIAL, size=shape), a)
-    if kind in ("finite", "no_negative_zero"):
-        a = a + 0.0
+    if kind in ("any", "nonzero", "exponent") and specials and rng.random() < 0.5:
+        a = np.where(rng.random(size=shape) < 0.25, rng.choice(specials, size=shape), a)
+    if kind == "finite" or "-0.0" not in map(repr, specials):
+        a = a + 0.0                      # -0.0 becomes 0.0
     if dtype == "bfloat16":
         bits = a.astype(np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
         return bits.view(np.float32).reshape(shape)
@@ -75,7 +88,7 @@ def make_values(rng, shape, dtype, kind="any"):
 class Operand:
     """One input: its values, dtype and memory layout, built alike in both libraries."""
 
-    def __init__(self, values, dtype, layout):
+    def __init__(self, values, dtype, layout="contiguous"):
         self.values, self.dtype, self.layout = values, dtype, layout
 
     def build(self, lib):
@@ -100,7 +113,7 @@ class Operand:
 
 
 @st.composite
-def operands(draw, shape, dtype, kind="any", layouts=True):
+def operands(draw, shape, dtype, kind="any", specials=SPECIAL, layouts=True):
     """An Operand of ``shape`` and ``dtype`` (one dtype, or a list to draw from)."""
     if isinstance(dtype, list):
         dtype = draw(st.sampled_from(dtype))
@@ -109,20 +122,20 @@ def operands(draw, shape, dtype, kind="any", layouts=True):
         choices += ["sliced", "expanded"] + (["transposed"] if len(shape) >= 2 else [])
     layout = draw(st.sampled_from(choices))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    values = np.asarray(make_values(rng, shape, dtype, kind))
+    values = np.asarray(make_values(rng, shape, dtype, kind, specials))
     if layout == "expanded":
         values = np.broadcast_to(values[:1], shape).copy()
     return Operand(values, dtype, layout)
 
 
 @st.composite
-def broadcasting(draw, n, dtypes, kinds=None, mixed=False):
+def broadcasting(draw, n, dtypes, kinds=None, specials=SPECIAL, mixed=False):
     """``n`` operands of mutually broadcastable shapes; one dtype unless ``mixed``."""
     shapes = draw(mutually_broadcastable_shapes(num_shapes=n, min_dims=0, max_dims=4,
                                                 min_side=1, max_side=7)).input_shapes
-    dtype = draw(st.sampled_from(dtypes))
-    kinds = kinds or ["any"] * n
-    return [draw(operands(s, dtypes if mixed else dtype, k)) for s, k in zip(shapes, kinds)]
+    dtype = dtypes if mixed else draw(st.sampled_from(dtypes))
+    return [draw(operands(s, dtype, kind, specials))
+            for s, kind in zip(shapes, kinds or ["any"] * n)]
 
 
 # -- running and comparing ------------------------------------------------------------------
@@ -131,7 +144,7 @@ def broadcasting(draw, n, dtypes, kinds=None, mixed=False):
 @contextlib.contextmanager
 def inductor_graphs():
     """The CompiledGraph of every graph ``compile_fx_inner`` compiles in the block
-    (None for a graph it left to the ATen kernels)."""
+    (None for a graph it leaves to the ATen kernels)."""
     inner, graphs = compile_fx.compile_fx_inner, []
 
     def record(*args, **kwargs):
@@ -153,24 +166,25 @@ def compiled(fn):
     def run(*args):
         with inductor_graphs() as graphs:
             out = opt(*args)
-        assert graphs and None not in graphs, "the graph did not go through Inductor"
+        assert graphs and None not in graphs, "a graph did not go through Inductor"
         return out
     return run
 
 
-def check(fn, *inputs, tol="exact"):
-    """``fn(lib, *tensors)`` in torch, glasstorch eager and glasstorch compiled."""
+def check(fn, *inputs, tol="exact", modes=("compiled", "eager")):
+    """``fn(lib, *tensors)`` in glasstorch (compiled, eager) against torch eager."""
     expected = fn(torch, *[o.build(torch) for o in inputs])
     ours = [o.build(gt) for o in inputs]
-    assert_matches(fn(gt, *ours), expected, tol, "eager")
-    assert_matches(compiled(lambda *xs: fn(gt, *xs))(*ours), expected, tol, "compiled")
+    for mode in modes:
+        run = compiled(lambda *xs: fn(gt, *xs)) if mode == "compiled" else \
+            (lambda *xs: fn(gt, *xs))
+        assert_matches(run(*ours), expected, tol, mode)
 
 
 def assert_matches(ours, theirs, tol, what):
-    """Same dtype, shape, strides (of the dims longer than 1, whose strides
-    mean something) and values: ``tol`` "exact" is bitwise up to NaN payloads,
-    else TOLERANCE's; half types always within a few of their ulps, since
-    compiled code rounds once where eager rounds after every op."""
+    """Same structure, dtype, shape, strides (of dims longer than 1: the others'
+    mean nothing) and values: ``tol`` "exact" is bitwise up to NaN payloads,
+    else TOLERANCE's; half types within 3 of their ulps."""
     if isinstance(theirs, (tuple, list)):
         assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs), what
         for o, t in zip(ours, theirs):
@@ -203,7 +217,7 @@ def assert_matches(ours, theirs, tol, what):
 UNARY = {
     "neg": (lambda L, x: -x, NUMBERS, "exact"),
     "abs": (lambda L, x: x.abs(), NUMBERS, "exact"),
-    "sign": (lambda L, x: x.sign(), NUMBERS + ["bool"], "exact"),
+    "sign": (lambda L, x: x.sign(), ALL, "exact"),
     "relu": (lambda L, x: L.relu(x), NUMBERS, "exact"),
     "floor": (lambda L, x: x.floor(), NUMBERS, "exact"),
     "ceil": (lambda L, x: x.ceil(), NUMBERS, "exact"),
@@ -214,7 +228,7 @@ UNARY = {
     "logical_not": (lambda L, x: x.logical_not(), ALL, "exact"),
     "bitwise_not": (lambda L, x: x.bitwise_not(), INTS + ["bool"], "exact"),
     "reciprocal": (lambda L, x: x.reciprocal(), FLOATS, "exact"),
-    "sqrt": (lambda L, x: x.sqrt(), FLOATS, "exact"),
+    "sqrt": (lambda L, x: x.sqrt(), FLOATS, "libm"),    # ATen's float sqrt is not IEEE's
     "rsqrt": (lambda L, x: x.rsqrt(), FLOATS, "libm"),
     "sigmoid": (lambda L, x: x.sigmoid(), FLOATS, "libm"),
     "tanh": (lambda L, x: x.tanh(), FLOATS, "libm"),
@@ -232,6 +246,7 @@ UNARY = {
     "pow_1_5": (lambda L, x: x ** 1.5, FLOATS, "libm"),
     "scalar_pow": (lambda L, x: 2 ** x, FLOATS, "libm"),
     "clamp": (lambda L, x: x.clamp(-1, 2), NUMBERS, "exact"),
+    "clamp_zero": (lambda L, x: x.clamp(0.0, 1.0), FLOATS, "exact"),
     "clamp_min": (lambda L, x: x.clamp(min=0.5), FLOATS, "exact"),
     "clamp_max": (lambda L, x: x.clamp(max=1), NUMBERS, "exact"),
     "add_scalar": (lambda L, x: x + 2.5, ALL, "exact"),
@@ -241,16 +256,6 @@ UNARY = {
     "eq_scalar": (lambda L, x: x == 1, ALL, "exact"),
     "lt_scalar": (lambda L, x: x < 0.5, ALL, "exact"),
 }
-
-
-@pytest.mark.parametrize("name", UNARY)
-@CASE
-@given(data=st.data())
-def test_unary(name, data):
-    fn, dtypes, tol = UNARY[name]
-    x = data.draw(operands(data.draw(SHAPES), dtypes), label="x")
-    check(fn, x, tol=tol)
-
 
 BINARY = {
     "add": (lambda L, x, y: x + y, ALL, "exact"),
@@ -281,8 +286,56 @@ BINARY = {
 }
 # the right operand's values: integer division needs a non-zero divisor, integer
 # powers a small non-negative exponent
-DIVISOR = {"div_floor": "nonzero", "div_trunc": "nonzero", "floor_divide": "nonzero",
-           "remainder": "nonzero", "fmod": "nonzero", "pow": "exponent"}
+RIGHT = {"div_floor": "nonzero", "div_trunc": "nonzero", "floor_divide": "nonzero",
+         "remainder": "nonzero", "fmod": "nonzero", "pow": "exponent"}
+
+TERNARY = {
+    "where": (lambda L, c, x, y: L.where(c.bool(), x, y), ALL, "exact"),
+    "where_scalar": (lambda L, c, x, y: L.where(c.bool(), x, 0.5) + y, FLOATS, "exact"),
+    "clamp_tensor": (lambda L, x, lo, hi: L.clamp(x, lo, hi), NUMBERS, "exact"),
+    "lerp": (lambda L, x, y, w: L.lerp(x, y, w), FLOATS, "libm"),
+    "lerp_scalar": (lambda L, x, y, w: L.lerp(x, y, 0.75) * w, FLOATS, "libm"),
+    "addcmul": (lambda L, x, y, z: L.addcmul(x, y, z, value=0.5), FLOATS, "libm"),
+    "addcdiv": (lambda L, x, y, z: L.addcdiv(x, y, z, value=-2), FLOATS, "libm"),
+}
+POINTWISE = {**UNARY, **BINARY, **TERNARY}
+
+# (op, mode) -> what goes wrong; test_special_values holds the repro of each
+KNOWN_BUGS = {
+    ("sign", "compiled"):
+        "codegen/cpp.py CppKernel.sign: x > 0 ? 1 : (x < 0 ? -1 : x) keeps NaN and -0.0; "
+        "ATen's sign is (0 < x) - (x < 0): sign(nan) = 0, sign(-0.0) = 0",
+    ("div_floor", "compiled"):
+        "codegen/cpp.py CppKernel.floordiv on floats is floor(a / b), not ATen's div_floor "
+        "(from fmod): inf // 2 is inf (ATen nan), -0.5 // inf is -0.0 (ATen -1)",
+    ("floor_divide", "compiled"):
+        "codegen/cpp.py CppKernel.floordiv on floats is floor(a / b), not ATen's div_floor "
+        "(from fmod): inf // 2 is inf (ATen nan), -0.5 // inf is -0.0 (ATen -1)",
+    ("remainder", "compiled"):
+        "codegen/cpp.py CppKernel.remainder on floats is a - floor(a / b) * b, not ATen's "
+        "(from fmod): remainder(0.5, inf) is nan (ATen 0.5), remainder(-0.0, 1) is 0.0 "
+        "(ATen -0.0)",
+    ("relu", "eager"): "glasstorch eager: relu(-0.0) is 0.0 (ATen -0.0)",
+    ("remainder", "eager"):
+        "glasstorch eager: a zero remainder takes the divisor's sign, remainder(-0.0, 1) "
+        "and remainder(3.0, -1.5) are -0.0 and 0.0 (ATen -0.0 and -0.0)",
+    ("clamp_zero", "eager"):
+        "glasstorch eager: clamp(x, 0.0, 1.0) of -0.0 is 0.0 (ATen keeps x at a bound: -0.0)",
+}
+# the special values each op's hypothesis cases draw: none that trigger KNOWN_BUGS
+POOLS = {"sign": (), "div_floor": without(math.inf, -math.inf),
+         "floor_divide": without(math.inf, -math.inf), "remainder": (),
+         "relu": without(-0.0), "clamp_zero": without(-0.0)}
+
+
+@pytest.mark.parametrize("name", UNARY)
+@CASE
+@given(data=st.data())
+def test_unary(name, data):
+    fn, dtypes, tol = UNARY[name]
+    x = data.draw(operands(data.draw(SHAPES), dtypes, specials=POOLS.get(name, SPECIAL)),
+                  label="x")
+    check(fn, x, tol=tol)
 
 
 @pytest.mark.parametrize("name", BINARY)
@@ -290,7 +343,8 @@ DIVISOR = {"div_floor": "nonzero", "div_trunc": "nonzero", "floor_divide": "nonz
 @given(data=st.data())
 def test_binary(name, data):
     fn, dtypes, tol = BINARY[name]
-    x, y = data.draw(broadcasting(2, dtypes, ["any", DIVISOR.get(name, "any")]), label="xy")
+    x, y = data.draw(broadcasting(2, dtypes, ["any", RIGHT.get(name, "any")],
+                                  POOLS.get(name, SPECIAL)), label="xy")
     check(fn, x, y, tol=tol)
 
 
@@ -304,17 +358,6 @@ def test_binary_type_promotion(name, data):
     check(fn, x, y, tol=tol)
 
 
-TERNARY = {
-    "where": (lambda L, c, x, y: L.where(c.bool(), x, y), ALL, "exact"),
-    "where_scalar": (lambda L, c, x, y: L.where(c.bool(), x, 0.5) + y, FLOATS, "exact"),
-    "clamp_tensor": (lambda L, x, lo, hi: L.clamp(x, lo, hi), NUMBERS, "exact"),
-    "lerp": (lambda L, x, y, w: L.lerp(x, y, w), FLOATS, "libm"),
-    "lerp_scalar": (lambda L, x, y, w: L.lerp(x, y, 0.75) * w, FLOATS, "libm"),
-    "addcmul": (lambda L, x, y, z: L.addcmul(x, y, z, value=0.5), FLOATS, "libm"),
-    "addcdiv": (lambda L, x, y, z: L.addcdiv(x, y, z, value=-2), FLOATS, "libm"),
-}
-
-
 @pytest.mark.parametrize("name", TERNARY)
 @CASE
 @given(data=st.data())
@@ -323,15 +366,35 @@ def test_ternary(name, data):
     check(fn, *data.draw(broadcasting(3, dtypes), label="inputs"), tol=tol)
 
 
+GRID = np.array([math.nan, math.inf, -math.inf, -0.0, 0.0, 0.5, -0.5, 1.0, -1.0, 2.5, -3.0],
+                dtype=np.float32)
+
+
+def _special_cases():
+    for name, (fn, dtypes, _) in POINTWISE.items():
+        if "float32" in dtypes:
+            for mode in ("compiled", "eager"):
+                reason = KNOWN_BUGS.get((name, mode))
+                marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+                yield pytest.param(name, mode, marks=marks, id=f"{name}-{mode}")
+
+
+@pytest.mark.parametrize("name,mode", _special_cases())
+def test_special_values(name, mode):
+    """Every pairing of NaN, +-inf, +-0.0 and a few ordinary float32 values."""
+    fn, _, tol = POINTWISE[name]
+    arity = fn.__code__.co_argcount - 1
+    grids = [GRID.reshape((-1,) + (1,) * (arity - 1 - i)) for i in range(arity)]
+    check(fn, *[Operand(g, "float32") for g in grids], tol=tol, modes=(mode,))
+
+
 @CASE
 @given(data=st.data(), to=st.sampled_from(ALL))
 def test_cast(data, to):
-    """``.to(dtype)`` between every pair (floats to integers: values in range)."""
-    shape = data.draw(SHAPES)
+    """``.to(dtype)`` between every pair (floats to integers: finite values)."""
     src = data.draw(st.sampled_from(ALL))
     kind = "finite" if to in INTS and src in FLOATS else "any"
-    x = data.draw(operands(shape, src, kind), label="x")
-    check(lambda L, v: v.to(getattr(L, to)), x)
+    check(lambda L, v: v.to(getattr(L, to)), data.draw(operands(data.draw(SHAPES), src, kind)))
 
 
 @CASE
@@ -375,6 +438,9 @@ REDUCTIONS = {
     "std": (lambda L, x, d, k: x.std(d, keepdim=k), FLOATS, "list", "reduce"),
     "var_mean": (lambda L, x, d, k: L.var_mean(x, d, keepdim=k), FLOATS, "list", "reduce"),
 }
+# ATen's var_mean and layer_norm take the mean by Welford's updates, which make
+# a row's mean nan (not inf) after an infinity, depending on where it stands
+NO_INF = without(math.inf, -math.inf)
 
 
 @st.composite
@@ -397,7 +463,8 @@ def test_reduction(name, data, keepdim):
     shape = data.draw(SHAPES)
     dim = data.draw(reduction_dims(len(shape), dim_kind), label="dim")
     kind = "factors" if name.startswith("prod") else "any"
-    x = data.draw(operands(shape, dtypes, kind), label="x")
+    x = data.draw(operands(shape, dtypes, kind, NO_INF if name == "var_mean" else SPECIAL),
+                  label="x")
     check(lambda L, v: fn(L, v, dim, keepdim), x, tol=tol)
 
 
@@ -411,66 +478,51 @@ def test_softmax(log, data):
     check(lambda L, v: v.log_softmax(dim) if log else v.softmax(dim), x, tol="reduce")
 
 
-@pytest.mark.parametrize("affine", ["none", "weight", "weight_bias"])
+@pytest.mark.parametrize("affine", [0, 1, 2])
 @CASE
 @given(data=st.data())
 def test_layer_norm(affine, data):
+    """Over the last k dims; without weight and bias, with a weight, with both."""
     shape = data.draw(SHAPES.filter(len))
     k = data.draw(st.integers(1, len(shape)), label="normalized dims")
     dtype = data.draw(st.sampled_from(FLOATS))
-    x = data.draw(operands(shape, dtype), label="x")
-    params = [data.draw(operands(shape[-k:], dtype), label="affine")
-              for _ in range(affine.count("_") + (affine != "none"))]
-
-    def fn(L, v, *wb):
-        return L.nn.functional.layer_norm(v, shape[-k:], *wb, eps=1e-5)
-    check(fn, x, *params, tol="reduce")
+    x = data.draw(operands(shape, dtype, specials=NO_INF), label="x")
+    params = [data.draw(operands(shape[-k:], dtype), label="affine") for _ in range(affine)]
+    check(lambda L, v, *wb: L.nn.functional.layer_norm(v, shape[-k:], *wb, eps=1e-5),
+          x, *params, tol="reduce")
 
 
 # -- views, then pointwise ------------------------------------------------------------------
 
-
-@st.composite
-def view_case(draw):
-    """(name, fn(L, x), shape, needs a contiguous input)."""
-    shape = draw(SHAPES.filter(len))
-    n = len(shape)
-    dim = draw(st.integers(-n, n - 1))
-    d = dim % n
-    cases = {
-        "permute": (lambda L, x, p=draw(st.permutations(range(n))): x.permute(p), False),
-        "transpose": (lambda L, x, e=draw(st.integers(-n, n - 1)): x.transpose(dim, e), False),
-        "expand": (lambda L, x: x.unsqueeze(0).expand(3, *shape), False),
-        "reshape_flat": (lambda L, x: x.reshape(-1), False),
-        "reshape_split": (lambda L, x: x.reshape(*shape[:d], 1, shape[d], *shape[d + 1:]),
-                          False),
-        "view_merge": (lambda L, x: x.view(*shape[:d], -1), True),
-        "squeeze": (lambda L, x: x.unsqueeze(dim).squeeze(dim), False),
-        "unsqueeze": (lambda L, x: x.unsqueeze(dim), False),
-        "slice": (lambda L, x, s=draw(st.integers(0, shape[d] - 1)),
-                  step=draw(st.integers(1, 3)): x[(slice(None),) * d + (slice(s, None, step),)],
-                  False),
-        "select": (lambda L, x, i=draw(st.integers(-shape[d], shape[d] - 1)):
-                   x.select(dim, i), False),
-        "narrow": (lambda L, x, s=draw(st.integers(0, shape[d] - 1)):
-                   x.narrow(dim, s, shape[d] - s), False),
-        "split": (lambda L, x, k=draw(st.integers(1, 3)): x.split(k, dim), False),
-        "unbind": (lambda L, x: x.unbind(dim), False),
-    }
-    if n <= 2:
-        cases["t"] = (lambda L, x: x.t(), False)
-    name = draw(st.sampled_from(sorted(cases)))
-    return (name, *cases[name], shape)
+# name: fn(L, x, dim, k) with dim a dim of x (either sign), 0 <= k < x.shape[dim]
+VIEWS = {
+    "permute": lambda L, x, d, k: x.permute(*range(d % x.dim(), x.dim()), *range(d % x.dim())),
+    "transpose": lambda L, x, d, k: x.transpose(d, k % x.dim() - x.dim()),
+    "t": lambda L, x, d, k: x.reshape(x.shape[0], -1).t(),
+    "expand": lambda L, x, d, k: x.unsqueeze(0).expand(k + 2, *x.shape),
+    "reshape": lambda L, x, d, k: x.reshape(-1),
+    "view": lambda L, x, d, k: x.contiguous().view(*x.shape[:d % x.dim()], -1),
+    "squeeze": lambda L, x, d, k: x.squeeze(),
+    "unsqueeze": lambda L, x, d, k: x.unsqueeze(d),
+    "slice": lambda L, x, d, k: x[(slice(None),) * (d % x.dim()) + (slice(k, None, 2),)],
+    "select": lambda L, x, d, k: x.select(d, -1 - k),
+    "narrow": lambda L, x, d, k: x.narrow(d, k, x.shape[d] - k),
+    "split": lambda L, x, d, k: x.split(k + 1, d),
+    "unbind": lambda L, x, d, k: x.unbind(d),
+}
 
 
-@CASE
+@pytest.mark.parametrize("name", VIEWS)
+@settings(max_examples=10, deadline=None)
 @given(data=st.data())
-def test_view_then_pointwise(data):
-    name, view, contiguous, shape = data.draw(view_case(), label="view")
-    x = data.draw(operands(shape, NUMBERS, layouts=not contiguous), label="x")
+def test_view_then_pointwise(name, data):
+    shape = data.draw(SHAPES.filter(len))
+    d = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
+    k = data.draw(st.integers(0, shape[d] - 1), label="k")
+    x = data.draw(operands(shape, NUMBERS), label="x")
 
     def fn(L, v):
-        out = view(L, v)
+        out = VIEWS[name](L, v, d, k)
         return tuple(o * 3 - 1 for o in out) if isinstance(out, tuple) else out * 3 - 1
     check(fn, x)
 
@@ -493,7 +545,7 @@ def test_embedding(data):
     rows, cols = data.draw(st.integers(1, 7)), data.draw(st.integers(1, 7))
     weight = data.draw(operands((rows, cols), FLOATS), label="weight")
     shape = data.draw(st.lists(st.integers(1, 5), min_size=1, max_size=2).map(tuple))
-    idx = data.draw(operands(shape, INTS, ("index", rows), layouts=False), label="indices")
+    idx = data.draw(operands(shape, INTS, ("index", rows)), label="indices")
     check(lambda L, w, i: L.nn.functional.embedding(i, w) * 2, weight, idx)
 
 
@@ -520,7 +572,7 @@ CREATION = {
 
 
 @pytest.mark.parametrize("name", CREATION)
-@CASE
+@settings(max_examples=10, deadline=None)
 @given(data=st.data())
 def test_creation(name, data):
     x = data.draw(operands(data.draw(SHAPES.filter(len)), NUMBERS), label="x")

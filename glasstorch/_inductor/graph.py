@@ -180,6 +180,8 @@ class GraphLowering:
         ``realize_reads_threshold`` / ``realize_opcount_threshold``)."""
         if not isinstance(result, Pointwise) or len(node.users) <= 1:
             return result
+        if _feeds_extern(node):      # stored for that call anyway: the others read it too
+            return self.realize(result, _meta_layout(node, result))
         counter = _Counter()
         previous, V.ops = V.ops, counter
         try:
@@ -203,6 +205,25 @@ class GraphLowering:
             if result is value:
                 return node
         return None
+
+
+_VIEWS = {"view", "_unsafe_view", "reshape", "permute", "t", "transpose", "expand",
+          "unsqueeze", "squeeze", "alias", "detach"}
+
+
+def _feeds_extern(node) -> bool:
+    """Whether an extern call (an op without a lowering) reads ``node``'s value,
+    directly or through views."""
+    from .lowering import lowerings
+    for user in node.users:
+        if user.op != "call_function":
+            continue
+        name = getattr(user.target, "__name__", "").split(".")[0]
+        if user.target not in lowerings:
+            return True
+        if name in _VIEWS and _feeds_extern(user):
+            return True
+    return False
 
 
 def _meta_layout(node, value):

@@ -202,12 +202,20 @@ def _clamp(x, lo=None, hi=None):
         lo, hi = None, lo
     compute = out_dtype()
 
+    def clamp_at(v, bound, given, low):
+        """ATen's clamp at one bound: NaN-propagating maximum / minimum with a
+        tensor (or NaN) bound; with a number, ``v`` unless it lies past the bound,
+        so -0.0 clamped at 0.0 stays -0.0."""
+        if is_ir(given) or math.isnan(given):
+            return ops.maximum(v, bound) if low else ops.minimum(v, bound)
+        return ops.where(ops.lt(v, bound) if low else ops.gt(v, bound), bound, v)
+
     def fn(v, *bounds):
         bounds = list(bounds)
         if lo is not None:
-            v = ops.maximum(v, bounds.pop(0))
+            v = clamp_at(v, bounds.pop(0), lo, True)
         if hi is not None:
-            v = ops.minimum(v, bounds.pop(0))
+            v = clamp_at(v, bounds.pop(0), hi, False)
         return v
     return make_pointwise(fn, x, *[b for b in (lo, hi) if b is not None], compute=compute)
 

@@ -32,13 +32,13 @@ C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "_Float16",
            dt.bfloat16: "uint16_t", dt.int64: "int64_t", dt.int32: "int32_t",
            dt.int16: "int16_t", dt.int8: "int8_t", dt.uint8: "uint8_t", dt.bool_: "bool"}
 
-def _sleef() -> str:
-    from ..._ops.kernels.native import SLEEF_HEADER
-    with open(SLEEF_HEADER) as f:
+def _vecmath() -> str:
+    from ..._ops.kernels.native import VECMATH_HEADER
+    with open(VECMATH_HEADER) as f:
         return f.read()
 
 
-PRELUDE = _sleef() + r"""
+PRELUDE = _vecmath() + r"""
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -128,8 +128,12 @@ _C_WORDS = frozenset(("float", "double", "bool", "_Float16", "int64_t", "int32_t
                       "int8_t", "uint8_t", "uint16_t", "INFINITY", "NAN", "true", "false"))
 
 
+# float32 functions computed inline (vecmath.h): SLEEF's exp (ATen's Vectorized exp);
+# the erf of ATen's Vectorized<float>::erf (Abramowitz-Stegun 7.1.26, 1.5e-7 absolute)
+_INLINE_F32 = {"exp": "sleef_expf", "erf": "erf_f32"}
+
 # calls worth keeping in a row array rather than computing twice (softmax's exp)
-_COSTLY = re.compile(r"\b(sleef_expf|" + "|".join(VECTOR_LIBM) + r")f?\(")
+_COSTLY = re.compile(r"\b(sleef_expf|erf_f32|" + "|".join(VECTOR_LIBM) + r")f?\(")
 
 
 class CppKernel:
@@ -363,8 +367,8 @@ class CppKernel:
 
     def libm(self, name: str, a, *rest):
         args = ", ".join(str(v) for v in (a, *rest))
-        if name == "exp" and a.dtype is dt.float32:   # SLEEF's, inline: ATen's Vectorized exp
-            return self.value(f"sleef_expf({args})", a.dtype)
+        if a.dtype is dt.float32 and name in _INLINE_F32:   # vecmath.h: inline, vectorizable
+            return self.value(f"{_INLINE_F32[name]}({args})", a.dtype)
         return self.value(f"{self._libm(name, a)}({args})", a.dtype)
 
     def rsqrt(self, a):

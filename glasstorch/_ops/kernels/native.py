@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 _SOURCE = os.path.join(os.path.dirname(__file__), "native.c")
-SLEEF_HEADER = os.path.join(os.path.dirname(__file__), "sleef.h")
+VECMATH_HEADER = os.path.join(os.path.dirname(__file__), "vecmath.h")
 _FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-shared", "-fPIC", "-std=c11"]
 _lib = None
 _tried = False
@@ -80,7 +80,7 @@ def build(source_path: str):
         return None
     with open(source_path, "rb") as f:
         source = f.read()
-    with open(SLEEF_HEADER, "rb") as f:       # included by native.c
+    with open(VECMATH_HEADER, "rb") as f:       # included by native.c
         source += f.read()
     key = hashlib.sha256(source + " ".join(_FLAGS).encode() + _cpu_id().encode()).hexdigest()[:16]
     stem = os.path.splitext(os.path.basename(source_path))[0]

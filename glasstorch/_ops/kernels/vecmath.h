@@ -1,0 +1,100 @@
+/* Vectorizable float32 math shared by native.c and the C that Inductor
+ * generates (pasted into it): loops of these functions vectorize, where a
+ * libm call would be a call per element.
+ *
+ * sleef_expf: SLEEF's expf_u10 (the function ATen's Vectorized<float>::exp
+ * calls under AVX2/AVX512), step for step with explicit fused multiply-adds;
+ * see kernels/sleef.py for the same steps in numpy and what they compute.
+ * exp_f32, erf_f32: glasstorch's own, below. */
+#ifndef GT_VECMATH_H
+#define GT_VECMATH_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline float gt_pow2i(int32_t q) {
+    int32_t bits = (q + 0x7f) * (1 << 23);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static inline float sleef_expf(float x) {
+    /* branch-free, so that loops of it vectorize; out-of-range and NaN inputs take
+       d = 0 through the arithmetic and are replaced at the end, as SLEEF selects */
+    float d = (x >= -104.0f && x <= 100.0f) ? x : 0.0f;
+    int32_t q = (int32_t)rintf(d * 1.442695040888963407359924681001892137426645954152985934135449406931f);
+    float qf = (float)q;
+    float s = fmaf(qf, -0.693145751953125f, d);
+    s = fmaf(qf, -1.428606765330187045e-06f, s);
+    float u = 0.000198527617612853646278381f;
+    u = fmaf(u, s, 0.00139304355252534151077271f);
+    u = fmaf(u, s, 0.00833336077630519866943359f);
+    u = fmaf(u, s, 0.0416664853692054748535156f);
+    u = fmaf(u, s, 0.166666671633720397949219f);
+    u = fmaf(u, s, 0.5f);
+    u = 1.0f + fmaf(s * s, u, s);
+    int32_t half = q >> 1;
+    u = (u * gt_pow2i(half)) * gt_pow2i(q - half);
+    u = x < -104.0f ? 0.0f : u;
+    u = x > 100.0f ? INFINITY : u;
+    return x != x ? x : u;
+}
+
+
+/* exp(x) for float32, vectorizable.
+ *
+ *   x = n*ln2 + r,  |r| <= ln2/2      n = round(x / ln2)
+ *   exp(x) = 2^n * p(r)               p: degree-6 minimax-style polynomial
+ *
+ * 2^n is built in the exponent bits.  Out-of-range inputs are patched with
+ * selects (inf above ~88.72, 0 below ~-103.97, NaN passes through), which
+ * the vectorizer turns into blends.  Max error ~2 ulp.
+ */
+static inline float exp_f32(float x) {
+    const float log2e = 1.44269504088896341f;
+    const float ln2_hi = 0.693359375f, ln2_lo = -2.12194440e-4f;
+    float xc = x < -104.0f ? -104.0f : (x > 88.8f ? 88.8f : x);   /* NaN: patched below */
+    const float round_magic = 12582912.0f;                      /* 1.5 * 2^23 */
+    float n = (xc * log2e + round_magic) - round_magic;         /* round to nearest */
+    float r = xc - n * ln2_hi;
+    r = r - n * ln2_lo;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    /* 2^n as two normal powers of two, so n in [-150, 128] needs no special case
+       (results in the subnormal range come out of the multiplication itself) */
+    int32_t ni = (int32_t)n;
+    int32_t n1 = ni / 2, n2 = ni - n1;
+    int32_t b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    float y = p * s1 * s2;
+    y = x > 88.72283905206835f ? INFINITY : y;
+    y = x < -103.972077083991796f ? 0.0f : y;
+    y = x != x ? x : y;
+    return y;
+}
+
+void gt_set_num_threads(int n) { omp_set_num_threads(n); }
+int gt_get_num_threads(void) { return omp_get_max_threads(); }
+
+/* erf for float32 with the polynomial of ATen's Vectorized<float>::erf
+ * (Abramowitz & Stegun 7.1.26): erf(x) = sign(x) (1 - t p(t) exp(-x^2)),
+ * t = 1 / (1 + 0.3275911 |x|); absolute error below 1.5e-7.  Vectorizable. */
+static inline float erf_f32(float x) {
+    const float p = 0.3275911f, a1 = 0.254829592f, a2 = -0.284496736f, a3 = 1.421413741f,
+                a4 = -1.453152027f, a5 = 1.061405429f;
+    float ax = fabsf(x);
+    float t = 1.0f / (p * ax + 1.0f);
+    float poly = (((a5 * t + a4) * t + a3) * t + a2) * t + a1;
+    float r = 1.0f - poly * t * exp_f32(-ax * ax);
+    return x < 0.0f ? -r : (x != x ? x : r);
+}
+
+#endif
