@@ -21,6 +21,7 @@ which follows OperatorEntry::computeDispatchTableEntry step by step.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -91,6 +92,13 @@ class OperatorEntry:
                 UserWarning, stacklevel=4)
         stack.insert(0, kernel)
         if update:
+            self._changed()
+
+    def _changed(self) -> None:
+        """Recompute the table now, or once at the end of a bulk registration."""
+        if _deferred is not None:
+            _deferred.add(self)
+        else:
             self.update_table()
 
     def deregister(self, key: DispatchKey, kernel: KernelFunction) -> None:
@@ -99,7 +107,7 @@ class OperatorEntry:
             stack.remove(kernel)
             if not stack:
                 del self.kernels[key]
-            self.update_table()
+            self._changed()
 
     def has_kernel(self, key: DispatchKey) -> bool:
         return key in self.kernels
@@ -107,16 +115,19 @@ class OperatorEntry:
     # -- the table ------------------------------------------------------------
 
     def update_table(self) -> None:
-        """Recompute every slot and the per-backend fallthrough masks."""
-        table = [None] * dk.NUM_RUNTIME_KEYS
-        sources = [None] * dk.NUM_RUNTIME_KEYS
+        """Recompute the slots and the per-backend fallthrough masks.  Only the
+        keys this operator's kernels can claim (their own, and those their
+        alias keys cover) are computed; every other slot is the key's backend
+        fallback, as rule 3 of ``_compute_slot`` would give."""
+        table, sources = dispatcher.fallback_slots()
+        keys = set()
+        for key in self.kernels:
+            keys.update(_ALIAS_COVERAGE.get(key, (key,)))
+        for key in keys:
+            table[key], sources[key] = self._compute_slot(key) or (None, None)
         masks = [-1] * (dk.NUM_BACKENDS + 1)
-        for key in _RUNTIME_KEYS:
-            slot = self._compute_slot(key)
-            if slot is None:
-                continue
-            table[key], sources[key] = slot
-            if slot[0].is_fallthrough:
+        for key in keys | dispatcher.fallthrough_fallback_keys:
+            if table[key] is not None and table[key].is_fallthrough:
                 func, key_backend = dk._PARTS_OF[key]
                 bit = ~dk.functionality_bit(func)
                 if key_backend is None:
@@ -173,6 +184,27 @@ class OperatorEntry:
             f"possible resolutions. '{self.name}' is only available for these backends: [{avail}].")
 
 
+_deferred = None      # the operators a bulk registration changed (see deferred_updates)
+
+
+@contextlib.contextmanager
+def deferred_updates():
+    """Registrations inside the block recompute each changed operator's table
+    once, at its end, instead of at every registration: what importing
+    glasstorch does for its ~2000 overloads (nothing may be dispatched inside)."""
+    global _deferred
+    if _deferred is not None:
+        yield
+        return
+    _deferred = set()
+    try:
+        yield
+    finally:
+        changed, _deferred = _deferred, None
+        for entry in changed:
+            entry.update_table()
+
+
 _RUNTIME_KEYS = [k for k in dk.DispatchKey if not dk.is_alias(k)]
 _RUNTIME_BY_FUNC, _FUNC_KEYS = dk._RUNTIME_BY_FUNC, dk._FUNC_KEYS
 # The order PyTorch lists runtime keys in (its table layout): functionalities in
@@ -194,6 +226,8 @@ class Dispatcher:
         self.operators: dict[str, OperatorEntry] = {}
         self.fallbacks: dict[DispatchKey, KernelFunction] = {}
         self.libraries: dict[str, str] = {}  # namespace -> where it was defined
+        self._fallback_slots = None            # see fallback_slots
+        self.fallthrough_fallback_keys: set = set()
 
     def define(self, schema_text: str, debug: str = "") -> OperatorEntry:
         schema = parse_schema(schema_text) if isinstance(schema_text, str) else schema_text
@@ -205,7 +239,7 @@ class Dispatcher:
                                f"registration: {debug}. Original registration: "
                                f"{self.operators[entry.name].debug}")
         entry.debug = debug
-        entry.update_table()
+        entry._changed()
         self.operators[entry.name] = entry
         namespace, _, base = schema.name.partition("::")
         _namespace(namespace)._add(base, schema.overload_name, entry)
@@ -224,15 +258,32 @@ class Dispatcher:
         keys = dk.runtime_keys_of_alias(key) if dk.is_alias(key) else [key]
         for k in keys:
             self.fallbacks[k] = kernel
-        for entry in self.operators.values():
-            entry.update_table()
+        self._fallbacks_changed()
 
     def deregister_fallback(self, key: DispatchKey) -> None:
         keys = dk.runtime_keys_of_alias(key) if dk.is_alias(key) else [key]
         for k in keys:
             self.fallbacks.pop(k, None)
+        self._fallbacks_changed()
+
+    def _fallbacks_changed(self) -> None:
+        self._fallback_slots = None
         for entry in self.operators.values():
-            entry.update_table()
+            entry._changed()
+
+    def fallback_slots(self) -> tuple:
+        """(table, sources) with only the backend fallbacks filled in: the
+        start of every operator's table (fresh lists, for the caller to fill)."""
+        if self._fallback_slots is None:
+            table = [None] * dk.NUM_RUNTIME_KEYS
+            sources = [None] * dk.NUM_RUNTIME_KEYS
+            for key, kernel in self.fallbacks.items():
+                table[key], sources[key] = kernel, "backend fallback"
+            self._fallback_slots = (table, sources)
+            self.fallthrough_fallback_keys = {k for k, kernel in self.fallbacks.items()
+                                              if kernel.is_fallthrough}
+        table, sources = self._fallback_slots
+        return list(table), list(sources)
 
 
 dispatcher = Dispatcher()

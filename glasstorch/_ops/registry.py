@@ -27,7 +27,7 @@ from .._core.dtype import type_meta_name
 from .._core.tls import overrides as _overrides
 from .._dispatcher import binding
 from .._dispatcher.torch_function import handle_torch_function, has_torch_function
-from .._dispatcher.dispatcher import KEYSET, UNBOXED, KernelFunction, dispatcher, ops
+from .._dispatcher.dispatcher import KEYSET, UNBOXED, KernelFunction, deferred_updates, dispatcher, ops
 from .._dispatcher.schema import parse_schema
 from .._tensor import Tensor, _non_overlapping_and_dense
 from .. import return_types
@@ -257,8 +257,9 @@ def load(path=YAML_PATH) -> None:
     with open(path) as f:
         text = f.read()
     entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []
-    for entry, line in zip(entries, _line_numbers(text)):
-        _load_entry(entry, _DEBUG.format(line))
+    with deferred_updates():
+        for entry, line in zip(entries, _line_numbers(text)):
+            _load_entry(entry, _DEBUG.format(line))
     _install_bindings()
     barebones_unsigned.install(dispatcher.operators)
     _check_meta_coverage()

@@ -693,6 +693,12 @@ _MANUAL = {"aten::detach_": _detach_}
 def register_autograd_kernels() -> None:
     """Install autograd kernels from derivatives.yaml and ADInplaceOrView
     kernels for every op that writes to an argument."""
+    from .._dispatcher.dispatcher import deferred_updates
+    with deferred_updates():
+        _register_autograd_kernels()
+
+
+def _register_autograd_kernels() -> None:
     derivatives = derivatives_yaml.load()
     for name, fn in _MANUAL.items():
         dispatcher.find(name).register(DispatchKey.Autograd, KernelFunction(
