@@ -554,3 +554,24 @@ def test_fresh_inductor_cache_compiles_anew_and_lists_entries(tmp_path, monkeypa
     # the cache's own files, with their real sizes
     for name, size in listed.items():
         assert size > 0 and name.startswith("c")
+
+
+def test_compiler_failure_runs_aten_kernels(tmp_path, monkeypatch):
+    """A compiler that rejects the generated C (here an option it does not
+    know; elsewhere no OpenMP, no libmvec): the graph runs as its ATen
+    kernels, with a warning saying so, and the result is right."""
+    program = shutil.which("cc") or shutil.which("gcc")
+    if program is None:
+        pytest.skip("no C compiler")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    c = new_constant()
+    x = gt.linspace(-3, 3, 1001)
+
+    def f(x):
+        return ((x * c + 0.25).sin() * 1.5 - x).abs()
+    gt._dynamo.reset()
+    with config.patch(**{"cpp.cxx": f"{program} -fno-such-option-anywhere"}):
+        with pytest.warns(RuntimeWarning, match="runs as its ATen kernels"):
+            y = gt.compile(f)(x)
+    np.testing.assert_allclose(y.numpy(), reference(c), rtol=1e-5, atol=1e-5)
+    assert not [n for n in entries(tmp_path) if n.endswith(".so")]

@@ -32,8 +32,9 @@ Decisions where there is no cache to use:
   ``PATH``): ``available()`` is False and ``compile_fx`` runs each graph as its
   ATen kernels.  A compiler that is named but missing is not replaced by
   another one.
-* A compiler that rejects the generated C raises ``CompileError`` (that is a
-  bug in the code generator, not a cache problem).
+* A compiler that rejects the generated C raises ``CompileError``;
+  ``compile_fx`` then warns and runs that graph as its ATen kernels (a
+  compiler without OpenMP or libmvec must not stop a program).
 """
 from __future__ import annotations
 

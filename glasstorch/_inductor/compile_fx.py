@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import warnings
 
 from .. import _logging
 from .._core.device import device as Device
@@ -91,7 +92,10 @@ def compile_fx_inner(gm, example_inputs=None, name: str = "0_inference"):
         call = PerShape(gm, name)
         call._boxed_call = True
         return call
-    compiled = CompiledGraph(gm, name)
+    try:
+        compiled = CompiledGraph(gm, name)
+    except codecache.CompileError as error:
+        return _ran_as_aten(gm, error)
     compile_id = _logging.current_compile_id
     if _logging.is_enabled("output_code") or config.debug:
         _logging.trace("output_code", compile_id, output_code_text(compiled))
@@ -154,6 +158,16 @@ class _concrete_meta:
     def __exit__(self, *exc):
         for node, value in self.saved.items():
             node.meta["val"] = value
+
+
+def _ran_as_aten(gm, error):
+    """A graph whose C the compiler rejected (a compiler without OpenMP or
+    libmvec, or a code generator bug) runs as its ATen kernels, with a warning:
+    compiled code must work on every machine, if slower."""
+    from .._functorch.aot_autograd import make_boxed_func
+    warnings.warn(f"Inductor: the C compiler failed, so this graph runs as its ATen "
+                  f"kernels:\n{str(error)[:2000]}", RuntimeWarning, stacklevel=2)
+    return make_boxed_func(gm.forward)
 
 
 def output_code_text(compiled: CompiledGraph) -> str:
