@@ -152,6 +152,12 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     modes = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
     if mode is not None and mode not in modes:
         raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(modes)}")
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
+    if backend == "inductor" and (mode or options):
+        from ._inductor.compile_fx import InductorBackend
+        backend = InductorBackend(mode, options)
     return _dynamo.optimize(backend, nopython=fullgraph, dynamic=dynamic)(model)
 from . import _logging  # noqa: E402,F401  (torch._logging: TORCH_LOGS, set_logs)
 from ._higher_order_ops import cond  # noqa: E402  (torch.cond)

@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import glasstorch as gt
@@ -314,8 +314,9 @@ KNOWN_BUGS = {
     ("floor_divide", "compiled"): _FLOORDIV,
     ("remainder", "compiled"):
         "codegen/cpp.py CppKernel.remainder on floats is a - floor(a / b) * b, not ATen's "
-        "(from fmod): remainder(0.5, inf) is nan (ATen 0.5), remainder(-0.0, 1.0) is 0.0 "
-        "(ATen -0.0)",
+        "(from fmod, exact): remainder(0.5, inf) is nan (ATen 0.5), remainder(-0.0, 1.0) "
+        "is 0.0 (ATen -0.0), remainder(1.2348917, -0.07183801) is -0.05819249 "
+        "(ATen -0.05819246)",
     ("relu", "eager"): "glasstorch eager: relu(-0.0) is 0.0 (ATen -0.0)",
     ("remainder", "eager"):
         "glasstorch eager: a zero remainder takes the divisor's sign, remainder(-0.0, 1.0) "
@@ -324,9 +325,11 @@ KNOWN_BUGS = {
         "glasstorch eager: clamp(x, 0.0, 1.0) of -0.0 is 0.0 (ATen keeps x at a bound: -0.0)",
 }
 # special values that trigger a known bug, which hypothesis cases do not draw
-# (signs of zero are compared in test_special_values only)
+# (signs of zero are compared in test_special_values only); and the ops whose
+# known bug is in their float kernel, which hypothesis runs on integers only
 TRIGGERS = {"sign": (math.nan,), "div_floor": (math.inf, -math.inf),
-            "floor_divide": (math.inf, -math.inf), "remainder": (math.inf, -math.inf)}
+            "floor_divide": (math.inf, -math.inf)}
+FLOAT_BUGS = {"remainder"}
 # where torch's result depends on its code path (vector or scalar loop), left
 # out: its float32 GELU at +inf (nan in the vector loop, inf in the scalar loop
 # and in glasstorch), and the sign of a zero result of these ops
@@ -353,6 +356,7 @@ def test_unary(name, data):
 @given(data=st.data())
 def test_binary(name, data):
     fn, dtypes, tol = BINARY[name]
+    dtypes = INTS if name in FLOAT_BUGS else dtypes
     x, y = data.draw(broadcasting(2, dtypes, ["any", RIGHT.get(name, "any")], pool(name)),
                      label="xy")
     check(fn, x, y, tol=tol)
@@ -495,14 +499,27 @@ def test_softmax(log, data):
 @CASE
 @given(data=st.data())
 def test_layer_norm(affine, data):
-    """Over the last k dims; without weight and bias, with a weight, with both."""
+    """Over the last k dims; without weight and bias, with a weight, with both
+    (rows of one value: test_layer_norm_of_a_constant_row)."""
     shape = data.draw(SHAPES.filter(len))
     k = data.draw(st.integers(1, len(shape)), label="normalized dims")
     dtype = data.draw(st.sampled_from(FLOATS))
     x = data.draw(operands(shape, dtype, specials=NO_INF), label="x")
+    rows = x.values.reshape(-1, math.prod(shape[-k:]))
+    assume(all(len(np.unique(row)) > 1 for row in rows))
     params = [data.draw(operands(shape[-k:], dtype), label="affine") for _ in range(affine)]
     check(lambda L, v, *wb: L.nn.functional.layer_norm(v, shape[-k:], *wb, eps=1e-5),
           x, *params, tol="reduce")
+
+
+@pytest.mark.parametrize("mode", [
+    "compiled", pytest.param("eager", marks=pytest.mark.xfail(strict=True, reason=(
+        "glasstorch eager: LayerNorm of a row of one value is rounding noise times "
+        "1/sqrt(eps) (layer_norm(full((7,), 1.3), (7,)) is -3.8e-05), not 0 as ATen's "
+        "Welford mean makes it")))])
+def test_layer_norm_of_a_constant_row(mode):
+    x = Operand(np.array([[1.3] * 7, [0.1] * 7, [-2.7] * 7], dtype=np.float32), "float32")
+    check(lambda L, v: L.nn.functional.layer_norm(v, (7,)), x, modes=(mode,))
 
 
 # -- views, then pointwise ------------------------------------------------------------------

@@ -127,14 +127,21 @@ class CompiledOptimizerStep:
                     g["params"] = params
             return ()
         from .._functorch.aot_autograd import aot_function, nop
+        from .._inductor.compile_fx import InductorBackend
         from .backends.registry import lookup_backend
-        if self.ctx.backend is lookup_backend("inductor"):
+        backend = self.ctx.backend
+        if backend is lookup_backend("inductor") or isinstance(backend, InductorBackend):
+            from .._inductor import config
             from .._inductor.compile_fx import compile_fx_inner, decompositions, next_aot_id
             name = f"{next_aot_id()}_inference"
+            patches = getattr(backend, "config_patches", {})
+
+            def compiler(gm, inputs):
+                with config.patch(**patches):
+                    return compile_fx_inner(gm, inputs, name)
             return aot_function(update, nop, decompositions=decompositions(),
                                 keep_inference_input_mutations=True,   # updated in place
-                                inference_compiler=lambda gm, inputs: compile_fx_inner(
-                                    gm, inputs, name))
+                                inference_compiler=compiler)
         return aot_function(update, nop, inference_compiler=nop)   # other backends: as Python
 
 

@@ -59,6 +59,9 @@ class CompiledGraph:
                      "device": Device, "inf": float("inf"), "nan": float("nan")}
         namespace.update(self.graph.constants)
         namespace.update(self.code.externs)
+        namespace.update((f"static_{name}", empty_strided(layout.size, layout.stride,
+                                                          layout.dtype))
+                         for name, layout in self.code.static.items())
         for name, params in self.code.kernels:
             fn = getattr(library, name)
             fn.argtypes = [ctypes.c_void_p] * len(params)
@@ -209,18 +212,44 @@ def next_aot_id() -> int:
     return next(_ids)
 
 
-def compile_fx(gm, example_inputs, **kwargs):
-    """torch.compile's ``inductor`` backend."""
+MODES = {"default": {}, "reduce-overhead": {"static_memory": True},
+         "max-autotune": {"max_autotune": True},
+         "max-autotune-no-cudagraphs": {"max_autotune": True}}
+
+
+def compile_fx(gm, example_inputs, config_patches=None, **kwargs):
+    """torch.compile's ``inductor`` backend; ``config_patches`` (from the
+    mode and options) hold for every graph it compiles, the backward too."""
     from .._dynamo.backends.registry import aot_eager
     aot_id = next_aot_id()
+    patches = dict(config_patches or {})
 
-    def fw(graph, inputs):
-        return compile_fx_inner(graph, inputs, f"{aot_id}_forward")
+    def compiler(kind):
+        def compile_graph(graph, inputs):
+            with config.patch(**patches):
+                return compile_fx_inner(graph, inputs, f"{aot_id}_{kind}")
+        return compile_graph
+    return aot_eager(gm, example_inputs, fw_compiler=compiler("forward"),
+                     bw_compiler=compiler("backward"), inference_compiler=compiler("inference"),
+                     decompositions=decompositions(), **kwargs)
 
-    def bw(graph, inputs):
-        return compile_fx_inner(graph, inputs, f"{aot_id}_backward")
 
-    def inference(graph, inputs):
-        return compile_fx_inner(graph, inputs, f"{aot_id}_inference")
-    return aot_eager(gm, example_inputs, fw_compiler=fw, bw_compiler=bw,
-                     inference_compiler=inference, decompositions=decompositions(), **kwargs)
+class InductorBackend:
+    """``torch.compile(mode=..., options=...)``'s backend: Inductor with the
+    mode's and the options' config (PyTorch's ``_TorchCompileInductorWrapper``)."""
+
+    def __init__(self, mode=None, options=None):
+        self.config_patches = {**MODES.get(mode or "default", {}), **(options or {})}
+        for key in self.config_patches:
+            _check_option(key)
+
+    def __call__(self, gm, example_inputs, **kwargs):
+        return compile_fx(gm, example_inputs, config_patches=self.config_patches, **kwargs)
+
+
+def _check_option(key: str) -> None:
+    target, attr = (config.cpp, key[4:]) if key.startswith("cpp.") else (config, key)
+    if not hasattr(target, attr):
+        known = sorted(k for k, v in vars(config).items()
+                       if not k.startswith("_") and isinstance(v, (bool, int, float, str)))
+        raise RuntimeError(f"Unexpected optimization option {key}, known options are {known}")

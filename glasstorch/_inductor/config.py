@@ -13,6 +13,14 @@ max_fusion_size = 64                 # buffers at most in one fused kernel
 realize_reads_threshold = 4          # a pointwise value read by several nodes is stored,
 realize_opcount_threshold = 30       # not recomputed, above these loads / ops
 
+# mode="reduce-overhead": a compiled graph's internal buffers (not its outputs) are
+# allocated once and reused by every call, the CPU counterpart of CUDA graphs' static
+# memory: no allocation and no fresh pages per call (a graph must not be re-entered)
+static_memory = False
+
+# mode="max-autotune": each kernel's variants are timed on its first call, the fastest kept
+max_autotune = False
+
 # the on-disk cache of compiled kernels ($TORCHINDUCTOR_CACHE_DIR)
 fx_graph_cache = os.environ.get("TORCHINDUCTOR_FX_GRAPH_CACHE", "1") != "0"
 

@@ -178,10 +178,16 @@ class GraphLowering:
     def _maybe_realize(self, node, result):
         """Realize a Pointwise that many readers would recompute (Inductor's
         ``realize_reads_threshold`` / ``realize_opcount_threshold``)."""
-        if not isinstance(result, Pointwise) or len(node.users) <= 1:
+        users = _readers(node)
+        if not isinstance(result, (Pointwise, ir.View)) or len(users) <= 1:
             return result
-        if _feeds_extern(node):      # stored for that call anyway: the others read it too
+        if any(_feeds_extern(user) for user in users):   # stored for that call anyway:
+            if isinstance(result, ir.View):              # the others read it too
+                from .lowering import realize_input
+                return realize_input(result)
             return self.realize(result, _meta_layout(node, result))
+        if isinstance(result, ir.View):
+            return result
         counter = _Counter()
         previous, V.ops = V.ops, counter
         try:
@@ -211,19 +217,35 @@ _VIEWS = {"view", "_unsafe_view", "reshape", "permute", "t", "transpose", "expan
           "unsqueeze", "squeeze", "alias", "detach"}
 
 
-def _feeds_extern(node) -> bool:
-    """Whether an extern call (an op without a lowering) reads ``node``'s value,
-    directly or through views."""
-    from .lowering import lowerings
+_SAME_VALUE = {"to", "_to_copy", "clone", "alias", "detach"}
+
+
+def _name(node) -> str:
+    return getattr(node.target, "__name__", "").split(".")[0] \
+        if node.op == "call_function" else ""
+
+
+def _readers(node) -> list:
+    """The nodes that read ``node``'s value, looking through the ops whose
+    lowering passes the value on unchanged (``to`` the same dtype, clone)."""
+    readers = []
     for user in node.users:
-        if user.op != "call_function":
-            continue
-        name = getattr(user.target, "__name__", "").split(".")[0]
-        if user.target not in lowerings:
-            return True
-        if name in _VIEWS and _feeds_extern(user):
-            return True
-    return False
+        same = _name(user) in _SAME_VALUE and \
+            getattr(user.meta.get("val"), "dtype", None) is getattr(node.meta.get("val"),
+                                                                    "dtype", False)
+        readers += _readers(user) if same else [user]
+    return readers
+
+
+def _feeds_extern(user) -> bool:
+    """Whether ``user`` is an extern call (an op without a lowering) or a view
+    on the way to one."""
+    from .lowering import lowerings
+    if user.op != "call_function":
+        return False
+    if user.target not in lowerings:
+        return True
+    return _name(user) in _VIEWS and any(_feeds_extern(u) for u in user.users)
 
 
 def _meta_layout(node, value):

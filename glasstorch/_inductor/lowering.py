@@ -594,13 +594,20 @@ def _any(x, dim=None, keepdim=False):
 
 def _variance(x, dims, correction, keepdim, dtype):
     """Two passes, as the fused kernel runs them: the mean, then the squared
-    deviations from it."""
+    deviations from it.  The mean is taken as the row's first element plus the
+    mean of the deviations from it, so that a constant row has its value for
+    mean and 0 for variance exactly, as ATen's Welford updates give them (and
+    LayerNorm of the row is 0, not rounding noise)."""
     count = math.prod(x.size[d] for d in dims)
     compute = compute_dtype(dtype)
-    mean = make_pointwise(lambda s: ops.truediv(s, ops.constant(count, compute)),
-                          reduce(x, dims, True, "sum", compute, _sum_value(x, compute)),
-                          dtype=compute, size=tuple(1 if i in dims else n
-                                                    for i, n in enumerate(x.size)))
+    kept = tuple(1 if i in dims else n for i, n in enumerate(x.size))
+    first = View(x, kept, lambda index: [Index() if i in dims else v
+                                         for i, v in enumerate(index)])
+    shifted = make_pointwise(lambda a, f: ops.sub(a, f), x, first, dtype=compute,
+                             size=x.size)
+    mean = make_pointwise(
+        lambda s, f: ops.add(f, ops.truediv(s, ops.constant(count, compute))),
+        reduce(shifted, dims, True, "sum", compute), first, dtype=compute, size=kept)
     centered = make_pointwise(lambda a, m: ops.sub(a, m), x, mean, dtype=compute,
                               size=x.size)
     squares = reduce(centered, dims, keepdim, "sum", compute, lambda v: ops.mul(v, v))

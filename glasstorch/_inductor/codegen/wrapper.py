@@ -10,6 +10,7 @@ outputs.  Its source and the kernels' C source are what
 from __future__ import annotations
 
 from ..ir import Buffer, Layout, MultiOutput, ReinterpretView
+from .. import config
 from ..scheduler import FusedKernel
 from .cpp import PRELUDE, KernelWriter, libm_declarations
 
@@ -24,6 +25,7 @@ class WrapperCode:
         self.python_source = ""
         self.removed = set()
         self.externs = {}          # wrapper global -> op, for extern calls outside aten
+        self.static = {}           # buffer -> layout, allocated once (config.static_memory)
         self._generate()
 
     # -- which buffers are read where ------------------------------------------------
@@ -85,7 +87,11 @@ class WrapperCode:
                 for node in step.nodes:
                     if node.name in self.removed or getattr(node, "target", None):
                         continue
-                    lines.append(f"    {node.name} = {_alloc(node.layout)}")
+                    if config.static_memory and node.name not in outputs:
+                        self.static[node.name] = node.layout
+                        lines.append(f"    {node.name} = static_{node.name}")
+                    else:
+                        lines.append(f"    {node.name} = {_alloc(node.layout)}")
                 ptrs = ", ".join(f"{name}.data_ptr()" for name, _ in params[step.name])
                 lines.append(f"    {step.name}({ptrs})")
             else:
