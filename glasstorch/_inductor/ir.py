@@ -276,6 +276,18 @@ class Reduction(Loops):
         self.src_dtype = src_dtype
 
 
+class ScatterAdd(Loops):
+    """``out`` of ``ranges``, zero, then ``out[where] += value`` for every index
+    of ``source_ranges``, where ``inner_fn(index)`` gives ``(where, value)``
+    and ``where`` may be loaded at run time: an embedding's gradient, rows
+    added into the rows their indices name.  Its kernel runs alone, serially
+    over the source rows (two rows may name one output row)."""
+
+    def __init__(self, dtype, ranges, source_ranges, inner_fn, origin=None):
+        super().__init__(dtype, ranges, inner_fn, origin)
+        self.source_ranges = tuple(source_ranges)
+
+
 class View(IRNode):
     """``base`` seen through ``reindex``: an index of this view to one of base."""
 
@@ -343,14 +355,21 @@ class ComputedBuffer(Buffer):
 
     def loop_ranges(self) -> tuple:
         """(outer ranges, reduction ranges) of this buffer's loop nest; dims of
-        size 1 take no loop."""
+        size 1 take no loop (a scatter loops over its source)."""
         data = self.data
-        return (tuple(n for n in data.ranges if n != 1),
+        ranges = data.source_ranges if self.is_scatter() else data.ranges
+        return (tuple(n for n in ranges if n != 1),
                 tuple(n for n in getattr(data, "reduction_ranges", ()) if n != 1))
 
+    def is_scatter(self) -> bool:
+        return isinstance(self.data, ScatterAdd)
+
     def compute(self, index, rindex=None):
-        """The value at loop index ``index`` (and ``rindex``), through ``ops``."""
+        """The value at loop index ``index`` (and ``rindex``), through ``ops``;
+        for a scatter, ``(where, value)``."""
         data = self.data
+        if self.is_scatter():
+            return data.inner_fn(_with_unit_dims(index, data.source_ranges))
         full = _with_unit_dims(index, data.ranges)
         if rindex is None:
             return data.inner_fn(full)
@@ -365,6 +384,11 @@ def _with_unit_dims(index, ranges) -> list:
     """A loop index (no entries for size-1 dims) as an index over ``ranges``."""
     it = iter(index)
     return [Index() if n == 1 else next(it) for n in ranges]
+
+
+class AllocatedBuffer(Buffer):
+    """Memory the wrapper allocates and ComputedBuffers fill, each storing into
+    a window of it (``target``): ``cat`` (Inductor's ConcatKernel)."""
 
 
 class ExternKernel(Buffer):

@@ -797,3 +797,47 @@ def _to(x, *args, **kwargs):
     """``Tensor.to`` (left in graphs by decompositions): the value itself when
     the dtype stays, else a cast."""
     return x if out_dtype() is x.dtype else make_pointwise(lambda v: v, x)
+
+
+@register_lowering(aten.embedding_dense_backward)
+def _embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """The embedding's gradient: each row of ``grad`` added into the row its
+    index names (a ScatterAdd), skipping ``padding_idx``."""
+    if scale_grad_by_freq:
+        return fallback_current()
+    dtype = out_dtype()
+    compute = compute_dtype(dtype)
+    cols = grad.size[-1]
+    load_index, load_grad = indices.make_loader(), grad.make_loader()
+
+    def inner(index):
+        row = ops.to_dtype(load_index(index[:-1]), dt.int64)
+        keep = ops.ne(row, ops.constant(padding_idx, dt.int64))
+        value = ops.where(keep, ops.to_dtype(load_grad(index), compute),
+                          ops.constant(0, compute))
+        where = Index({ir.Sym(str(row), num_weights, ("*indirect",)): cols}) + index[-1]
+        return where, value
+    return V.graph.realize(ir.ScatterAdd(dtype, (num_weights, cols),
+                                         tuple(indices.size) + (cols,), inner))
+
+
+@register_lowering(aten.cat)
+def _cat(tensors, dim=0):
+    """One allocation, each input stored into its window of it (a pointwise
+    producer of an input is computed straight into the window)."""
+    size, dtype = out_size(), out_dtype()
+    dim %= max(len(size), 1)
+    stride = _meta_strides(size) or ir.contiguous_strides(size)
+    graph = V.graph
+    out = graph.register(ir.AllocatedBuffer(graph.new_name(), Layout(dtype, size, stride)))
+    start = 0
+    for t in tensors:
+        if not is_ir(t) or t.size == (0,) and len(size) != 1:    # legacy empty inputs
+            continue
+        window = Layout(dtype, t.size, stride, start * stride[dim] if size else 0)
+        node = ir.ComputedBuffer(graph.new_name(), window,
+                                 make_pointwise(lambda v: v, t, dtype=dtype, size=t.size))
+        node.target = out.name
+        graph.register(node)
+        start += t.size[dim] if t.size else 1
+    return out

@@ -16,7 +16,7 @@ one-dimensional kernel is cut into chunks the threads share.
 from __future__ import annotations
 
 from . import config
-from .ir import V, ComputedBuffer, ExternKernel, Index, MultiOutput
+from .ir import V, AllocatedBuffer, ComputedBuffer, ExternKernel, Index, MultiOutput
 
 
 class _ReadRecorder:
@@ -79,7 +79,10 @@ class FusedKernel:
         self.nodes = [node]
         self.reads = {node.name: reads_of(node)}
         outer, _ = node.loop_ranges()
-        if node.is_reduction():
+        if node.is_scatter():
+            self.outer = ()
+            self.sections = [Section("scatter", outer, [node])]
+        elif node.is_reduction():
             self.outer = outer
             self.sections = [Section("reduction", (), [node])]
         else:
@@ -140,6 +143,11 @@ class Scheduler:
     def _schedule(self):
         current = None
         for buf in self.graph.buffers:
+            if isinstance(buf, AllocatedBuffer):     # allocated first; nothing to run
+                self.steps.append(buf)
+                self.decisions.append(f"{buf.name}: allocated, filled by the buffers "
+                                      f"storing into it")
+                continue
             if isinstance(buf, (ExternKernel, MultiOutput)):
                 if current is not None:
                     self._close(current)
@@ -173,6 +181,8 @@ class Scheduler:
         """None when ``node`` can join ``kernel``, else the reason it cannot."""
         if len(kernel.nodes) >= config.max_fusion_size:
             return "max_fusion_size reached"
+        if node.is_scatter() or kernel.nodes[0].is_scatter():
+            return "a scatter-add runs alone (its writes may land on any row)"
         outer, reduction = node.loop_ranges()
         if kernel.outer is None:
             if node.is_reduction():

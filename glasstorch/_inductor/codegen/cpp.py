@@ -641,6 +641,9 @@ class KernelWriter:
         if section.kind == "reduction":
             self._reduction(ck, section.nodes[0], outer, outer_vars)
             return
+        if section.kind == "scatter":
+            self._scatter(ck, section.nodes[0])
+            return
         inner = section.inner
         k = len(outer)
         # a loop over a row a reduction already walked uses the reduction's names,
@@ -658,6 +661,23 @@ class KernelWriter:
                 ck.block.row_reader = "r0"
             for node in section.nodes:
                 ck.store(node.target_name(), node.store_index(index), node.compute(index))
+
+    def _scatter(self, ck, node):
+        """Zero the output, then add each source value into the row it names:
+        the source rows in order (two may name one row), each row's columns
+        vectorized (they are distinct)."""
+        ptr = ck.param(node.target_name(), output=True)
+        ctype = C_TYPES[node.dtype]
+        ck.emit(f"memset({ptr}, 0, {node.numel()} * sizeof({ctype}));")
+        ranges, _ = node.loop_ranges()
+        index = [Index.var(f"x{i}", n) for i, n in enumerate(ranges)]
+        headers = []
+        for i, n in enumerate(ranges):
+            headers += loop_header(f"x{i}", n, "#pragma omp simd" if i == len(ranges) - 1
+                                   else None)
+        with ck.loop(headers):
+            where, value = node.compute(index)
+            ck.emit(f"{ptr}[{where}] += {ck._cast(value, node.dtype)};")
 
     def _reduction(self, ck, node, outer, outer_vars):
         data = node.data

@@ -9,7 +9,7 @@ outputs.  Its source and the kernels' C source are what
 """
 from __future__ import annotations
 
-from ..ir import Buffer, Layout, MultiOutput, ReinterpretView
+from ..ir import AllocatedBuffer, Buffer, Layout, MultiOutput, ReinterpretView
 from .. import config
 from ..scheduler import FusedKernel
 from .cpp import PRELUDE, KernelWriter, libm_declarations
@@ -43,6 +43,8 @@ class WrapperCode:
             if isinstance(step, FusedKernel):
                 from ..scheduler import reads_of
                 names = {name for node in step.nodes for name, _ in reads_of(node)}
+            elif isinstance(step, AllocatedBuffer):
+                names = set()
             else:
                 names = {b.name for b in step.inputs()}
             reads.append(names)
@@ -94,6 +96,8 @@ class WrapperCode:
                         lines.append(f"    {node.name} = {_alloc(node.layout)}")
                 ptrs = ", ".join(f"{name}.data_ptr()" for name, _ in params[step.name])
                 lines.append(f"    {step.name}({ptrs})")
+            elif isinstance(step, AllocatedBuffer):
+                lines.append(f"    {step.name} = {_alloc(step.layout)}")
             else:
                 call = f"{self._op_name(step.op)}({_args(step.args, step.kwargs)})"
                 lines.append(f"    {step.name} = {call}")
@@ -130,6 +134,8 @@ class WrapperCode:
                 for node in step.nodes:
                     for name, _ in reads_of(node):
                         last[name] = i
+            elif isinstance(step, AllocatedBuffer):
+                last[step.name] = i
             else:
                 last[step.name] = i
                 for b in step.inputs():
