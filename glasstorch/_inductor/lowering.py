@@ -841,3 +841,13 @@ def _cat(tensors, dim=0):
         graph.register(node)
         start += t.size[dim] if t.size else 1
     return out
+
+
+@register_lowering(aten.addmm)
+def _addmm(bias, mat1, mat2, *, beta=1, alpha=1):
+    """The product as an extern ``mm``; the bias added by whatever reads it
+    (fused into the next kernel), as eager adds it after the product."""
+    if beta != 1 or alpha != 1 or not out_dtype().is_floating_point:
+        return fallback_current()
+    product = fallback(aten.mm.default, [mat1, mat2], {}, meta())
+    return make_pointwise(lambda p, b: ops.add(p, b), product, bias)

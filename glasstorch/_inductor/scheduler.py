@@ -115,10 +115,12 @@ class FusedKernel:
             else:
                 self.outer = tuple(shape[:-1])
                 self.sections[0].inner = tuple(shape[-1:])
+
+    def op_names(self) -> list:
+        """The ATen ops the kernel computes, in order (its name)."""
         ops = []
         for node in self.nodes:
-            origin = getattr(node, "origin_node", None)
-            op = _op_name(origin)
+            op = _op_name(getattr(node, "origin_node", None))
             if op and op not in ops:
                 ops.append(op)
         return ops
@@ -156,26 +158,60 @@ class Scheduler:
                     self.steps.append(buf)
                     self.decisions.append(f"{buf.name}: extern call {_target_name(buf.op)}")
                 continue
+            reason = self._cannot_fuse(current, buf) if current is not None else None
+            if current is not None and reason is None:
+                self._add(current, buf)
+                self.decisions.append(f"{buf.name}: fused into the kernel of "
+                                      f"{current.nodes[0].name}")
+                continue
+            earlier = self._earlier_kernel(buf)
+            if earlier is not None:
+                self._add(earlier, buf)
+                self.decisions.append(f"{buf.name}: fused into the earlier kernel of "
+                                      f"{earlier.nodes[0].name} (its inputs are ready there)")
+                continue
+            self.decisions.append(f"{buf.name}: new kernel" + (f" ({reason})" if reason else ""))
             if current is not None:
-                reason = self._cannot_fuse(current, buf)
-                if reason is None:
-                    self._add(current, buf)
-                    self.decisions.append(f"{buf.name}: fused into the kernel of "
-                                          f"{current.nodes[0].name}")
-                    continue
-                self.decisions.append(f"{buf.name}: new kernel ({reason})")
                 self._close(current)
-            else:
-                self.decisions.append(f"{buf.name}: new kernel")
             current = FusedKernel(buf)
         if current is not None:
             self._close(current)
+        for i, step in enumerate(self.steps):
+            if isinstance(step, FusedKernel):
+                step.name = f"cpp_fused_{'_'.join(step.op_names()) or 'kernel'}_{i}"
 
     def _close(self, kernel):
-        ops = kernel.finish()
-        kernel.name = f"cpp_fused_{'_'.join(ops) or 'kernel'}_{len(self.steps)}"
-        kernel.name = kernel.name.replace("__", "_")
+        kernel.finish()
         self.steps.append(kernel)
+
+    def _earlier_kernel(self, node):
+        """A kernel already closed that ``node`` can join: one after the last
+        step writing anything ``node`` reads (so its inputs are ready there),
+        whose loops fit and which shares a buffer with it (Inductor fuses across
+        the graph's order the same way; here only backwards, to a kernel that
+        has not run yet when the wrapper reaches it).  Writes into another
+        buffer's memory (mutations, ``cat`` windows) and scatters never move."""
+        if getattr(node, "target", None) or node.is_scatter():
+            return None
+        written_at = {}
+        for i, step in enumerate(self.steps):
+            names = [n.target_name() for n in step.nodes] if isinstance(step, FusedKernel) \
+                else [step.name]
+            for name in names:
+                written_at[name] = i
+        for buf in self.graph.buffers:
+            if isinstance(buf, MultiOutput) and buf.parent.name in written_at:
+                written_at[buf.name] = written_at[buf.parent.name]
+        reads = {name for name, _ in reads_of(node)}
+        if any(name not in written_at and name not in self.graph.inputs and
+               name not in self.graph.constants for name in reads):
+            return None     # it reads the open kernel's buffers: only that kernel will do
+        ready = max((written_at[name] for name in reads if name in written_at), default=0)
+        for i in range(len(self.steps) - 1, ready - 1, -1):
+            step = self.steps[i]
+            if isinstance(step, FusedKernel) and self._cannot_fuse(step, node) is None:
+                return step
+        return None
 
     def _cannot_fuse(self, kernel: FusedKernel, node: ComputedBuffer):
         """None when ``node`` can join ``kernel``, else the reason it cannot."""

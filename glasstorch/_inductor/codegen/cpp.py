@@ -518,7 +518,7 @@ class KernelWriter:
                 if fused.chunked:
                     self._chunked_pointwise(ck, fused)
                 elif self._is_column_reduction():
-                    self._column_reduction(ck, fused.nodes[0], outer_vars)
+                    self._column_reduction(ck, fused.nodes, outer_vars)
                 else:
                     ck.emit(("decls", ck.row_decls))
                     for section in fused.sections:
@@ -536,21 +536,20 @@ class KernelWriter:
         return source, params, ck.libm_used, removed
 
     def _is_column_reduction(self) -> bool:
-        """One reduction whose input is contiguous along the kept dims, not the
-        reduced ones (a bias gradient: a sum over rows).  Its rows are then
-        accumulated into a block of outputs at a time, not one output at a time
-        down strided columns."""
+        """Reductions (one or more, over the same loops) whose input is
+        contiguous along the kept dims, not the reduced ones (bias and
+        layer_norm weight gradients: sums over rows).  The rows are then
+        accumulated into a block of outputs at a time, not one output at a
+        time down strided columns."""
         fused = self.kernel
-        if len(fused.nodes) != 1 or not fused.outer:
+        if not fused.outer or any(not n.is_reduction() or n.data.reduction_type not in (
+                "sum", "prod", "max", "min") or n.loop_ranges() != fused.nodes[0].loop_ranges()
+                for n in fused.nodes):
             return False
-        node = fused.nodes[0]
-        if not node.is_reduction() or node.data.reduction_type not in ("sum", "prod", "max",
-                                                                         "min"):
-            return False
-        _, rranges = node.loop_ranges()
+        _, rranges = fused.nodes[0].loop_ranges()
         last_x, last_r = f"x{len(fused.outer) - 1}", f"r{len(rranges) - 1}"
         coeffs = [{s.name: c for s, c in index.terms.items()}
-                  for _, index in fused.reads[node.name]]
+                  for node in fused.nodes for _, index in fused.reads[node.name]]
         return bool(coeffs) and all(c.get(last_r) != 1 for c in coeffs) and \
             any(c.get(last_x) == 1 for c in coeffs)
 
@@ -586,45 +585,47 @@ class KernelWriter:
         headers.append(f"for (int64_t xb = 0; xb < {outer[-1]}; xb += {block})")
         return headers
 
-    def _column_reduction(self, ck, node, outer_vars):
-        data = node.data
-        rtype = data.reduction_type
+    def _column_reduction(self, ck, nodes, outer_vars):
+        """Each node's block of accumulators, filled row by row."""
         k = len(outer_vars) - 1
         n = self.kernel.outer[-1]
         block = config.cpp.column_block
-        acc_dtype = compute_dtype(data.dtype)
-        ctype = C_TYPES[acc_dtype]
-        init = reduction_init(rtype, acc_dtype)
-        nan = rtype in ("max", "min") and acc_dtype.is_floating_point
-        ck.emit(f"{ctype} acc[{block}];")
-        if nan:
-            ck.emit(f"int nan[{block}];")
         end = f"(xb + {block} < {n} ? xb + {block} : {n})"
         lane = f"for (int64_t x{k} = xb; x{k} < {end}; x{k}++)"
-        ck.emit(f"for (int64_t i = 0; i < {block}; i++) {{ acc[i] = {init};"
-                f"{' nan[i] = 0;' if nan else ''} }}")
-        _, rranges = node.loop_ranges()
+        slots = []
+        for j, node in enumerate(nodes):
+            rtype = node.data.reduction_type
+            acc_dtype = compute_dtype(node.data.dtype)
+            nan = rtype in ("max", "min") and acc_dtype.is_floating_point
+            ck.emit(f"{C_TYPES[acc_dtype]} acc{j}[{block}];")
+            if nan:
+                ck.emit(f"int nan{j}[{block}];")
+            ck.emit(f"for (int64_t i = 0; i < {block}; i++) {{ acc{j}[i] = "
+                    f"{reduction_init(rtype, acc_dtype)};{f' nan{j}[i] = 0;' if nan else ''} }}")
+            slots.append((node, rtype, acc_dtype, nan, f"acc{j}[x{k} - xb]", f"nan{j}[x{k} - xb]"))
+        _, rranges = nodes[0].loop_ranges()
         rvars = [Index.var(f"r{i}", m) for i, m in enumerate(rranges)]
         headers = []
         for i, m in enumerate(rranges):
             headers += loop_header(f"r{i}", m)
         with ck.loop(headers):
             with ck.loop(["#pragma omp simd", lane]):
-                v = ck.to_dtype(node.compute(outer_vars, rvars), acc_dtype)
-                slot = f"acc[x{k} - xb]"
-                if rtype == "sum":
-                    ck.emit(f"{slot} += {v};")
-                elif rtype == "prod":
-                    ck.emit(f"{slot} *= {v};")
-                else:
-                    op = ">" if rtype == "max" else "<"
-                    ck.emit(f"{slot} = {v} {op} {slot} ? {v} : {slot};")
-                    if nan:
-                        ck.emit(f"nan[x{k} - xb] |= {v} != {v};")
+                for node, rtype, acc_dtype, nan, slot, flag in slots:
+                    v = ck.to_dtype(node.compute(outer_vars, rvars), acc_dtype)
+                    if rtype == "sum":
+                        ck.emit(f"{slot} += {v};")
+                    elif rtype == "prod":
+                        ck.emit(f"{slot} *= {v};")
+                    else:
+                        op = ">" if rtype == "max" else "<"
+                        ck.emit(f"{slot} = {v} {op} {slot} ? {v} : {slot};")
+                        if nan:
+                            ck.emit(f"{flag} |= {v} != {v};")
         with ck.loop([lane]):
-            result = f"(nan[x{k} - xb] ? NAN : acc[x{k} - xb])" if nan else f"acc[x{k} - xb]"
-            ck.store(node.target_name(), node.store_index(outer_vars),
-                     ck.value(result, acc_dtype))
+            for node, rtype, acc_dtype, nan, slot, flag in slots:
+                result = f"({flag} ? NAN : {slot})" if nan else slot
+                ck.store(node.target_name(), node.store_index(outer_vars),
+                         ck.value(result, acc_dtype))
 
     def _chunked_pointwise(self, ck, fused):
         """One long pointwise loop cut into chunks the threads share."""
