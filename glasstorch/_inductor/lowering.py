@@ -162,6 +162,11 @@ for _name in ("mul", "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise
 def _div(a, b, rounding_mode=None):
     if rounding_mode is None:
         return make_pointwise(lambda x, y: ops.truediv(x, y), a, b)
+    dtype = out_dtype()
+    if rounding_mode == "trunc" and dtype in (dt.float16, dt.bfloat16):
+        # ATen truncates the quotient rounded to the half type (-230.97 -> -231.0)
+        return make_pointwise(
+            lambda x, y: ops.libm("trunc", ops.to_dtype(ops.truediv(x, y), dtype)), a, b)
     name = "floordiv" if rounding_mode == "floor" else "truncdiv"
     return make_pointwise(lambda x, y: getattr(ops, name)(x, y), a, b, compute=promoted(a, b))
 

@@ -536,8 +536,8 @@ class KernelWriter:
         return source, params, ck.libm_used, removed
 
     def _is_column_reduction(self) -> bool:
-        """Reductions (one or more, over the same loops) whose input is
-        contiguous along the kept dims, not the reduced ones (bias and
+        """Independent reductions (one or more, over the same loops) whose input
+        is contiguous along the kept dims, not the reduced ones (bias and
         layer_norm weight gradients: sums over rows).  The rows are then
         accumulated into a block of outputs at a time, not one output at a
         time down strided columns."""
@@ -546,6 +546,9 @@ class KernelWriter:
                 "sum", "prod", "max", "min") or n.loop_ranges() != fused.nodes[0].loop_ranges()
                 for n in fused.nodes):
             return False
+        produced = {n.target_name() for n in fused.nodes}
+        if any(name in produced for n in fused.nodes for name, _ in fused.reads[n.name]):
+            return False        # one reads another's result: that needs the rows in turn
         _, rranges = fused.nodes[0].loop_ranges()
         last_x, last_r = f"x{len(fused.outer) - 1}", f"r{len(rranges) - 1}"
         coeffs = [{s.name: c for s, c in index.terms.items()}
