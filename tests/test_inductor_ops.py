@@ -563,35 +563,46 @@ def test_layer_norm_of_a_constant_row(mode):
 
 def _fill_every_other(L, x, y):
     x[..., ::2] = 0.5
-    return x
 
 
 def _assign_slice(L, x, y):
     x[..., 1:] = y[..., 1:] * 2
-    return x
 
 
-# name: fn(L, x, y) writing x (y has x's shape), returning x
+# name: fn(L, x, y) writing x (y has x's shape)
 INPLACE = {
     "mul_add_": lambda L, x, y: x.mul_(2).add_(y),
     "copy_": lambda L, x, y: x.copy_(y.sin()),
     "clamp_": lambda L, x, y: x.clamp_(-1, 1),
-    "fill_every_other": _fill_every_other,
+    "fill_every_other": pytest.param(_fill_every_other, marks=pytest.mark.xfail(
+        strict=True, reason="_ops/kernels/factory.py: fill.Tensor's meta kernel (reached "
+        "from _decomp/decompositions.py under FakeTensor) calls .item() of its 0-d value: "
+        "compile(lambda x: x.__setitem__((..., slice(None, None, 2)), 0.5))(x) raises "
+        "'Tensor.item() cannot be called on meta tensors'")),
     "assign_slice": _assign_slice,
 }
 
 
-@pytest.mark.parametrize("name", INPLACE)
+@pytest.mark.parametrize("write", INPLACE.values(), ids=INPLACE)
 @settings(max_examples=10, deadline=None)
 @given(data=st.data())
-def test_inplace(name, data):
+def test_inplace(write, data):
     """In-place ops on inputs: the compiled graph writes the input's memory
     (not an expanded one: there one element is many)."""
     shape = data.draw(SHAPES.filter(len))
     dtype = data.draw(st.sampled_from(["float32", "float64"]))
     x, y = (data.draw(operands(shape, dtype, layouts=("contiguous", "sliced", "transposed")))
             for _ in range(2))
-    check(INPLACE[name], x, y, tol="libm")
+    check(lambda L, a, b: write(L, a, b) and (), x, y, tol="libm")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "_functorch/aot_autograd.py: an output that is an input written in place comes back "
+    "as a new tensor, not the input (compile(lambda v: v.mul_(2), backend='aot_eager')(x) "
+    "is not x; for x[::2] its strides are (1,), not (2,))"))
+def test_inplace_returns_its_input():
+    x = gt.from_numpy(np.arange(4, dtype=np.float32))[::2]
+    assert compiled(lambda v: v.mul_(2))(x) is x
 
 
 # -- views, then pointwise ------------------------------------------------------------------

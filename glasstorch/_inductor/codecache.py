@@ -55,7 +55,8 @@ from .._ops.kernels import native
 from . import config
 
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
-         "-ffp-contract=off", "-shared", "-fPIC", "-std=gnu11"]
+         "-ffp-contract=off", "-shared", "-fPIC", "-std=gnu11",
+         "-Werror=implicit-function-declaration"]   # an error in newer compilers: fail alike
 
 # the files of a cache entry: c<sha256 hex>.<c|so|sha256>
 ENTRY_FILE = re.compile(r"c[0-9a-f]{64}\.(c|so|sha256)")

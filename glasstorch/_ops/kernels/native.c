@@ -20,6 +20,9 @@
 
 #include "vecmath.h"    /* exp_f32, erf_f32, sleef_expf: shared with Inductor's C */
 
+void gt_set_num_threads(int n) { omp_set_num_threads(n); }
+int gt_get_num_threads(void) { return omp_get_max_threads(); }
+
 void gt_exp_f32(const float *x, float *out, int64_t n) {
     #pragma omp parallel for simd schedule(static) if (n > 32768)
     for (int64_t i = 0; i < n; i++) out[i] = exp_f32(x[i]);

@@ -81,9 +81,6 @@ static inline float exp_f32(float x) {
     return y;
 }
 
-void gt_set_num_threads(int n) { omp_set_num_threads(n); }
-int gt_get_num_threads(void) { return omp_get_max_threads(); }
-
 /* erf for float32 with the polynomial of ATen's Vectorized<float>::erf
  * (Abramowitz & Stegun 7.1.26): erf(x) = sign(x) (1 - t p(t) exp(-x^2)),
  * t = 1 / (1 + 0.3275911 |x|); absolute error below 1.5e-7.  Vectorizable. */
