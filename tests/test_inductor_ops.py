@@ -593,7 +593,11 @@ def test_inplace(write, data):
     dtype = data.draw(st.sampled_from(["float32", "float64"]))
     x, y = (data.draw(operands(shape, dtype, layouts=("contiguous", "sliced", "transposed")))
             for _ in range(2))
-    check(lambda L, a, b: write(L, a, b) and (), x, y, tol="libm")
+
+    def fn(L, a, b):
+        write(L, a, b)
+        return ()
+    check(fn, x, y, tol="libm")
 
 
 @pytest.mark.xfail(strict=True, reason=(
@@ -690,6 +694,33 @@ CREATION = {
 def test_creation(name, data):
     x = data.draw(operands(data.draw(SHAPES.filter(len)), NUMBERS), label="x")
     check(CREATION[name], x)
+
+
+# -- sizes where kernels run in parallel and in chunks ---------------------------------------
+
+# name: (fn(L, x), shape of x): past config.cpp.min_parallel_work elements a kernel
+# runs under OpenMP, past config.cpp.chunk_size a 1-d loop is cut into chunks
+LARGE = {
+    "pointwise_1d": (lambda L, x: (x.sin() * 2).relu(), (50001,)),
+    "pointwise_2d": (lambda L, x: x * 2 + x.exp(), (301, 257)),
+    "transposed": (lambda L, x: x.t() * 2 + 1, (301, 257)),
+    "row_sum": (lambda L, x: x.sum(-1), (301, 257)),
+    "column_sum": (lambda L, x: x.sum(0), (301, 257)),
+    "full_sum": (lambda L, x: x.abs().sum(), (70001,)),   # no cancellation
+    "amax": (lambda L, x: x.amax(0), (301, 257)),
+    "argmax": (lambda L, x: x.argmax(-1), (301, 257)),
+    "argmin_full": (lambda L, x: x.argmin(), (70001,)),
+    "softmax": (lambda L, x: x.softmax(-1), (301, 257)),
+    "layer_norm": (lambda L, x: L.nn.functional.layer_norm(x, (257,)), (301, 257)),
+    "var_mean": (lambda L, x: L.var_mean(x, 0), (301, 257)),
+}
+
+
+@pytest.mark.parametrize("name", LARGE)
+def test_large(name):
+    fn, shape = LARGE[name]
+    x = Operand(make_values(np.random.default_rng(0), shape, "float32", "finite"), "float32")
+    check(fn, x, tol="reduce")
 
 
 # -- training ---------------------------------------------------------------------------------

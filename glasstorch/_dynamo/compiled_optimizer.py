@@ -42,14 +42,17 @@ class CompiledOptimizerStep:
             return self.step(closure)
         entries = self._entries()
         key = self._signature(entries)
-        update = self.compiled.get(key)
-        if update is None:
-            update = self.compiled[key] = self._compile(entries)
         flat = [t for p, state_keys in entries
                 for t in (p, p.grad, *(self.opt.state[p][k] for k in state_keys))]
         with self._hooks_around():
             with no_grad():
-                update(*flat)
+                update = self.compiled.get(key)
+                if update is None:          # traced, compiled and run; later calls go
+                    traced = self._compile(entries)        # straight to the graph
+                    traced(*flat)
+                    self.compiled[key] = traced.compiled
+                else:
+                    update(flat)
         return None
 
     # -- what the step reads -------------------------------------------------------------
@@ -71,7 +74,7 @@ class CompiledOptimizerStep:
         opt = self.opt
 
         def geometry(t):
-            return (tuple(t.shape), t.stride(), t.dtype)
+            return (t._shape, t._stride, t.dtype)
         tensors = tuple((id(p), geometry(p), geometry(p.grad),
                          tuple((k, geometry(opt.state[p][k])) for k in keys))
                         for p, keys in entries)
