@@ -76,6 +76,9 @@ from .utils import checkpoint as _checkpoint_module  # noqa: E402,F401  (torch.u
 
 __version__ = "0.1.0"
 
+from ._core import startup_cache as _startup_cache  # noqa: E402
+_startup_cache.save()      # what this import parsed and compiled, for the next one
+
 
 _float32_matmul_precision = "highest"
 _deterministic = {"mode": False, "warn_only": False}

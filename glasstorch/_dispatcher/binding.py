@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._core import dtype as dt
+from .._core import startup_cache
 from .._core.device import device as Device
 from .._core.tls import default_device as _tls_default_device
 from .._tensor import Tensor
@@ -528,7 +529,7 @@ def make_parser(sig: PythonSignature):
         lines.append("        return out_op, args, kwargs")
     lines.append("    return op, args, kwargs")
     source = "\n".join(lines)
-    exec(compile(source, f"<parser {sig.op.__name__}>", "exec"), env)
+    exec(startup_cache.compile_cached(source, f"<parser {sig.op.__name__}>"), env)
     parser = env["parse"]
     parser.source = source
     visible = [arg for _, arg in positional if not (sig.method and arg.name == "self")]

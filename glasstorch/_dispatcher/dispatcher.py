@@ -22,6 +22,7 @@ which follows OperatorEntry::computeDispatchTableEntry step by step.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import warnings
@@ -115,26 +116,21 @@ class OperatorEntry:
     # -- the table ------------------------------------------------------------
 
     def update_table(self) -> None:
-        """Recompute the slots and the per-backend fallthrough masks.  Only the
-        keys this operator's kernels can claim (their own, and those their
-        alias keys cover) are computed; every other slot is the key's backend
-        fallback, as rule 3 of ``_compute_slot`` would give."""
+        """Recompute the slots and the per-backend fallthrough masks.  Which
+        registered key fills which slot depends only on the set of keys with
+        kernels (``_slot_plan``, computed once per such set); the kernels are
+        then read off this operator's stacks."""
         table, sources = dispatcher.fallback_slots()
-        keys = set()
-        for key in self.kernels:
-            keys.update(_ALIAS_COVERAGE.get(key, (key,)))
-        for key in keys:
-            table[key], sources[key] = self._compute_slot(key) or (None, None)
-        masks = [-1] * (dk.NUM_BACKENDS + 1)
-        for key in keys | dispatcher.fallthrough_fallback_keys:
-            if table[key] is not None and table[key].is_fallthrough:
-                func, key_backend = dk._PARTS_OF[key]
-                bit = ~dk.functionality_bit(func)
-                if key_backend is None:
-                    masks = [m & bit for m in masks]
-                else:
-                    masks[key_backend] &= bit
-        self.table, self.sources, self.fallthrough_mask = table, sources, masks
+        kernels = self.kernels
+        plan, claimed = _slot_plan(frozenset(kernels))
+        fallthrough = {k for k in dispatcher.fallthrough_fallback_keys if k not in claimed}
+        for slot, source, label in plan:
+            kernel = kernels[source][0]
+            table[slot], sources[slot] = kernel, label
+            if kernel.is_fallthrough:
+                fallthrough.add(slot)
+        self.table, self.sources = table, sources
+        self.fallthrough_mask = list(_fallthrough_masks(frozenset(fallthrough)))
         self.unboxed_below.clear()
 
     def unboxed_kernel_for(self, ks: int):
@@ -146,28 +142,13 @@ class OperatorEntry:
         return kernel.fn if kernel is not None and kernel.convention == UNBOXED else None
 
     def _compute_slot(self, key: DispatchKey):
-        """OperatorEntry::computeDispatchTableEntry: (kernel, label) for one runtime key.
-        The first rule that matches wins."""
-        kernels = self.kernels
-        if key in kernels:                                               # 1. direct
-            return kernels[key][0], "kernel"
-        for alias in (DispatchKey.CompositeExplicitAutogradNonFunctional,  # 2.1, 2.2
-                      DispatchKey.CompositeExplicitAutograd):
-            if alias in kernels and _covers(alias, key):
-                return kernels[alias][0], "default backend kernel"
-        cia = DispatchKey.CompositeImplicitAutograd                      # 2.3
-        if cia in kernels and _covers(cia, key):
-            backend = dk.backend_key_for_autograd_key(key)
-            has_backend_kernel = (backend is not None and backend in kernels) or \
-                DispatchKey.CompositeExplicitAutograd in kernels
-            if not has_backend_kernel:
-                return kernels[cia][0], "math kernel"
-        if DispatchKey.Autograd in kernels and _covers(DispatchKey.Autograd, key):  # 2.4
-            return kernels[DispatchKey.Autograd][0], "autograd kernel"
-        fallback = dispatcher.fallbacks.get(key)                         # 3.
-        if fallback is not None:
-            return fallback, "backend fallback"
-        return None                                                      # 4. missing
+        """OperatorEntry::computeDispatchTableEntry: (kernel, label) for one runtime key."""
+        rule = _slot_rule(frozenset(self.kernels), key)
+        if rule is None:
+            fallback = dispatcher.fallbacks.get(key)                     # 3.
+            return (fallback, "backend fallback") if fallback is not None else None
+        source, label = rule
+        return self.kernels[source][0], label
 
     def available_keys(self):
         return [k for k in _TABLE_ORDER if self.table[k] and not self.table[k].is_fallthrough
@@ -219,6 +200,59 @@ def _covers(alias: DispatchKey, key: DispatchKey) -> bool:
     return key in _ALIAS_COVERAGE[alias]
 
 
+def _slot_rule(keys: frozenset, key: DispatchKey):
+    """(the registered key whose kernel fills runtime ``key``, its label), or
+    None when only a backend fallback can: the first of computeDispatchTableEntry's
+    rules that matches, given the keys that have kernels."""
+    if key in keys:                                                      # 1. direct
+        return key, "kernel"
+    for alias in (DispatchKey.CompositeExplicitAutogradNonFunctional,   # 2.1, 2.2
+                  DispatchKey.CompositeExplicitAutograd):
+        if alias in keys and _covers(alias, key):
+            return alias, "default backend kernel"
+    cia = DispatchKey.CompositeImplicitAutograd                          # 2.3
+    if cia in keys and _covers(cia, key):
+        backend = dk.backend_key_for_autograd_key(key)
+        if not ((backend is not None and backend in keys) or
+                DispatchKey.CompositeExplicitAutograd in keys):
+            return cia, "math kernel"
+    if DispatchKey.Autograd in keys and _covers(DispatchKey.Autograd, key):   # 2.4
+        return DispatchKey.Autograd, "autograd kernel"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _slot_plan(keys: frozenset) -> tuple:
+    """Every (runtime key, registered key, label) that a kernel fills, for an
+    operator whose kernels are registered at ``keys``; the other slots are
+    backend fallbacks.  Few operators differ in ``keys``, so this is computed
+    a few dozen times for ~2000 operators."""
+    claimed = set()
+    for key in keys:
+        claimed.update(_ALIAS_COVERAGE.get(key, (key,)))
+    plan = []
+    for key in claimed:
+        rule = _slot_rule(keys, key)
+        if rule is not None:
+            plan.append((key, *rule))
+    return tuple(plan), frozenset(k for k, _, _ in plan)
+
+
+@functools.lru_cache(maxsize=None)
+def _fallthrough_masks(keys: frozenset) -> tuple:
+    """Per backend, the key-set bits to keep when ``keys`` hold fallthrough
+    kernels (a fallthrough's functionality bit is masked out)."""
+    masks = [-1] * (dk.NUM_BACKENDS + 1)
+    for key in keys:
+        func, key_backend = dk._PARTS_OF[key]
+        bit = ~dk.functionality_bit(func)
+        if key_backend is None:
+            masks = [m & bit for m in masks]
+        else:
+            masks[key_backend] &= bit
+    return tuple(masks)
+
+
 class Dispatcher:
     """The singleton: every operator by name, and the per-key boxed fallbacks."""
 
@@ -227,7 +261,7 @@ class Dispatcher:
         self.fallbacks: dict[DispatchKey, KernelFunction] = {}
         self.libraries: dict[str, str] = {}  # namespace -> where it was defined
         self._fallback_slots = None            # see fallback_slots
-        self.fallthrough_fallback_keys: set = set()
+        self.fallthrough_fallback_keys: frozenset = frozenset()
 
     def define(self, schema_text: str, debug: str = "") -> OperatorEntry:
         schema = parse_schema(schema_text) if isinstance(schema_text, str) else schema_text
@@ -280,8 +314,8 @@ class Dispatcher:
             for key, kernel in self.fallbacks.items():
                 table[key], sources[key] = kernel, "backend fallback"
             self._fallback_slots = (table, sources)
-            self.fallthrough_fallback_keys = {k for k, kernel in self.fallbacks.items()
-                                              if kernel.is_fallthrough}
+            self.fallthrough_fallback_keys = frozenset(
+                k for k, kernel in self.fallbacks.items() if kernel.is_fallthrough)
         table, sources = self._fallback_slots
         return list(table), list(sources)
 

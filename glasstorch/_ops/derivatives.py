@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from .._core import startup_cache
 from .._dispatcher.dispatcher import dispatcher
 from .._dispatcher.schema import parse_schema
 
@@ -44,7 +45,8 @@ def _camel(base: str) -> str:
 def load(path: str = PATH) -> dict[str, Derivative]:
     """Read and validate every entry; returns them by qualified op name."""
     with open(path) as f:
-        entries = yaml.safe_load(f) or []
+        text = f.read()
+    entries = startup_cache.cached("derivatives.yaml", text, lambda: yaml.safe_load(text) or [])
     by_op: dict[str, Derivative] = {}
     index_of_base: dict[str, int] = {}
     for entry in entries:
@@ -75,7 +77,8 @@ def load(path: str = PATH) -> dict[str, Derivative]:
                 info.non_differentiable.update(inputs)
                 continue
             try:
-                info.formulas[inputs] = compile(str(text), f"<{info.node_name}.{key}>", "eval")
+                info.formulas[inputs] = startup_cache.compile_cached(
+                    str(text), f"<{info.node_name}.{key}>", "eval")
             except SyntaxError as e:
                 raise RuntimeError(f"derivatives.yaml: bad formula for {op_name} {key}: {e}") from None
             info.sources[inputs] = str(text)

@@ -25,6 +25,7 @@ import yaml
 from .._core.dispatch_key import DispatchKey
 from .._core.dtype import type_meta_name
 from .._core.tls import overrides as _overrides
+from .._core import startup_cache
 from .._dispatcher import binding
 from .._dispatcher.torch_function import handle_torch_function, has_torch_function
 from .._dispatcher.dispatcher import KEYSET, UNBOXED, KernelFunction, deferred_updates, dispatcher, ops
@@ -256,7 +257,8 @@ def load(path=YAML_PATH) -> None:
     kernel_modules.load_all()
     with open(path) as f:
         text = f.read()
-    entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []
+    entries = startup_cache.cached("native_functions.yaml", text, lambda: yaml.load(
+        text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or [])
     with deferred_updates():
         for entry, line in zip(entries, _line_numbers(text)):
             _load_entry(entry, _DEBUG.format(line))

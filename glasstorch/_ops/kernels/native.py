@@ -29,6 +29,8 @@ import warnings
 
 import numpy as np
 
+from ..._core.startup_cache import cache_dir as _cache_dir, user_cache_root  # noqa: F401
+
 _SOURCE = os.path.join(os.path.dirname(__file__), "native.c")
 VECMATH_HEADER = os.path.join(os.path.dirname(__file__), "vecmath.h")
 _FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-shared", "-fPIC", "-std=c11"]
@@ -43,15 +45,6 @@ def _cpu_id() -> str:
             return next((line for line in f if line.startswith("flags")), "")
     except OSError:
         return platform.processor()
-
-
-def user_cache_root() -> str:
-    """``$XDG_CACHE_HOME`` or ``~/.cache``: where compiled code is kept between runs."""
-    return os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-
-
-def _cache_dir() -> str:
-    return os.environ.get("GLASSTORCH_CACHE_DIR") or os.path.join(user_cache_root(), "glasstorch")
 
 
 def compile_to(command: list, path: str) -> subprocess.CompletedProcess:
