@@ -341,8 +341,10 @@ TRIGGERS = {"sign": (math.nan,), "div_floor": (math.inf, -math.inf),
 PATH_DEPENDENT = {"gelu": (math.inf,)}
 UNSIGNED_ZEROS = {"maximum", "minimum", "clamp_tensor"}
 # dtypes the hypothesis cases of an op leave out: the half types of rounded
-# divisions, and the floats of remainder (its known bug shows on ordinary values)
-LEFT_OUT = {"div_floor": HALF, "div_trunc": HALF, "floor_divide": HALF, "remainder": FLOATS}
+# divisions; where a known bug shows on ordinary values, the floats of remainder
+# and the half types of products (test_half_product)
+LEFT_OUT = {"div_floor": HALF, "div_trunc": HALF, "floor_divide": HALF, "remainder": FLOATS,
+            "prod": HALF, "prod_full": HALF}
 
 
 def pool(name):
@@ -485,7 +487,8 @@ REDUCTIONS = {
                "reduce"),
 }
 # ATen's var_mean and layer_norm take the mean by Welford's updates, which make
-# a row's mean nan (not inf) after an infinity, depending on where it stands
+# a row's mean nan (not inf) after an infinity, depending on where it stands;
+# and an infinite LayerNorm weight makes nan of a 0 that the mean's last bit decides
 NO_INF = without(math.inf, -math.inf)
 
 
@@ -509,9 +512,17 @@ def test_reduction(name, data, keepdim):
     shape = data.draw(SHAPES)
     dim = data.draw(reduction_dims(len(shape), dim_kind), label="dim")
     kind = "factors" if name.startswith("prod") else "any"
+    dtypes = [d for d in dtypes if d not in LEFT_OUT.get(name, ())]
     x = data.draw(operands(shape, dtypes, kind, NO_INF if name == "var_mean" else SPECIAL),
                   label="x")
     check(lambda L, v: fn(L, v, dim, keepdim), x, tol=tol)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "codegen/cpp.py: a product of float16 accumulates in float, ATen's in float16 step "
+    "by step: prod([256, 256, 0.5]) is 32768 compiled, inf in ATen (and glasstorch eager)"))
+def test_half_product():
+    check(lambda L, v: v.prod(), Operand(np.array([256, 256, 0.5], np.float16), "float16"))
 
 
 SOFTMAX = {
@@ -544,7 +555,8 @@ def test_layer_norm(affine, data):
     x = data.draw(operands(shape, dtype, specials=NO_INF), label="x")
     rows = x.values.reshape(-1, math.prod(shape[-k:]))
     assume(all(len(np.unique(row)) > 1 for row in rows))
-    params = [data.draw(operands(shape[-k:], dtype), label="affine") for _ in range(affine)]
+    params = [data.draw(operands(shape[-k:], dtype, specials=NO_INF), label="affine")
+              for _ in range(affine)]
     check(lambda L, v, *wb: L.nn.functional.layer_norm(v, shape[-k:], *wb, eps=1e-5),
           x, *params, tol="reduce")
 
@@ -624,6 +636,7 @@ VIEWS = {
     "slice": lambda L, x, d, k: x[(slice(None),) * (d % x.dim()) + (slice(k, None, 2),)],
     "select": lambda L, x, d, k: x.select(d, -1 - k),
     "narrow": lambda L, x, d, k: x.narrow(d, k, x.shape[d] - k),
+    "narrow_empty": lambda L, x, d, k: x.narrow(d, k, 0).flatten(),
     "split": lambda L, x, d, k: x.split(k + 1, d),
     "unbind": lambda L, x, d, k: x.unbind(d),
 }
@@ -644,13 +657,28 @@ def test_view_then_pointwise(name, data):
     check(fn, x)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "ir.py _opaque prints a floor division or modulo of a sum without parentheses around "
+    "the sum: (x0 + 8L*x1 / 4), which C reads as x0 + (8*x1)/4; a reshape that splits "
+    "and merges dims at once, (6, 4) -> (3, 8), read in another order (.t(), or a "
+    "transposed input) loads out of bounds"))
+@pytest.mark.parametrize("layout,fn", [
+    ("contiguous", lambda L, v: v.reshape(3, 8).t() * 2),
+    ("transposed", lambda L, v: v.reshape(4, 6) * 2),
+], ids=["then_transposed", "of_transposed"])
+def test_reshape_regrouping_dims(layout, fn):
+    check(fn, Operand(np.arange(24, dtype=np.float32).reshape(6, 4), "float32", layout))
+
+
+@pytest.mark.parametrize("mixed", [False, True], ids=["one_dtype", "promoted"])
 @CASE
 @given(data=st.data())
-def test_cat(data):
+def test_cat(mixed, data):
+    """Parts computed, concatenated (in their promoted dtype), computed with."""
     shape = data.draw(SHAPES.filter(len))
     dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
     sizes = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=3), label="sizes")
-    dtype = data.draw(st.sampled_from(NUMBERS))
+    dtype = NUMBERS if mixed else data.draw(st.sampled_from(NUMBERS))
     d = dim % len(shape)
     parts = [data.draw(operands(shape[:d] + (s,) + shape[d + 1:], dtype)) for s in sizes]
     check(lambda L, *xs: L.cat([x * 2 for x in xs], dim) + 1, *parts)
@@ -743,9 +771,15 @@ def _mlp(L, x, w1, w2, gamma, beta):
     return L.tanh(L.nn.functional.gelu(h) @ w2)
 
 
+def _views_and_reductions(L, x, w):
+    h = (x.reshape(6, 2, 2).amax(-1).t() * w).sigmoid()
+    return L.cat([h.mean(1), h.var(0), h[:, ::2].sum(0)]).log_softmax(0)
+
+
 @pytest.mark.parametrize("fn,shapes", [
     (_softmax_loss, [(4, 5), (5, 6), (4, 6)]),
     (_mlp, [(3, 4), (4, 8), (8, 2), (8,), (8,)]),
+    (_views_and_reductions, [(6, 4), (2, 6)]),
 ])
 @settings(max_examples=5, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
@@ -754,8 +788,23 @@ def test_training_grads(fn, shapes, seed):
     rng = np.random.default_rng(seed)
     arrays = [rng.normal(size=s).astype(np.float32) for s in shapes]
     expected = _grads(fn, torch, arrays)
-    assert_matches(_grads(fn, gt, arrays), expected, "libm", "eager")
-    assert_matches(_grads(fn, gt, arrays, compiled), expected, "libm", "compiled")
+    assert_matches(_grads(fn, gt, arrays), expected, "reduce", "eager")
+    assert_matches(_grads(fn, gt, arrays, compiled), expected, "reduce", "compiled")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "_functorch/aot_autograd.py: a tangent reaches the compiled backward as it comes, not "
+    "in the layout the backward was traced for: compile(lambda v: v.t() * 2)(x) has "
+    "strides (1, 2), and .backward(g) of a contiguous g reads g as if its were (1, 2)"))
+def test_grad_of_a_transposed_output():
+    g = np.arange(12, dtype=np.float32).reshape(2, 6)
+    grads = []
+    for lib, compile_fn in ((torch, None), (gt, compiled)):
+        x = lib.ones(6, 2, requires_grad=True)
+        fn = lambda v: v.t() * 2
+        (compile_fn(fn) if compile_fn else fn)(x).backward(lib.from_numpy(g.copy()))
+        grads.append(x.grad)
+    assert_matches(grads[1], grads[0], "exact", "compiled")
 
 
 # -- compiled code is C -----------------------------------------------------------------------

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 
 from .._core import dtype as dt
-from glasstorch import ops as _ops
+from glasstorch import empty_strided, ops as _ops
+from glasstorch.utils._pytree import tree_leaves, tree_map
 from . import ir
 from .ir import (V, ExternKernel, Index, IRNode, Layout, MultiOutput, Pointwise,
                  Reduction, ReinterpretView, View, compute_dtype, ops)
@@ -408,6 +409,8 @@ def reshape(x: IRNode, size) -> IRNode:
     size = tuple(size)
     if old == size:
         return x
+    if 0 in size:   # no element: nothing is ever read
+        return make_view(x, size, lambda index: [Index() for _ in old])
     old_nz = [(i, n) for i, n in enumerate(old) if n != 1]
     new_nz = [(i, n) for i, n in enumerate(size) if n != 1]
     groups, oi, ni = [], 0, 0
@@ -756,7 +759,9 @@ def realize_input(x) -> IRNode:
 
 def fallback(op, args, kwargs, val):
     """``op`` run as its ATen kernel by the wrapper; its tensor outputs become
-    buffers (several through MultiOutput)."""
+    buffers (several through MultiOutput), laid out as the op lays them out
+    for its inputs as realized here: their strides need not be the traced ones
+    (``val``), and an op like conj_physical keeps its input's."""
     def prepare(a):
         if is_ir(a):
             return realize_input(a)
@@ -765,6 +770,8 @@ def fallback(op, args, kwargs, val):
         return a
     args = prepare(list(args))
     kwargs = {k: prepare(v) for k, v in kwargs.items()}
+    if any(isinstance(a, (ir.Buffer, ReinterpretView)) for a in tree_leaves((args, kwargs))):
+        val = op(*tree_map(_on_meta, args), **tree_map(_on_meta, kwargs))
     graph = V.graph
     if _is_tensor(val):
         return graph.register(ExternKernel(graph.new_name(), _layout_of(val), op, args, kwargs))
@@ -780,6 +787,14 @@ def fallback(op, args, kwargs, val):
         else:
             outputs.append(v)
     return tuple(outputs) if isinstance(val, tuple) else outputs
+
+
+def _on_meta(a):
+    """A realized IR value as a meta tensor of its layout."""
+    if isinstance(a, (ir.Buffer, ReinterpretView)):
+        lay = a.layout
+        return empty_strided(lay.size, lay.stride, dtype=lay.dtype, device="meta")
+    return a
 
 
 def fallback_current():

@@ -298,19 +298,10 @@ class CppKernel:
     def _binary(self, fmt, a, b, dtype=None):
         return self.value(fmt.format(a=a, b=b), dtype or a.dtype)
 
-    def add(self, a, b):
-        return self._binary("{a} + {b}", a, b)
-
-    def sub(self, a, b):
-        return self._binary("{a} - {b}", a, b)
-
     def mul(self, a, b):
         if a.dtype is dt.bool_:
             return self._binary("{a} && {b}", a, b)
         return self._binary("{a} * {b}", a, b)
-
-    def truediv(self, a, b):
-        return self._binary("{a} / {b}", a, b)
 
     def floordiv(self, a, b):
         if a.dtype.is_floating_point:
@@ -391,48 +382,6 @@ class CppKernel:
                           else f"({a} > {zero} ? {c_literal(1, a.dtype)} : "
                                f"({a} < {zero} ? {c_literal(-1, a.dtype)} : {a}))", a.dtype)
 
-    def _compare(self, op, a, b):
-        return self.value(f"{a} {op} {b}", dt.bool_)
-
-    def eq(self, a, b):
-        return self._compare("==", a, b)
-
-    def ne(self, a, b):
-        return self._compare("!=", a, b)
-
-    def lt(self, a, b):
-        return self._compare("<", a, b)
-
-    def le(self, a, b):
-        return self._compare("<=", a, b)
-
-    def gt(self, a, b):
-        return self._compare(">", a, b)
-
-    def ge(self, a, b):
-        return self._compare(">=", a, b)
-
-    def logical_and(self, a, b):
-        return self.value(f"{a} && {b}", dt.bool_)
-
-    def logical_or(self, a, b):
-        return self.value(f"{a} || {b}", dt.bool_)
-
-    def logical_xor(self, a, b):
-        return self.value(f"(!{a}) != (!{b})", dt.bool_)
-
-    def logical_not(self, a):
-        return self.value(f"!{a}", dt.bool_)
-
-    def bitwise_and(self, a, b):
-        return self._binary("{a} & {b}", a, b)
-
-    def bitwise_or(self, a, b):
-        return self._binary("{a} | {b}", a, b)
-
-    def bitwise_xor(self, a, b):
-        return self._binary("{a} ^ {b}", a, b)
-
     def bitwise_not(self, a):
         return self.value(f"!{a}" if a.dtype is dt.bool_ else f"~{a}", a.dtype)
 
@@ -441,6 +390,29 @@ class CppKernel:
 
     def isinf(self, a):
         return self.value(f"{self._libm('fabs', a)}({a}) == INFINITY", dt.bool_)
+
+
+# The ops that are one C operator: (C expression, the result's dtype when it is
+# not the operands' compute dtype).
+_OPERATORS = {
+    "add": ("{a} + {b}", None), "sub": ("{a} - {b}", None), "truediv": ("{a} / {b}", None),
+    "bitwise_and": ("{a} & {b}", None), "bitwise_or": ("{a} | {b}", None),
+    "bitwise_xor": ("{a} ^ {b}", None),
+    "eq": ("{a} == {b}", dt.bool_), "ne": ("{a} != {b}", dt.bool_), "lt": ("{a} < {b}", dt.bool_),
+    "le": ("{a} <= {b}", dt.bool_), "gt": ("{a} > {b}", dt.bool_), "ge": ("{a} >= {b}", dt.bool_),
+    "logical_and": ("{a} && {b}", dt.bool_), "logical_or": ("{a} || {b}", dt.bool_),
+    "logical_xor": ("(!{a}) != (!{b})", dt.bool_), "logical_not": ("!{a}", dt.bool_),
+}
+
+
+def _operator(fmt: str, dtype):
+    def op(self, a, b=None):
+        return self.value(fmt.format(a=a, b=b), dtype or a.dtype)
+    return op
+
+
+for _name, (_fmt, _dtype) in _OPERATORS.items():
+    setattr(CppKernel, _name, _operator(_fmt, _dtype))
 
 
 # -- reductions ----------------------------------------------------------------------
