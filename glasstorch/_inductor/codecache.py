@@ -39,7 +39,6 @@ Decisions where there is no cache to use:
 from __future__ import annotations
 
 import atexit
-import ctypes
 import functools
 import getpass
 import hashlib
@@ -249,6 +248,3 @@ def path_of(source: str) -> str:
     """Where ``source``'s entry lives (without the extension)."""
     return _stem(cache_dir(), key_of(source))
 
-
-def void_p():
-    return ctypes.c_void_p

@@ -126,9 +126,6 @@ class Index:
 
     __rmul__ = __mul__
 
-    def is_constant(self) -> bool:
-        return not self.terms
-
     def free(self) -> set:
         return set().union(*(s.free for s in self.terms)) if self.terms else set()
 
