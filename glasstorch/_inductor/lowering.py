@@ -77,7 +77,8 @@ def broadcast_loader(x, size, dtype):
 
     def loader(index):
         mine = [index[lead + i] if k else Index() for i, k in enumerate(keep)]
-        return ops.to_dtype(load(mine), dtype)
+        value = load(mine)
+        return value if x.dtype is dtype else ops.to_dtype(value, dtype)
     return loader
 
 
