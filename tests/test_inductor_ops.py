@@ -308,20 +308,7 @@ TERNARY = {
 POINTWISE = {**UNARY, **BINARY, **TERNARY}
 
 # (op, mode) -> what goes wrong; test_special_values holds the repro of each
-_FLOORDIV = ("codegen/cpp.py CppKernel.floordiv on floats is floor(a / b), not ATen's "
-             "div_floor (from fmod): inf // 2.5 is inf (ATen nan), -0.5 // inf is -0.0 "
-             "(ATen -1.0)")
 KNOWN_BUGS = {
-    ("sign", "compiled"):
-        "codegen/cpp.py CppKernel.sign: x > 0 ? 1 : (x < 0 ? -1 : x) keeps NaN and -0.0; "
-        "ATen's sign is (0 < x) - (x < 0): sign(nan) = 0, sign(-0.0) = 0",
-    ("div_floor", "compiled"): _FLOORDIV,
-    ("floor_divide", "compiled"): _FLOORDIV,
-    ("remainder", "compiled"):
-        "codegen/cpp.py CppKernel.remainder on floats is a - floor(a / b) * b, not ATen's "
-        "(from fmod, exact): remainder(0.5, inf) is nan (ATen 0.5), remainder(-0.0, 1.0) "
-        "is 0.0 (ATen -0.0), remainder(1.2348917, -0.07183801) is -0.05819249 "
-        "(ATen -0.05819246)",
     ("relu", "eager"): "glasstorch eager: relu(-0.0) is 0.0 (ATen -0.0)",
     ("remainder", "eager"):
         "glasstorch eager: a zero remainder takes the divisor's sign, remainder(-0.0, 1.0) "

@@ -58,6 +58,23 @@ static inline int64_t gt_floordiv(int64_t a, int64_t b) {
 static inline int64_t gt_remainder(int64_t a, int64_t b) {
     int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+/* ATen's floating div_floor and remainder, from fmod (exact): T is the type,
+   S the suffix of these functions, L that of libm's */
+#define GT_FLOAT_DIVISION(T, S, L)                                                \
+static inline T gt_div_floor_##S(T a, T b) {                                      \
+    if (b == 0) return a / b;                                                     \
+    T mod = fmod##L(a, b), div = (a - mod) / b;                                   \
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;                             \
+    if (div == 0) return copysign##L(0, a / b);                                   \
+    T floordiv = floor##L(div);                                                   \
+    return div - floordiv > (T)0.5 ? floordiv + 1 : floordiv;                     \
+}                                                                                 \
+static inline T gt_remainder_##S(T a, T b) {                                      \
+    T mod = fmod##L(a, b);                                                        \
+    return (mod != 0 && ((b < 0) != (mod < 0))) ? mod + b : mod;                  \
+}
+GT_FLOAT_DIVISION(float, f32, f)
+GT_FLOAT_DIVISION(double, f64, )
 """
 
 # libm functions with vector versions in glibc's libmvec (float and double)
@@ -305,8 +322,12 @@ class CppKernel:
 
     def floordiv(self, a, b):
         if a.dtype.is_floating_point:
-            return self._binary(f"{self._libm('floor', a)}({{a}} / {{b}})", a, b)
+            return self._binary(f"gt_div_floor_{self._suffix(a)}({{a}}, {{b}})", a, b)
         return self._binary("gt_floordiv({a}, {b})", a, b)
+
+    @staticmethod
+    def _suffix(a) -> str:
+        return "f32" if a.dtype is dt.float32 else "f64"
 
     def truncdiv(self, a, b):
         if a.dtype.is_floating_point:
@@ -315,8 +336,7 @@ class CppKernel:
 
     def remainder(self, a, b):
         if a.dtype.is_floating_point:
-            fl = self._libm("floor", a)
-            return self._binary(f"{{a}} - {fl}({{a}} / {{b}}) * {{b}}", a, b)
+            return self._binary(f"gt_remainder_{self._suffix(a)}({{a}}, {{b}})", a, b)
         return self._binary("gt_remainder({a}, {b})", a, b)
 
     def fmod(self, a, b):
@@ -377,10 +397,9 @@ class CppKernel:
         return self.libm("pow", a, b)
 
     def sign(self, a):
+        """ATen's ``(0 < x) - (x < 0)``: sign(nan) and sign(-0.0) are 0."""
         zero = c_literal(0, a.dtype)
-        return self.value(f"({a} > {zero}) - ({a} < {zero})" if not a.dtype.is_floating_point
-                          else f"({a} > {zero} ? {c_literal(1, a.dtype)} : "
-                               f"({a} < {zero} ? {c_literal(-1, a.dtype)} : {a}))", a.dtype)
+        return self.value(f"({C_TYPES[a.dtype]})(({zero} < {a}) - ({a} < {zero}))", a.dtype)
 
     def bitwise_not(self, a):
         return self.value(f"!{a}" if a.dtype is dt.bool_ else f"~{a}", a.dtype)
