@@ -659,8 +659,10 @@ def _var_mean(x, dim=None, unbiased=None, keepdim=False, **kwargs):
 
 @register_lowering(aten._softmax, aten._log_softmax)
 def _softmax(x, dim, half_to_float):
-    """max, sum of exp(x - max), then the quotient (or x - max - log sum): three
-    loops over a row that the scheduler fuses into one kernel."""
+    """max, sum of exp(x - max), then exp(x - max) times 1 / sum, as ATen's kernel
+    scales (one reciprocal per row: a multiply, not a divide, per element), or
+    x - max - log sum: three loops over a row that the scheduler fuses into one
+    kernel."""
     log = V.graph.current_node.target.name().startswith("aten::_log_softmax")
     dtype = out_dtype()
     compute = compute_dtype(dtype)
@@ -677,8 +679,8 @@ def _softmax(x, dim, half_to_float):
     if log:
         return make_pointwise(lambda c, s: ops.sub(c, ops.libm("log", s)), centered, total,
                               dtype=dtype, compute=compute, size=size)
-    return make_pointwise(lambda c, s: ops.truediv(ops.libm("exp", c), s), centered, total,
-                          dtype=dtype, compute=compute, size=size)
+    return make_pointwise(lambda c, s: ops.mul(ops.libm("exp", c), ops.reciprocal(s)),
+                          centered, total, dtype=dtype, compute=compute, size=size)
 
 
 @register_lowering(aten.native_layer_norm)
