@@ -13,8 +13,7 @@ Hypothesis draws shapes (0 to 4 dims, sizes 1..7, broadcasting operands),
 dtypes, layouts (contiguous, transposed, sliced with step 2, expanded) and
 values (NaN, +-inf and -0.0 among them for floats).  test_special_values
 pairs NaN, +-inf, +-0.0 and ordinary values with each other, bitwise (signs
-of zero too); the bugs it knows of (KNOWN_BUGS) are strict xfails there, and
-the hypothesis cases of those ops draw no special value that triggers them.
+of zero too); the bugs it knows of (KNOWN_BUGS) are strict xfails there.
 """
 import contextlib
 import math
@@ -38,7 +37,8 @@ ALL = NUMBERS + ["bool"]
 EPS = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
 
 # (rtol, atol) by tolerance kind and result dtype (half types: 3 ulps, see assert_matches)
-TOLERANCE = {"libm": {"float32": (1e-5, 1e-6), "float64": (1e-12, 1e-15)},
+# (torch's float32 GELU is off by up to 1.1e-6 where it is small: its erf polynomial)
+TOLERANCE = {"libm": {"float32": (1e-5, 2e-6), "float64": (1e-12, 1e-15)},
              "reduce": {"float32": (1e-5, 1e-4), "float64": (1e-12, 1e-10)}}
 
 CASE = settings(max_examples=15, deadline=None)
@@ -316,10 +316,6 @@ KNOWN_BUGS = {
     ("clamp_zero", "eager"):
         "glasstorch eager: clamp(x, 0.0, 1.0) of -0.0 is 0.0 (ATen keeps x at a bound: -0.0)",
 }
-# special values that trigger a known bug, which hypothesis cases do not draw
-# (signs of zero are compared in test_special_values only)
-TRIGGERS = {"sign": (math.nan,), "div_floor": (math.inf, -math.inf),
-            "floor_divide": (math.inf, -math.inf)}
 # where torch's result depends on its code path (vector or scalar loop): its
 # float32 GELU at +inf (nan in the vector loop, inf in the scalar loop and in
 # glasstorch), left out of the inputs; the sign of a zero result of these ops,
@@ -328,16 +324,15 @@ PATH_DEPENDENT = {"gelu": (math.inf,)}
 UNSIGNED_ZEROS = {"maximum", "minimum", "clamp_tensor"}
 # dtypes the hypothesis cases of an op leave out: the half types of rounded
 # divisions, whose quotient torch's vector loop rounds to the half type before
-# flooring or truncating it and its scalar loop does not (test_half_division_rounding);
-# and where a known bug shows on ordinary values, the floats of remainder and
-# the half types of products (test_half_product)
-LEFT_OUT = {"div_floor": HALF, "div_trunc": HALF, "floor_divide": HALF, "remainder": FLOATS,
+# flooring or truncating it and its scalar loop does not (test_half_division_rounding),
+# and the half types of products, a known bug (test_half_product)
+LEFT_OUT = {"div_floor": HALF, "div_trunc": HALF, "floor_divide": HALF,
             "prod": HALF, "prod_full": HALF}
 
 
 def pool(name):
     """The special values the hypothesis cases of op ``name`` draw."""
-    return without(*TRIGGERS.get(name, ()), *PATH_DEPENDENT.get(name, ()))
+    return without(*PATH_DEPENDENT.get(name, ()))
 
 
 @pytest.mark.parametrize("name", UNARY)
