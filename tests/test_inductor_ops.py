@@ -573,10 +573,10 @@ INPLACE = {
     "copy_": lambda L, x, y: x.copy_(y.sin()),
     "clamp_": lambda L, x, y: x.clamp_(-1, 1),
     "fill_every_other": pytest.param(_fill_every_other, marks=pytest.mark.xfail(
-        strict=True, reason="_ops/kernels/factory.py: fill.Tensor's meta kernel (reached "
-        "from _decomp/decompositions.py under FakeTensor) calls .item() of its 0-d value: "
-        "compile(lambda x: x.__setitem__((..., slice(None, None, 2)), 0.5))(x) raises "
-        "'Tensor.item() cannot be called on meta tensors'")),
+        strict=True, reason="_decomp/decompositions.py _inplace: fill_.Tensor becomes the "
+        "packet aten.fill, which takes the 0-d tensor value for a Scalar (fill.Scalar), "
+        "whose meta kernel calls .item(): under FakeTensorMode aten.fill(empty(3), "
+        "tensor(0.5)) raises 'Tensor.item() cannot be called on meta tensors'")),
     "assign_slice": _assign_slice,
 }
 
@@ -643,11 +643,6 @@ def test_view_then_pointwise(name, data):
     check(fn, x)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ir.py _opaque prints a floor division or modulo of a sum without parentheses around "
-    "the sum: (x0 + 8L*x1 / 4), which C reads as x0 + (8*x1)/4; a reshape that splits "
-    "and merges dims at once, (6, 4) -> (3, 8), read in another order (.t(), or a "
-    "transposed input) loads out of bounds"))
 @pytest.mark.parametrize("layout,fn", [
     ("contiguous", lambda L, v: v.reshape(3, 8).t() * 2),
     ("transposed", lambda L, v: v.reshape(4, 6) * 2),
@@ -778,11 +773,9 @@ def test_training_grads(fn, shapes, seed):
     assert_matches(_grads(fn, gt, arrays, compiled), expected, "reduce", "compiled")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "_functorch/aot_autograd.py: a tangent reaches the compiled backward as it comes, not "
-    "in the layout the backward was traced for: compile(lambda v: v.t() * 2)(x) has "
-    "strides (1, 2), and .backward(g) of a contiguous g reads g as if its were (1, 2)"))
 def test_grad_of_a_transposed_output():
+    """A tangent reaches the compiled backward in the layout it was traced with
+    (the output's strides, here (1, 2)), whatever layout the caller's has."""
     g = np.arange(12, dtype=np.float32).reshape(2, 6)
     grads = []
     for lib, compile_fn in ((torch, None), (gt, compiled)):

@@ -239,6 +239,7 @@ class _Compiled:
         self.differentiable = [False] * len(meta.mutated) + _tangent_mask(meta, outs)
         tangents = [empty_strided(o.shape, o.stride(), dtype=o.dtype)
                     for o, t in zip(outs, _tangent_mask(meta, outs)) if t]
+        self.tangents = [(tuple(t.shape), t.stride()) for t in tangents]
         joint = _trace(create_joint(flat_fn, requires_grad, meta), (primals, tangents),
                        decompositions)
         self.num_graph_outputs = len(meta.mutated) + meta.num_outputs
@@ -330,11 +331,21 @@ def _make_function(compiled: _Compiled):
 
         @staticmethod
         def backward(ctx, *grads):
-            tangents = [g.contiguous() for g, d in zip(grads, compiled.differentiable) if d]
+            tangents = [_as_traced(g, t) for g, t in zip(
+                [g for g, d in zip(grads, compiled.differentiable) if d], compiled.tangents)]
             if compiled.backward is None:
                 compiled.backward = compiled.bw_compiler(compiled.graphs["backward"], None)
             return tuple(_call(compiled.backward, list(ctx.saved_tensors) + tangents))
     return CompiledFunction
+
+
+def _as_traced(grad, traced) -> Tensor:
+    """A tangent in the layout the backward graph was traced with (the
+    output's strides), as compiled code reads memory by those strides."""
+    shape, stride = traced
+    if grad.stride() == stride or grad.shape != shape:
+        return grad
+    return empty_strided(shape, stride, dtype=grad.dtype).copy_(grad)
 
 
 def _signature(flat_args, grad_enabled: bool) -> tuple:

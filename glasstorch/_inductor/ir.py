@@ -175,7 +175,8 @@ class Index:
 
 
 def _opaque(op: str, arg: Index, n: int, bound: int) -> Index:
-    text = f"({arg} {'/' if op == 'div' else '%'} {n})"
+    operand = f"({arg})" if len(arg.terms) + bool(arg.const) > 1 else str(arg)
+    text = f"({operand} {'/' if op == 'div' else '%'} {n})"
     return Index({Sym(text, bound, arg.free(), op, arg, n): 1})
 
 

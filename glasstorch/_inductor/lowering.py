@@ -554,11 +554,12 @@ def _prod(x, dim=None, keepdim=False, *, dtype=None):
 @register_lowering(aten.mean)
 def _mean(x, dim=None, keepdim=False, *, dtype=None):
     dtype = out_dtype()
+    compute = compute_dtype(dtype)
     dims = _dims(x, dim)
-    total = reduce(x, dims, keepdim, "sum", compute_dtype(dtype), _sum_value(x, compute_dtype(dtype)))
+    total = reduce(x, dims, keepdim, "sum", compute, _sum_value(x, compute))
     count = math.prod(x.size[d] for d in dims)
     return make_pointwise(lambda s: ops.truediv(s, ops.constant(count, s.dtype)), total,
-                          dtype=dtype, compute=compute_dtype(dtype), size=total.size)
+                          dtype=dtype, compute=compute, size=total.size)
 
 
 @register_lowering(aten.amax, aten.amin)
