@@ -177,3 +177,42 @@ def test_compiled_optimizer_step_equals_eager(name, kwargs):
         for key, value in opts[0].state[e].items():
             got = opts[1].state[p][key]
             np.testing.assert_allclose(to_numpy(got), to_numpy(value), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs, prefix", [
+    ({"options": {"no_such_option": 1}}, "Unexpected optimization option no_such_option"),
+    ({"mode": "reduce-overhead", "options": {"max_fusion_size": 2}},
+     "Either mode or options can be specified, but both can't be specified at the same time."),
+    ({"mode": "fastest"}, "Unrecognized mode=fastest, should be one of: "),
+])
+def test_compile_mode_and_options_errors_as_torch(kwargs, prefix):
+    """Bad ``mode=`` / ``options=`` raise torch's RuntimeError when
+    torch.compile is called, with torch's message."""
+    import torch
+    for lib in (gt, torch):
+        with pytest.raises(RuntimeError) as info:
+            lib.compile(lambda x: x + 1, **kwargs)
+        assert str(info.value).startswith(prefix), (lib.__name__, str(info.value))
+
+
+def test_compile_options_reach_every_graph(monkeypatch):
+    """``options`` hold for the forward and the backward graph: a fusion size
+    of 1 gives one kernel per buffer in both (and eager's values)."""
+    from glasstorch._inductor import compile_fx
+    seen = []
+    real = compile_fx.CompiledGraph.__init__
+
+    def recording(self, gm, name):
+        real(self, gm, name)
+        seen.append(self)
+    monkeypatch.setattr(compile_fx.CompiledGraph, "__init__", recording)
+    x = gt.randn(4, 8, requires_grad=True)
+    gt._dynamo.reset()
+    f = gt.compile(lambda x: (x.sin() * 2).softmax(-1).sum(), options={"max_fusion_size": 1})
+    f(x).backward()
+    assert len(seen) == 2
+    for compiled in seen:
+        kernels = [s for s in compiled.scheduler.steps if hasattr(s, "nodes")]
+        assert all(len(k.nodes) == 1 for k in kernels) and len(kernels) > 1
+    expected = gt.autograd.grad((x.sin() * 2).softmax(-1).sum(), x)[0]
+    np.testing.assert_allclose(to_numpy(x.grad), to_numpy(expected), rtol=RTOL, atol=ATOL)

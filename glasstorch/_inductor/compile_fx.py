@@ -199,12 +199,9 @@ def decompositions() -> dict:
         aten.hardsigmoid, aten.hardswish, aten.softplus, aten.mish, aten.ones_like,
         aten.zeros_like]))
     for op in list(table):
-        if op in lowerings and op not in _ALWAYS_DECOMPOSE:
+        if op in lowerings:
             del table[op]
     return table
-
-
-_ALWAYS_DECOMPOSE = set()
 
 
 def next_aot_id() -> int:
@@ -212,9 +209,8 @@ def next_aot_id() -> int:
     return next(_ids)
 
 
-MODES = {"default": {}, "reduce-overhead": {"static_memory": True},
-         "max-autotune": {"max_autotune": True},
-         "max-autotune-no-cudagraphs": {"max_autotune": True}}
+# what each torch.compile mode changes (max-autotune: nothing yet, no variants are timed)
+MODES = {"reduce-overhead": {"static_memory": True}}
 
 
 def compile_fx(gm, example_inputs, config_patches=None, **kwargs):

@@ -18,12 +18,6 @@ realize_opcount_threshold = 30       # not recomputed, above these loads / ops
 # memory: no allocation and no fresh pages per call (a graph must not be re-entered)
 static_memory = False
 
-# mode="max-autotune": each kernel's variants are timed on its first call, the fastest kept
-max_autotune = False
-
-# the on-disk cache of compiled kernels ($TORCHINDUCTOR_CACHE_DIR)
-fx_graph_cache = os.environ.get("TORCHINDUCTOR_FX_GRAPH_CACHE", "1") != "0"
-
 # print each generated kernel's C, and the wrapper, to stderr (also TORCH_LOGS=output_code)
 debug = os.environ.get("TORCHINDUCTOR_DEBUG", "0") == "1"
 
@@ -32,7 +26,6 @@ class cpp:
     """The C backend."""
 
     cxx = os.environ.get("CC")            # the compiler; None: cc, then gcc
-    threads = -1                          # -1: torch.get_num_threads()
     min_parallel_work = 32768             # elements below which a kernel runs on one thread
     chunk_size = 4096                     # the block a thread takes of a 1-d pointwise loop
     column_block = 64                     # outputs accumulated together by a column reduction

@@ -48,7 +48,6 @@ class GraphLowering:
         self.constants = {}          # get_attr name -> tensor
         self.name_to_buffer = {}
         self.outputs = []            # the graph's outputs as IR (or Python values)
-        self.mutated_inputs = set()
         self.pending_mutations = []  # (input, buffer of its new value)
         self.current_node = None
         self.current_args = ((), {})
@@ -92,8 +91,6 @@ class GraphLowering:
         graph): ``value`` is computed into a buffer now; the write into the
         input's memory is placed once the graph is lowered (``_place_mutations``)."""
         self.pending_mutations.append((target, self.realize(value)))
-        self.mutated_inputs.add(target.storage().name if hasattr(target, "storage")
-                                else target.name)
 
     def _place_mutations(self):
         """Each input's write goes right after the buffer holding its new value,

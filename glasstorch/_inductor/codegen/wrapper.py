@@ -41,8 +41,7 @@ class WrapperCode:
         reads = []
         for step in self.scheduler.steps:
             if isinstance(step, FusedKernel):
-                from ..scheduler import reads_of
-                names = {name for node in step.nodes for name, _ in reads_of(node)}
+                names = {name for reads in step.reads.values() for name, _ in reads}
             elif isinstance(step, AllocatedBuffer):
                 names = set()
             else:
@@ -130,9 +129,8 @@ class WrapperCode:
             if isinstance(step, FusedKernel):
                 for node in step.nodes:
                     last[node.target_name()] = i
-                from ..scheduler import reads_of
-                for node in step.nodes:
-                    for name, _ in reads_of(node):
+                for reads in step.reads.values():
+                    for name, _ in reads:
                         last[name] = i
             elif isinstance(step, AllocatedBuffer):
                 last[step.name] = i
