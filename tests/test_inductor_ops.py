@@ -26,6 +26,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import glasstorch as gt
 from glasstorch._inductor import codecache, compile_fx
+from glasstorch._inductor.debug import kernels_only
 
 from .helpers import to_numpy
 
@@ -787,6 +788,75 @@ def test_grad_of_a_transposed_output():
 
 
 # -- compiled code is C -----------------------------------------------------------------------
+
+
+def _large_trig_arguments(shape):
+    """float32 values for sin and cos: ordinary ones, ones about 2^18, and a
+    block of large ones, infinities and NaN; and the same without the ones
+    over 2^18."""
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(shape) * 10).astype(np.float32)
+    flat = x.reshape(-1)
+    flat[rng.integers(0, flat.size, 40)] = rng.uniform(-2 ** 18, 2 ** 18, 40)
+    flat[:12] = [2 ** 18, -2 ** 18, 2 ** 18 + 32, 1e6, -3e7, 1e20, 3.4e38,
+                 np.inf, -np.inf, np.nan, -0.0, 1e-30]
+    flat[-5000:-4000] = rng.uniform(-1e9, 1e9, 1000)   # a later chunk or row
+    return np.where(np.abs(x) <= 2 ** 18, x, np.float32(1.0)), x
+
+
+@pytest.mark.parametrize("shape", [(3, 20000), (5, 7, 301)], ids=["chunked", "rows"])
+def test_sin_cos_inline_and_their_large_arguments(shape):
+    """float32 sin and cos are vecmath.h's inline functions, exact for |x| up
+    to GT_TRIG_FAST_LIMIT (2^18); a loop meeting a larger argument runs again
+    with libm's, so every argument gets torch's value (within libm's
+    tolerance)."""
+    for values in _large_trig_arguments(shape):
+        check(lambda L, v: v.sin() * 2 + v.cos(), Operand(values, "float32", "contiguous"),
+              tol="libm")
+        check(lambda L, v: v.sin_().mul_(2).add_(v.cos()),
+              Operand(values, "float32", "contiguous"), tol="libm")
+    with inductor_graphs() as graphs:
+        compiled(lambda v: v.sin() * 2 + v.cos())(gt.from_numpy(values))
+    source = kernels_only(graphs[0].code.c_source)
+    assert "gt_sinf(" in source and "gt_cosf(" in source and "> GT_TRIG_FAST_LIMIT)" in source
+
+
+def test_sin_cos_inline_accuracy():
+    """The stated accuracy of gt_sinf and gt_cosf (vecmath.h): within 1.6 ulp
+    of the correctly rounded value for |x| <= 2^18, here on a million floats
+    spread over the exponents, and on the floats nearest multiples of pi/2."""
+    rng = np.random.default_rng(1)
+    x = np.ldexp(rng.uniform(0.5, 1, 1 << 20), rng.integers(-20, 19, 1 << 20))
+    near = np.arange(1, 160000) * (np.pi / 2)
+    x = np.concatenate([x * rng.choice([-1, 1], x.size), near, np.nextafter(near, 0)])
+    x = x.astype(np.float32)
+    for name in ("sin", "cos"):
+        got = compiled(lambda v: getattr(v, name)())(gt.from_numpy(x)).numpy()
+        exact = getattr(np, name)(x.astype(np.float64))
+        ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+        assert np.max(np.abs(got - exact) / ulp) <= 1.6, name
+
+
+def test_sin_in_a_loop_writing_its_input_calls_libm():
+    """A kernel storing into the buffer it reads (an input updated in place, as
+    a compiled optimizer step does) cannot run a loop twice: its sin is libm's."""
+    from glasstorch._functorch.aot_autograd import aot_function, nop
+    _, values = _large_trig_arguments((3, 20000))
+    expected = torch.from_numpy(values.copy()).sin_().mul_(2)
+
+    def update(v):
+        v.sin_().mul_(2)
+        return ()
+    step = aot_function(update, nop, decompositions=compile_fx.decompositions(),
+                        keep_inference_input_mutations=True,
+                        inference_compiler=lambda gm, inputs: compile_fx.compile_fx_inner(
+                            gm, inputs, "in_place_sin"))
+    v = gt.from_numpy(values.copy())
+    with inductor_graphs() as graphs:
+        step(v)
+    source = kernels_only(graphs[0].code.c_source)
+    assert "sinf(" in source and "gt_sinf" not in source, source
+    assert_matches(v, expected, "libm", "in place")
 
 
 def test_compiled_code_is_a_shared_library(tmp_path, monkeypatch):

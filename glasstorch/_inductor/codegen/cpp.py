@@ -171,6 +171,8 @@ class CppKernel:
         self.rows = {}        # value key -> the row array a reduction loop keeps it in
         self.rows_used = set()
         self.row_decls = []   # declarations of the row arrays (before the loops)
+        self.trig_flag = None     # in a loop that may run twice: its largest |sin/cos argument|
+        self.trig_checked = set() # the sin/cos arguments that flag already checks
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -380,6 +382,13 @@ class CppKernel:
         args = ", ".join(str(v) for v in (a, *rest))
         if a.dtype is dt.float32 and name in _INLINE_F32:   # vecmath.h: inline, vectorizable
             return self.value(f"{_INLINE_F32[name]}({args})", a.dtype)
+        if a.dtype is dt.float32 and name in ("sin", "cos") and self.trig_flag and \
+                self._home(str(a), True) is self.block:
+            if str(a) not in self.trig_checked:   # (KernelWriter._vector_loop)
+                self.trig_checked.add(str(a))
+                big, size = self.trig_flag, self.abs(a)
+                self.emit(f"{big} = {big} > {size} ? {big} : {size};")
+            return self.value(f"gt_{name}f({a})", a.dtype)
         return self.value(f"{self._libm(name, a)}({args})", a.dtype)
 
     def rsqrt(self, a):
@@ -628,9 +637,45 @@ class KernelWriter:
         index = [Index.var("x0", n)]
         header = ["#pragma omp simd",
                   f"for (int64_t x0 = c0; x0 < (c0 + {chunk} < {n} ? c0 + {chunk} : {n}); x0++)"]
-        with ck.loop(header):
+
+        def body():
             for node in fused.sections[0].nodes:
                 ck.store(node.target_name(), node.store_index(index), node.compute(index))
+        self._vector_loop(ck, header, body, fused.sections[0].nodes)
+
+    def _vector_loop(self, ck, headers, body, nodes):
+        """``body()`` under ``headers`` (one of them the ``omp simd`` pragma).
+
+        float32 sin and cos in the loop are vecmath.h's inline gt_sinf and
+        gt_cosf, which vectorize without a call and share their argument
+        reduction, but are exact only for |x| <= GT_TRIG_FAST_LIMIT: the loop
+        keeps the largest |argument| (a max reduction: a flag set by a
+        comparison would cost 4% more) and, when it is over the limit, runs
+        again with libm's functions.  A loop that reads a buffer it writes cannot run
+        twice; it keeps libm's."""
+        written = {node.target_name() for node in nodes}
+        reads = {name for node in nodes for name, _ in self.kernel.reads[node.name]}
+        if written & reads:
+            with ck.loop(headers):
+                body()
+            return
+        flag = f"big{ck.counter}"
+        ck.counter += 1
+        plain, declare_at = list(headers), len(ck.block.lines)
+        ck.trig_flag, ck.trig_checked = flag, set()
+        try:
+            with ck.loop(headers):
+                body()
+                checked = bool(ck.trig_checked)
+                if checked:           # ck.loop writes the headers once the body is done
+                    pragma = next(i for i, h in enumerate(headers) if h and "omp simd" in h)
+                    headers[pragma] += f" reduction(max:{flag})"
+        finally:
+            ck.trig_flag = None
+        if checked:
+            ck.block.lines.insert(declare_at, f"float {flag} = 0.0f;")
+            with ck.loop([f"if ({flag} > GT_TRIG_FAST_LIMIT)"]), ck.loop(plain):
+                body()
 
     def _section(self, ck, section, outer, outer_vars):
         if section.kind == "reduction":
@@ -651,11 +696,16 @@ class KernelWriter:
             pragma = "#pragma omp simd" if i == len(inner) - 1 else None
             headers += loop_header(names[i], n, pragma)
         index = outer_vars + inner_vars
-        with ck.loop(headers) if inner else contextlib.nullcontext():
+
+        def body():
             if over_row and len(inner) == 1:
                 ck.block.row_reader = "r0"
             for node in section.nodes:
                 ck.store(node.target_name(), node.store_index(index), node.compute(index))
+        if inner:
+            self._vector_loop(ck, headers, body, section.nodes)
+        else:
+            body()
 
     def _scatter(self, ck, node):
         """Zero the output, then add each source value into the row it names:
