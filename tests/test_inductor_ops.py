@@ -548,6 +548,40 @@ def test_layer_norm(affine, data):
     check(fn, x, *params, tol="reduce")
 
 
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 1000, 1024, 4099])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_welford_rows_about_the_lane_count(n, dtype):
+    """var_mean and layer_norm are one Welford loop per row (cpp.py's
+    ``_welford``: 64 lanes, a block at a time): rows shorter than, equal to,
+    and not a multiple of the lanes; rows far from 0 (where a sum of squares
+    would cancel); a constant row's mean is its value and its variance 0
+    exactly."""
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((5, n)) * 3 + 1000).astype(np.float32)
+    x[2] = 0.1
+    x = Operand(x.astype(np.float64) if dtype == "float64" else x, dtype, "contiguous")
+    check(lambda L, v: L.var_mean(v, 1, correction=0), x, tol="reduce", modes=("compiled",))
+    check(lambda L, v: L.nn.functional.layer_norm(v, (n,)), x, tol="reduce",
+          modes=("compiled",))
+    if dtype == "float32":
+        out = compiled(lambda v: gt.var_mean(v, 1))(x.build(gt))
+        assert out[0][2].item() == 0 or n == 1 and np.isnan(out[0][2].item())
+        assert out[1][2].item() == np.float32(0.1)
+
+
+def test_welford_over_several_dims_and_columns():
+    """Reductions over two dims (walked as one flat index), over a strided
+    column, and over nothing but size-1 dims."""
+    rng = np.random.default_rng(3)
+    x = Operand(rng.standard_normal((6, 70, 33)).astype(np.float32), "float32", "transposed")
+    for dims in ((1, 2), (0, 2), 0, (0, 1, 2)):
+        check(lambda L, v: L.var_mean(v, dims, keepdim=True), x, tol="reduce",
+              modes=("compiled",))
+    ones = Operand(rng.standard_normal((4, 1, 1)).astype(np.float32), "float32")
+    check(lambda L, v: L.var_mean(v, (1, 2), correction=0), ones, tol="reduce",
+          modes=("compiled",))
+
+
 @pytest.mark.parametrize("mode", [
     "compiled", pytest.param("eager", marks=pytest.mark.xfail(strict=True, reason=(
         "glasstorch eager: LayerNorm of a row of one value is rounding noise times "

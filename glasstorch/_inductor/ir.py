@@ -264,7 +264,9 @@ class Pointwise(Loops):
 
 
 class Reduction(Loops):
-    """``reduction_type``: sum, prod, max, min, argmax, argmin, any."""
+    """``reduction_type``: sum, prod, max, min, argmax, argmin, any; or
+    welford_mean and welford_m2, a pair over one inner function (a row's mean
+    and sum of squared deviations, computed together)."""
 
     def __init__(self, dtype, ranges, reduction_ranges, reduction_type, inner_fn,
                  src_dtype, origin=None):

@@ -507,22 +507,29 @@ def _dims(x, dim):
     return sorted({d % max(n, 1) for d in dim}) if n else []
 
 
-def reduce(x, dims, keepdim, rtype, dtype, fn=None, src_dtype=None):
-    """Realize ``rtype`` of ``fn(x)`` over ``dims``; keepdim is a view of it."""
-    size = x.size
-    kept = [i for i in range(len(size)) if i not in dims]
+def reduction_body(x, dims, fn=None):
+    """The inner function of a reduction of ``fn(x)`` over ``dims``."""
+    kept = [i for i in range(len(x.size)) if i not in dims]
     load = x.make_loader()
 
     def inner(index, rindex):
-        full = [None] * len(size)
+        full = [None] * len(x.size)
         for i, k in enumerate(kept):
             full[k] = index[i]
         for j, d in enumerate(dims):
             full[d] = rindex[j]
         v = load(full)
         return fn(v) if fn else v
-    red = Reduction(dtype, [size[i] for i in kept], [size[d] for d in dims], rtype, inner,
-                    src_dtype or x.dtype)
+    return inner
+
+
+def reduce(x, dims, keepdim, rtype, dtype, fn=None, src_dtype=None, body=None):
+    """Realize ``rtype`` of ``fn(x)`` over ``dims``; keepdim is a view of it.
+    ``body``: the inner function, when two reductions share one."""
+    size = x.size
+    kept = [i for i in range(len(size)) if i not in dims]
+    red = Reduction(dtype, [size[i] for i in kept], [size[d] for d in dims], rtype,
+                    body or reduction_body(x, dims, fn), src_dtype or x.dtype)
     buf = V.graph.realize(red)
     if keepdim:
         return reshape(buf, [1 if i in dims else n for i, n in enumerate(size)])
@@ -603,28 +610,21 @@ def _any(x, dim=None, keepdim=False):
 
 
 def _variance(x, dims, correction, keepdim, dtype):
-    """Two passes, as the fused kernel runs them: the mean, then the squared
-    deviations from it.  The mean is taken as the row's first element plus the
-    mean of the deviations from it, so that a constant row has its value for
-    mean and 0 for variance exactly, as ATen's Welford updates give them (and
-    LayerNorm of the row is 0, not rounding noise)."""
+    """The variance and mean over ``dims`` by Welford's one-pass updates, as
+    ATen's kernels take them (WelfordOps, RowwiseMoments): two reduction
+    nodes, the mean and the sum of squared deviations (M2), over one inner
+    function, which the kernel computes in one loop (cpp.py's ``_welford``).
+    A constant row gets its value as mean and 0 as variance exactly, so
+    LayerNorm of it is 0, not rounding noise."""
     count = math.prod(x.size[d] for d in dims)
     compute = compute_dtype(dtype)
-    kept = tuple(1 if i in dims else n for i, n in enumerate(x.size))
-    first = View(x, kept, lambda index: [Index() if i in dims else v
-                                         for i, v in enumerate(index)])
-    shifted = make_pointwise(lambda a, f: ops.sub(a, f), x, first, dtype=compute,
-                             size=x.size)
-    mean = make_pointwise(
-        lambda s, f: ops.add(f, ops.truediv(s, ops.constant(count, compute))),
-        reduce(shifted, dims, True, "sum", compute), first, dtype=compute, size=kept)
-    centered = make_pointwise(lambda a, m: ops.sub(a, m), x, mean, dtype=compute,
-                              size=x.size)
-    squares = reduce(centered, dims, keepdim, "sum", compute, lambda v: ops.mul(v, v))
+    body = reduction_body(x, dims, lambda v: ops.to_dtype(v, compute))
+    mean, m2 = (reduce(x, dims, keepdim, rtype, compute, body=body)
+                for rtype in ("welford_mean", "welford_m2"))
     divisor = max(count - correction, 0)
-    var = make_pointwise(lambda s: ops.truediv(s, ops.constant(divisor, compute)), squares,
-                         dtype=compute, size=squares.size)
-    return var, (mean if keepdim else reshape(mean, squares.size))
+    var = make_pointwise(lambda s: ops.truediv(s, ops.constant(divisor, compute)), m2,
+                         dtype=compute, size=m2.size)
+    return var, mean
 
 
 def _correction(kwargs, unbiased):

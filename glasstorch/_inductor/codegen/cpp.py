@@ -75,6 +75,55 @@ static inline T gt_remainder_##S(T a, T b) {                                    
 }
 GT_FLOAT_DIVISION(float, f32, f)
 GT_FLOAT_DIVISION(double, f64, )
+
+/* Welford: lane j of the GT_WELFORD_LANES (64) kept the running mean and M2 of
+   elements j, j + 64, j + 128, ... of a row of n; the lanes are combined
+   pairwise (Chan, Golub and LeVeque's formula), half of them into the other
+   half at each of six levels, written out so that each level is straight
+   vector code.  Equal lanes (n a multiple of 64) need no division, and a
+   constant row keeps its value as mean and 0 as M2 exactly.  An empty row's
+   are NaN. */
+#define GT_WELFORD_LANES 64
+#define GT_WELFORD_COMBINE(T, S)                                                  \
+static inline void gt_welford_level_##S(T *mean, T *m2, T *count, int half) {     \
+    _Pragma("omp simd")                                                           \
+    for (int j = 0; j < half; j++) {                                              \
+        T na = count[j], nb = count[j + half], total = na + nb;                   \
+        T share = total > 0 ? nb / total : (T)0;                                  \
+        T delta = mean[j + half] - mean[j];                                       \
+        mean[j] += delta * share;                                                 \
+        m2[j] += m2[j + half] + delta * delta * na * share;                       \
+        count[j] = total;                                                         \
+    }                                                                             \
+}                                                                                 \
+static inline void gt_welford_equal_level_##S(T *mean, T *m2, T *count, int half) { \
+    T weight = count[0] * (T)0.5;                  /* na * nb / (na + nb) */      \
+    _Pragma("omp simd")                                                           \
+    for (int j = 0; j < half; j++) {                                              \
+        T delta = mean[j + half] - mean[j];                                       \
+        mean[j] += delta * (T)0.5;                                                \
+        m2[j] += m2[j + half] + delta * delta * weight;                           \
+    }                                                                             \
+    count[0] *= 2;                                                                \
+}                                                                                 \
+static inline void gt_welford_combine_##S(T *mean, T *m2, int64_t n,             \
+                                          T *row_mean, T *row_m2) {               \
+    T count[GT_WELFORD_LANES];                                                    \
+    for (int j = 0; j < GT_WELFORD_LANES; j++)                                    \
+        count[j] = (T)(n / GT_WELFORD_LANES + (j < n % GT_WELFORD_LANES));        \
+    if (n % GT_WELFORD_LANES == 0) {                                              \
+        GT_WELFORD_LEVELS(gt_welford_equal_level_##S)                             \
+    } else {                                                                      \
+        GT_WELFORD_LEVELS(gt_welford_level_##S)                                   \
+    }                                                                             \
+    *row_mean = n > 0 ? mean[0] : (T)NAN;                                         \
+    *row_m2 = n > 0 ? m2[0] : (T)NAN;                                             \
+}
+#define GT_WELFORD_LEVELS(level)                                                  \
+    level(mean, m2, count, 32); level(mean, m2, count, 16); level(mean, m2, count, 8); \
+    level(mean, m2, count, 4); level(mean, m2, count, 2); level(mean, m2, count, 1);
+GT_WELFORD_COMBINE(float, f32)
+GT_WELFORD_COMBINE(double, f64)
 """
 
 # libm functions with vector versions in glibc's libmvec (float and double)
@@ -173,6 +222,7 @@ class CppKernel:
         self.row_decls = []   # declarations of the row arrays (before the loops)
         self.trig_flag = None     # in a loop that may run twice: its largest |sin/cos argument|
         self.trig_checked = set() # the sin/cos arguments that flag already checks
+        self.welford = {}     # (inner function, block) -> the C names of its mean and M2
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -727,6 +777,9 @@ class KernelWriter:
     def _reduction(self, ck, node, outer, outer_vars):
         data = node.data
         rtype = data.reduction_type
+        if rtype in ("welford_mean", "welford_m2"):
+            self._welford(ck, node, outer_vars)
+            return
         acc_dtype = compute_dtype(data.dtype) if rtype not in ("argmax", "argmin") \
             else compute_dtype(data.src_dtype)
         if rtype in ("sum", "prod") and data.dtype.is_floating_point:
@@ -791,6 +844,47 @@ class KernelWriter:
         value = ck.value(result, compute_dtype(data.dtype) if rtype not in ("argmax", "argmin")
                          else dt.int64)
         ck.store(node.target_name(), node.store_index(outer_vars), value)
+
+
+    def _welford(self, ck, node, outer_vars):
+        """The mean and M2 of a row in one pass, as ATen's Welford reductions
+        (RowwiseMoments) take them: a running mean and M2 per lane of a block
+        of GT_WELFORD_LANES elements, each lane updated once per block (so
+        1 / count is one reciprocal per block), then the lanes combined.  The
+        reduction dims are walked as one flat index.  The two nodes of a pair
+        (one inner function: lowering's ``_variance``) share the loop."""
+        data = node.data
+        acc_dtype = compute_dtype(data.dtype)
+        key = (id(data.inner_fn), id(ck.block))
+        if key not in ck.welford:
+            ctype, suffix, lanes = C_TYPES[acc_dtype], "f32" if acc_dtype is dt.float32 \
+                else "f64", "GT_WELFORD_LANES"
+            _, rranges = node.loop_ranges()
+            n = math.prod(rranges)
+            i = ck.counter
+            ck.counter += 1
+            mean, m2, inv = f"wmean{i}", f"wm2{i}", f"winv{i}"
+            ck.emit(f"{ctype} {mean}[{lanes}] = {{0}}, {m2}[{lanes}] = {{0}};")
+            flat = Index.var("r0", n)
+            rvars, step = [], 1
+            for m in reversed(rranges):
+                rvars.insert(0, flat.floordiv(step).mod(m) if len(rranges) > 1 else flat)
+                step *= m
+            with ck.loop([f"for (int64_t rb = 0; rb < {n}; rb += {lanes})"]):
+                ck.emit(f"{ctype} {inv} = 1 / ({ctype})(rb / {lanes} + 1);")
+                end = f"rb + {lanes}" if n % 64 == 0 else \
+                    f"(rb + {lanes} < {n} ? rb + {lanes} : {n})"   # whole blocks: a fixed count
+                with ck.loop(["#pragma omp simd", f"for (int64_t r0 = rb; r0 < {end}; r0++)"]):
+                    v = ck.to_dtype(node.compute(outer_vars, rvars), acc_dtype)
+                    delta = ck.value(f"{v} - {mean}[r0 - rb]", acc_dtype, hoistable=False)
+                    ck.emit(f"{mean}[r0 - rb] += {delta} * {inv};")
+                    ck.emit(f"{m2}[r0 - rb] += {delta} * ({v} - {mean}[r0 - rb]);")
+            ck.emit(f"{ctype} {mean}_row, {m2}_row;")
+            ck.emit(f"gt_welford_combine_{suffix}({mean}, {m2}, {n}, &{mean}_row, &{m2}_row);")
+            ck.welford[key] = (f"{mean}_row", f"{m2}_row")
+        result = ck.welford[key][data.reduction_type == "welford_m2"]
+        ck.store(node.target_name(), node.store_index(outer_vars),
+                 ck.value(result, acc_dtype, hoistable=False))
 
 
 def _strides(size):
