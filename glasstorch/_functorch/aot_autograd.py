@@ -26,6 +26,7 @@ call with other shapes, dtypes or requires_grad traces again.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 from .. import _logging
@@ -364,7 +365,10 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
     cache: dict = {}
 
     def returned(*args, **kwargs):
-        flat_args, in_spec = pytree.tree_flatten((args, kwargs))
+        if not kwargs and all(isinstance(a, _FLAT) for a in args):   # (a Dynamo graph's call)
+            flat_args, in_spec = list(args), _flat_spec(len(args))
+        else:
+            flat_args, in_spec = pytree.tree_flatten((args, kwargs))
         out_spec = []
 
         def flat_fn(*flat):
@@ -387,24 +391,40 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
     return returned
 
 
+_FLAT = (Tensor, int, float, bool)    # leaves that need no flattening
+
+
+@functools.lru_cache(maxsize=None)
+def _flat_spec(count: int):
+    """The spec of ``(args, {})`` for ``count`` leaf arguments."""
+    return pytree.tree_flatten(((0,) * count, {}))[1]
+
+
 def _params_and_buffers(mod: Module) -> dict:
     return {**dict(mod.named_parameters(remove_duplicate=False)),
             **dict(mod.named_buffers(remove_duplicate=False))}
+
+
+def _module_functional(mod: Module, names: list):
+    """``run(state, inputs, extra)``: ``mod(*inputs, **extra)`` with its
+    parameters and buffers (``names``) replaced by the values ``state``."""
+    def run(state, inputs, extra):
+        state = dict(zip(names, state))
+        if isinstance(mod, GraphModule) and not extra:     # a captured graph: node by node,
+            with _reparametrize_module(mod, state, tie_weights=True):   # so each traced op
+                return Interpreter(mod).run(*inputs)       # keeps its node's source line
+        return _functional_call(mod, state, inputs, extra)
+    return run
 
 
 def aot_module(mod: Module, *args, **kwargs) -> Module:
     """``mod`` as a Module whose calls run through ``aot_function``: its
     parameters and buffers become the graphs' first inputs."""
     names = list(_params_and_buffers(mod))
-
-    def functional(*flat):
-        state = dict(zip(names, flat[:len(names)]))
-        inputs, extra = flat[len(names)], flat[len(names) + 1]
-        if isinstance(mod, GraphModule) and not extra:     # a captured graph: node by node,
-            with _reparametrize_module(mod, state, tie_weights=True):   # so each traced op
-                return Interpreter(mod).run(*inputs)       # keeps its node's source line
-        return _functional_call(mod, state, inputs, extra)
-    compiled = aot_function(functional, *args, num_params_buffers=len(names), **kwargs)
+    run = _module_functional(mod, names)
+    compiled = aot_function(lambda *flat: run(flat[:len(names)], flat[len(names)],
+                                              flat[len(names) + 1]),
+                            *args, num_params_buffers=len(names), **kwargs)
 
     class AOTModule(Module):
         def __init__(self):
@@ -423,11 +443,15 @@ def aot_module_simplified(mod: Module, args, fw_compiler, bw_compiler=None,
                           inference_compiler=None, cudagraphs=None):
     """A callable for a Module (a Dynamo graph) and example inputs: the
     compiled module called with its flat inputs (parameters lifted out)."""
-    aot = aot_module(mod, fw_compiler, bw_compiler, partition_fn, decompositions,
-                     inference_compiler=inference_compiler)
+    names = list(_params_and_buffers(mod))
+    run = _module_functional(mod, names)
+    compiled = aot_function(lambda *flat: run(flat[:len(names)], flat[len(names):], {}),
+                            fw_compiler, bw_compiler, partition_fn, decompositions,
+                            num_params_buffers=len(names),
+                            inference_compiler=inference_compiler)
 
-    def forward(*runtime_args):
-        return aot(*runtime_args)
+    def forward(*runtime_args):      # flat: the parameters, then the graph's inputs
+        return compiled(*_params_and_buffers(mod).values(), *runtime_args)
     forward.zero_grad = mod.zero_grad
     forward.named_parameters = mod.named_parameters
     forward.named_buffers = mod.named_buffers
