@@ -15,8 +15,16 @@ realize_opcount_threshold = 30       # not recomputed, above these loads / ops
 
 # mode="reduce-overhead": a compiled graph's internal buffers (not its outputs) are
 # allocated once and reused by every call, the CPU counterpart of CUDA graphs' static
-# memory: no allocation and no fresh pages per call (a graph must not be re-entered)
+# memory: no allocation and no fresh pages per call (a graph must not be re-entered); its
+# kernels and matrix products then run from generated C (codegen/wrapper_c.py)
 static_memory = False
+
+# mode="max-autotune" (autotune.py): each kernel's variants (block sizes, parallel threshold,
+# vector width) and each small extern mm/bmm against generated C matmuls are timed per
+# shape, the fastest kept; the choices are cached on disk beside the code cache
+max_autotune = os.environ.get("TORCHINDUCTOR_MAX_AUTOTUNE") == "1"
+autotune_budget = 10.0               # seconds of compiling and timing variants per graph at most
+autotune_matmul_max_work = 1 << 22   # multiply-adds above which a matmul stays extern, untimed
 
 # print each generated kernel's C, and the wrapper, to stderr (also TORCH_LOGS=output_code)
 debug = os.environ.get("TORCHINDUCTOR_DEBUG", "0") == "1"

@@ -9,7 +9,9 @@
    index expressions (``ir_text``);
 3. the scheduler's fusion decisions: which buffer went into which kernel,
    and why a new kernel began;
-4. the C source of each kernel and the Python wrapper that runs them.
+4. the C source of each kernel and the Python wrapper that runs them;
+5. with ``mode="max-autotune"``, the variants timed for each kernel and
+   matmul, and the one kept (``autotune.AutotuneReport``).
 
 PyTorch shows pieces of this through ``TORCH_LOGS`` and debug directories;
 here each stage is a string.
@@ -100,12 +102,14 @@ def ir_text(graph) -> str:
 
 
 class InductorStages:
-    """The stages of each graph Inductor compiled for ``fn(*args)``."""
+    """The stages of each graph Inductor compiled for ``fn(*args)``, under the
+    config of torch.compile's ``mode``."""
 
-    def __init__(self, fn, *args):
+    def __init__(self, fn, *args, mode=None):
         from .._functorch.aot_autograd import aot_function, aot_module
         from ..nn.modules.module import Module
-        from .compile_fx import CompiledGraph, decompositions
+        from . import config
+        from .compile_fx import MODES, CompiledGraph, decompositions
         self.name = type(fn).__name__ if isinstance(fn, Module) else \
             getattr(fn, "__name__", "fn")
         self.graphs = {}          # kind -> (aten GraphModule, CompiledGraph)
@@ -118,12 +122,13 @@ class InductorStages:
                 return compiled.call
             return compiler
         aot = aot_module if isinstance(fn, Module) else aot_function
-        compiled = aot(fn, keep("forward"), keep("backward"), decompositions=decompositions(),
-                       inference_compiler=keep("inference"))
-        out = compiled(*args)
-        first = out[0] if isinstance(out, (tuple, list)) else out
-        if getattr(first, "requires_grad", False):
-            first.sum().backward()
+        with config.patch(**MODES.get(mode or "default", {})):
+            compiled = aot(fn, keep("forward"), keep("backward"),
+                           decompositions=decompositions(), inference_compiler=keep("inference"))
+            out = compiled(*args)
+            first = out[0] if isinstance(out, (tuple, list)) else out
+            if getattr(first, "requires_grad", False):
+                first.sum().backward()
 
     def __str__(self) -> str:
         parts = []
@@ -133,15 +138,20 @@ class InductorStages:
                       (f"3. fusion decisions ({kind})", "\n".join(compiled.scheduler.decisions)),
                       (f"4a. C kernels ({kind})", kernels_only(compiled.code.c_source)),
                       (f"4b. wrapper ({kind})", compiled.code.python_source.strip())]
+            if compiled.autotune_report is not None:
+                parts.append((f"5. autotuning ({kind})", str(compiled.autotune_report)))
         return "\n\n".join(f"== {title} ({self.name})\n{body}" for title, body in parts)
 
 
 def kernels_only(c_source: str) -> str:
-    """The kernels of a C file, without the shared prelude and declarations."""
-    at = c_source.find("void cpp_fused_")
-    return c_source[at:].strip() if at >= 0 else ""
+    """The kernels of a C file, and its C wrapper (reduce-overhead), without the
+    shared prelude and declarations."""
+    starts = [at for at in (c_source.find("void cpp_fused_"),
+                            c_source.find("/* the graph's C wrapper")) if at >= 0]
+    return c_source[min(starts):].strip() if starts else ""
 
 
-def stages(fn, *args) -> InductorStages:
-    """Every stage of Inductor's code generation for ``fn(*args)``."""
-    return InductorStages(fn, *args)
+def stages(fn, *args, mode=None) -> InductorStages:
+    """Every stage of Inductor's code generation for ``fn(*args)``, compiled
+    as ``torch.compile(fn, mode=mode)`` would."""
+    return InductorStages(fn, *args, mode=mode)

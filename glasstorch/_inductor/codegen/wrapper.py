@@ -5,7 +5,8 @@ that runs a whole graph: it allocates each buffer, calls the fused C kernels
 (ctypes functions over the buffers' data pointers) and the extern ATen ops
 in order, drops each buffer after its last use, and returns the graph's
 outputs.  Its source and the kernels' C source are what
-``TORCH_LOGS=output_code`` prints.
+``TORCH_LOGS=output_code`` prints.  Under static memory (reduce-overhead), the
+calls of kernels and matrix products move into generated C (``wrapper_c``).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ class WrapperCode:
         self.removed = set()
         self.externs = {}          # wrapper global -> op, for extern calls outside aten
         self.static = {}           # buffer -> layout, allocated once (config.static_memory)
+        self.c_wrapper = None      # wrapper_c.CWrapper: the wrapper's C runs (static memory)
         self._generate()
 
     # -- which buffers are read where ------------------------------------------------
@@ -71,7 +73,14 @@ class WrapperCode:
             self.kernels.append((step.name, params))
         self.c_source = PRELUDE + libm_declarations(libm) + "\n\n" + \
             "\n".join(kernel_sources)
-        self.python_source = self._python(outputs)
+        if config.static_memory:     # mode="reduce-overhead": the wrapper's steps as C runs
+            from .wrapper_c import CWrapper
+            c_wrapper = CWrapper(self, outputs)
+            if c_wrapper.runs:
+                self.c_wrapper = c_wrapper
+                self.c_source += c_wrapper.c_source
+        self.python_source = self.c_wrapper.python_source if self.c_wrapper else \
+            self._python(outputs)
 
     def _python(self, outputs) -> str:
         graph = self.graph
@@ -85,9 +94,7 @@ class WrapperCode:
         params = dict(self.kernels)
         for i, step in enumerate(self.scheduler.steps):
             if isinstance(step, FusedKernel):
-                for node in step.nodes:
-                    if node.name in self.removed or getattr(node, "target", None):
-                        continue
+                for node in self._kernel_buffers(step):
                     if config.static_memory and node.name not in outputs:
                         self.static[node.name] = node.layout
                         lines.append(f"    {node.name} = static_{node.name}")
@@ -98,19 +105,33 @@ class WrapperCode:
             elif isinstance(step, AllocatedBuffer):
                 lines.append(f"    {step.name} = {_alloc(step.layout)}")
             else:
-                call = f"{self._op_name(step.op)}({_args(step.args, step.kwargs)})"
-                lines.append(f"    {step.name} = {call}")
-                for out in graph.buffers:
-                    if isinstance(out, MultiOutput) and out.parent is step:
-                        index = "".join(f"[{j}]" for j in (out.index if isinstance(
-                            out.index, tuple) else (out.index,)))
-                        lines.append(f"    {out.name} = {step.name}{index}")
+                lines += self._extern_lines(step)
             dead = sorted(n for n, last in last_use.items() if last == i)
             if dead:
                 lines.append(f"    del {', '.join(dead)}")
         rendered = ", ".join(_value(v) for v in graph.outputs)
         lines.append(f"    return ({rendered}{',' if len(graph.outputs) == 1 else ''})")
         return "\n".join(lines) + "\n"
+
+    def _kernel_buffers(self, step) -> list:
+        """The nodes of a kernel with memory of their own: not removed, and not
+        written into another buffer (an input, a ``cat`` window)."""
+        return [node for node in step.nodes
+                if node.name not in self.removed and not getattr(node, "target", None)]
+
+    def _extern_lines(self, step) -> list:
+        """An extern call, then its outputs picked out of its result."""
+        call = f"{self._op_name(step.op)}({_args(step.args, step.kwargs)})"
+        lines = [f"    {step.name} = {call}"]
+        for out in self._multi_outputs(step):
+            index = "".join(f"[{j}]" for j in (out.index if isinstance(
+                out.index, tuple) else (out.index,)))
+            lines.append(f"    {out.name} = {step.name}{index}")
+        return lines
+
+    def _multi_outputs(self, step) -> list:
+        return [out for out in self.graph.buffers
+                if isinstance(out, MultiOutput) and out.parent is step]
 
     def _op_name(self, op) -> str:
         """How the wrapper names ``op``: ``aten.mm.default``, else a global."""

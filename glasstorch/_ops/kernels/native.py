@@ -434,13 +434,20 @@ def fused() -> int:
     return int(cpu_capability() != "DEFAULT")
 
 
+def numpy_blas_paths() -> list:
+    """The BLAS libraries numpy's wheels bundle (``numpy.libs`` on Linux,
+    ``.libs`` or ``.dylibs`` beside numpy elsewhere)."""
+    import glob
+    root = os.path.dirname(np.__file__)
+    return [path for folder in (os.path.join(root, os.pardir, "numpy.libs"),
+                                os.path.join(root, ".libs"), os.path.join(root, ".dylibs"))
+            for path in sorted(glob.glob(os.path.join(folder, "*blas*")))]
+
+
 def _openblas_set_threads():
     """numpy's OpenBLAS ``set_num_threads`` entry point, or None (another BLAS, or
-    none found).  numpy's wheels bundle it in ``numpy.libs``; opening the same
-    path again returns the already-loaded library."""
-    import glob
-    libs = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    for path in glob.glob(os.path.join(libs, "*openblas*")):
+    none found).  Opening the same path again returns the already-loaded library."""
+    for path in numpy_blas_paths():
         try:
             blas = ctypes.CDLL(path)
         except OSError:
