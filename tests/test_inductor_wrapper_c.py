@@ -175,6 +175,42 @@ def test_kernels_and_products_are_one_ctypes_call(compiled_graphs):
 
 
 @needs_blas
+def test_default_mode_runs_c_with_buffers_of_each_call(compiled_graphs):
+    """Without static memory the C wrapper still runs the graph (one ctypes
+    call), its buffers allocated per call and its pointers in a fresh array
+    per call: a call of the graph made inside another (re-entering it) gets
+    its own values; ``config.c_wrapper = False`` gives
+    the Python wrapper calling each kernel and ``aten.mm``."""
+    def f(x, w):
+        return ((x @ w).relu() @ w.t()).softmax(-1)
+    w = gt.randn(16, 16)
+    xs = [gt.randn(8, 16) for _ in range(3)]
+    compiled = gt.compile(f)
+    compiled(xs[0], w)
+    graph, = compiled_graphs
+    assert "static_" not in graph.code.python_source
+    assert "data_ptrs = pointer_array()" in graph.code.python_source
+    namespace = graph.call.__globals__
+    run, calls, inner = namespace[_run(graph, 0)], [], []
+
+    def reentering(pointers):          # the run calls the graph again before it runs itself
+        calls.append(pointers)
+        if len(calls) == 1:
+            inner.extend(graph.call([xs[1], w]))
+        return run(pointers)
+    namespace[_run(graph, 0)] = reentering
+    outer = compiled(xs[0], w)
+    assert len(calls) == 2 and calls[0] is not calls[1]
+    for got, x in ((outer, xs[0]), (inner[0], xs[1])):
+        np.testing.assert_allclose(to_numpy(got), to_numpy(f(x, w)), rtol=1e-5, atol=1e-6)
+    gt._dynamo.reset()
+    with config.patch(c_wrapper=False):
+        gt.compile(f)(xs[2], w)
+    assert "data_ptrs" not in compiled_graphs[-1].code.python_source
+    assert "aten.mm.default(" in compiled_graphs[-1].code.python_source
+
+
+@needs_blas
 def test_python_extern_splits_the_runs(compiled_graphs):
     """An extern C does not call (sort) ends one run; the next begins after it."""
     def f(x, w):

@@ -19,6 +19,10 @@ realize_opcount_threshold = 30       # not recomputed, above these loads / ops
 # kernels and matrix products then run from generated C (codegen/wrapper_c.py)
 static_memory = False
 
+# the wrapper's runs of kernels and matrix products as generated C functions (codegen/
+# wrapper_c.py), one ctypes call each, BLAS called from C: no dispatcher call per product
+c_wrapper = True
+
 # mode="max-autotune" (autotune.py): each kernel's variants (block sizes, parallel threshold,
 # vector width) and each small extern mm/bmm against generated C matmuls are timed per
 # shape, the fastest kept; the choices are cached on disk beside the code cache

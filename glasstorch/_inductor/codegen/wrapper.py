@@ -73,7 +73,7 @@ class WrapperCode:
             self.kernels.append((step.name, params))
         self.c_source = PRELUDE + libm_declarations(libm) + "\n\n" + \
             "\n".join(kernel_sources)
-        if config.static_memory:     # mode="reduce-overhead": the wrapper's steps as C runs
+        if config.c_wrapper:         # the kernels and matrix products as C runs
             from .wrapper_c import CWrapper
             c_wrapper = CWrapper(self, outputs)
             if c_wrapper.runs:

@@ -1,7 +1,6 @@
-"""The C wrapper of ``mode="reduce-overhead"``: a graph as few C calls as it can be.
+"""The C wrapper (``config.c_wrapper``): a graph as few C calls as it can be.
 
-Under static memory (``config.static_memory``), consecutive wrapper steps that
-C can run, the fused kernels and the float32 / float64 matrix products
+Consecutive wrapper steps that C can run, the fused kernels and the float32 / float64 matrix products
 (``aten.mm``, ``aten.bmm``; ``addmm`` is an ``mm`` whose bias the next kernel
 adds), become one generated C function, a *run*::
 
@@ -20,10 +19,14 @@ pointers that change from call to call.  A graph of kernels and matrix
 products alone is one ctypes call.  This is the CPU counterpart of the CUDA
 graph that PyTorch's reduce-overhead mode records and replays.
 
-* **Pointers.**  ``data_ptrs``, one array per graph, holds every buffer a run
-  touches.  Static buffers and constants never move, so their slots are
-  filled once, when the graph is loaded.  Inputs, outputs and the results of
-  Python steps are set before the run that first reads them, in one slice.
+* **Pointers.**  ``data_ptrs`` holds every buffer a run touches.  Under
+  static memory (``mode="reduce-overhead"``) it is one array per graph: its
+  static buffers and constants never move, so their slots are filled once,
+  when the graph is loaded, and the Python wrapper allocates only the
+  outputs.  Otherwise each call gets a fresh array (a graph may then be
+  re-entered) with the constants' slots filled, and allocates its buffers
+  as the Python wrapper does.  Inputs, buffers and the results of Python
+  steps are set before the run that first reads them, in one slice.
 * **Outputs.**  Every output is a fresh tensor on each call, as
   ``static_memory`` already gives.  PyTorch's CUDA graphs hand back their
   static outputs, which the next replay overwrites.  Fresh outputs cost one
@@ -49,6 +52,7 @@ from typing import NamedTuple
 
 from ..._core import dtype as dt
 from ..._ops.kernels import native
+from .. import config
 from ..ir import ExternKernel
 from ..scheduler import FusedKernel
 from .cpp import C_TYPES
@@ -266,7 +270,7 @@ class Run:
 
 class CWrapper:
     """The C runs of a graph and the Python wrapper that calls them; made by
-    ``WrapperCode`` under static memory, and used when there is a run."""
+    ``WrapperCode`` when ``config.c_wrapper`` is on, and used when there is a run."""
 
     def __init__(self, code, outputs: set):
         self.code, self.graph, self.outputs = code, code.graph, outputs
@@ -302,11 +306,12 @@ class CWrapper:
         return segments
 
     def _assign_slots(self):
-        """The memory the runs allocate is static, but for the outputs.  Slots:
-        first the buffers that change per call, run by run, so that a run's new
-        pointers are one slice; then those that never move."""
+        """Under static memory, the memory the runs allocate is static but for
+        the outputs.  Slots: first the buffers that change per call, run by
+        run, so that a run's new pointers are one slice; then those that never
+        move."""
         for segment in self.segments:
-            if isinstance(segment, Run):
+            if isinstance(segment, Run) and config.static_memory:
                 self.code.static.update((name, layout) for name, layout in segment.allocated
                                         if name not in self.outputs)
         for run in self.runs:
@@ -346,13 +351,15 @@ class CWrapper:
         if names:
             lines.append(f"    {', '.join(names)}, = args")
         lines.append("    args.clear()")
+        if not config.static_memory:      # buffers move from call to call: pointers per call
+            lines.append("    data_ptrs = pointer_array()")
         last_use = code._last_uses(self.outputs)
         bound, pointed = set(names), set(self.fixed)
         for segment in self.segments:
             if isinstance(segment, Run):
                 done = segment.last
                 for name, layout in segment.allocated:
-                    if name in self.outputs:
+                    if name not in code.static:
                         lines.append(f"    {name} = {_alloc(layout)}")
                         bound.add(name)
                 if segment.name is None:
@@ -386,11 +393,17 @@ class CWrapper:
         if self.product_dtypes:
             getattr(library, f"{self.prefix}_set_blas")(ctypes.c_void_p(self.blas.sgemm),
                                                         ctypes.c_void_p(self.blas.dgemm))
-        data_ptrs = (ctypes.c_void_p * len(self.slots))()
-        for name in self.fixed:
-            tensor = namespace[f"static_{name}"] if name in self.code.static else namespace[name]
-            data_ptrs[self.slots[name]] = tensor.data_ptr()
-        namespace["data_ptrs"] = data_ptrs
+        fixed = [(self.slots[name], (namespace[f"static_{name}"] if name in self.code.static
+                                     else namespace[name]).data_ptr()) for name in self.fixed]
+        pointers = ctypes.c_void_p * len(self.slots)
+
+        def pointer_array():
+            """A fresh ``data_ptrs`` with the fixed slots filled."""
+            array = pointers()
+            for slot, address in fixed:
+                array[slot] = address
+            return array
+        namespace["data_ptrs"], namespace["pointer_array"] = pointer_array(), pointer_array
         for run in self.runs:
             fn = getattr(library, run.name)
             fn.argtypes = [ctypes.c_void_p]
