@@ -750,6 +750,10 @@ LARGE = {
     "transposed": (lambda L, x: x.t() * 2 + 1, (301, 257)),
     "row_sum": (lambda L, x: x.sum(-1), (301, 257)),
     "column_sum": (lambda L, x: x.sum(0), (301, 257)),
+    # a value per row (a buffer) read in each column's sum, as a LayerNorm weight's
+    # gradient reads the rows' means: still summed a block of columns at a time
+    "column_sum_row_scale": (lambda L, x: (x.abs() * x.abs().amax(1, keepdim=True)).sum(0),
+                             (301, 257)),
     "full_sum": (lambda L, x: x.abs().sum(), (70001,)),   # no cancellation
     "amax": (lambda L, x: x.amax(0), (301, 257)),
     "argmax": (lambda L, x: x.argmax(-1), (301, 257)),
@@ -765,6 +769,10 @@ def test_large(name):
     fn, shape = LARGE[name]
     x = Operand(make_values(np.random.default_rng(0), shape, "float32", "finite"), "float32")
     check(fn, x, tol="reduce")
+    if name.startswith("column_sum"):
+        with inductor_graphs() as graphs:
+            compiled(lambda v: fn(gt, v))(x.build(gt))
+        assert "for (int64_t xb = 0;" in kernels_only(graphs[0].code.c_source)
 
 
 # -- training ---------------------------------------------------------------------------------

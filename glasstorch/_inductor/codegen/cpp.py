@@ -603,8 +603,9 @@ class KernelWriter:
         last_x, last_r = f"x{len(fused.outer) - 1}", f"r{len(rranges) - 1}"
         coeffs = [{s.name: c for s, c in index.terms.items()}
                   for node in fused.nodes for _, index in fused.reads[node.name]]
-        return bool(coeffs) and all(c.get(last_r) != 1 for c in coeffs) and \
-            any(c.get(last_x) == 1 for c in coeffs)
+        # a read that does not move with the columns (a row's mean) is one value per row
+        return any(c.get(last_x) == 1 for c in coeffs) and \
+            all(c.get(last_r) != 1 for c in coeffs if c.get(last_x))
 
     def _outer_headers(self, fused, outer) -> list:
         if self._is_column_reduction():

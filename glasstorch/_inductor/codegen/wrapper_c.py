@@ -327,7 +327,7 @@ class CWrapper:
     # -- C -----------------------------------------------------------------------------
 
     def _c(self) -> str:
-        parts = ["\n/* the graph's C wrapper (mode=\"reduce-overhead\"): each run of kernels "
+        parts = ["\n/* the graph's C wrapper: each run of kernels "
                  "and matrix products is\n   one call; p[i] is the data of buffer i of "
                  "data_ptrs */"]
         if self.product_dtypes:
