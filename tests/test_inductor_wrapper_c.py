@@ -54,7 +54,7 @@ def _c_calls(compiled) -> list:
 
 def _run(compiled, i: int) -> str:
     """The name of run ``i`` of ``compiled``'s C wrapper."""
-    return f"graph_{compiled.code.name}_run_{i}"
+    return f"graph_run_{i}"
 
 
 def _python_calls(compiled) -> list:
@@ -170,8 +170,8 @@ def test_kernels_and_products_are_one_ctypes_call(compiled_graphs):
     assert f"void {_run(graph, 0)}(void **p)" in text and "gt_mm_f32(" in text
     with config.patch(static_memory=True):
         stages = str(debug.stages(f, x, w))
-    assert "void graph_f_inference_run_0(void **p)" in stages
-    assert "graph_f_inference_run_0(data_ptrs)" in stages
+    assert "void graph_run_0(void **p)" in stages
+    assert "graph_run_0(data_ptrs)" in stages
 
 
 @needs_blas

@@ -55,7 +55,9 @@ from . import config
 
 FLAGS = ["-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math",
          "-ffp-contract=off", "-shared", "-fPIC", "-std=gnu11",
-         "-Werror=implicit-function-declaration"]   # an error in newer compilers: fail alike
+         "-Werror=implicit-function-declaration",   # an error in newer compilers: fail alike
+         "-Wl,-Bsymbolic"]   # a C wrapper's calls reach its own library's kernels, whatever
+                             # another loaded library of the same names exports
 
 # the files of a cache entry: c<sha256 hex>.<c|so|sha256>
 ENTRY_FILE = re.compile(r"c[0-9a-f]{64}\.(c|so|sha256)")

@@ -4,7 +4,7 @@ Consecutive wrapper steps that C can run, the fused kernels and the float32 / fl
 (``aten.mm``, ``aten.bmm``; ``addmm`` is an ``mm`` whose bias the next kernel
 adds), become one generated C function, a *run*::
 
-    void graph_0_forward_run_0(void **p)
+    void graph_run_0(void **p)
     {
         float *primals_1 = p[0];
         ...
@@ -274,7 +274,9 @@ class CWrapper:
 
     def __init__(self, code, outputs: set):
         self.code, self.graph, self.outputs = code, code.graph, outputs
-        self.prefix = "graph_" + "".join(c if c.isalnum() else "_" for c in code.name)
+        # one library per graph: its names need not tell graphs apart, and the same
+        # kernels in another graph (or process) must make the same source, the cache's key
+        self.prefix = "graph"
         self.blas = find_blas()
         self.segments = self._segments()
         self.runs = [s for s in self.segments if isinstance(s, Run) and s.statements]
