@@ -330,17 +330,19 @@ def test_without_compiler_reduce_overhead_runs_aten(monkeypatch):
 
 @needs_blas
 def test_large_product_rows_split_among_threads(compiled_graphs):
-    """A product of at least 2^21 multiply-adds has its rows split among the
-    intra-op threads, each block a single-threaded gemm (eager's matmul), with
-    operands as they are and transposed."""
+    """A product of at least 2^21 multiply-adds is split among the intra-op
+    threads along the longer side of its result, each block a single-threaded
+    gemm (eager's matmul): rows, or the columns of a wide result; operands as
+    they are and transposed."""
     threads = gt.get_num_threads()
-    gt.set_num_threads(2)
+    gt.set_num_threads(3)
     try:
-        def f(a, b):
-            return (a.exp() @ b).relu(), a.t() @ a[:, :128]
-        a, b = gt.randn(256, 160), gt.randn(160, 128)
-        got = gt.compile(f, mode="reduce-overhead")(a, b)
-        for g, e in zip(got, f(a, b)):
+        def f(a, b, w, v):
+            return (a.exp() @ b).relu(), a.t() @ a[:, :128], a[:24] @ w, a[:24] @ v.t()
+        a, b, w, v = gt.randn(256, 160), gt.randn(160, 128), gt.randn(160, 1601), \
+            gt.randn(1601, 160)
+        got = gt.compile(f, mode="reduce-overhead")(a, b, w, v)
+        for g, e in zip(got, f(a, b, w, v)):
             np.testing.assert_allclose(to_numpy(g), to_numpy(e), rtol=1e-4, atol=1e-4)
     finally:
         gt.set_num_threads(threads)

@@ -212,24 +212,33 @@ enum {{ CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 }};
 static gt_{letter}gemm_fn gt_{letter}gemm;
 
 /* C = op(A) op(B), row-major: a product of at least {native.MIN_PARALLEL_MATMUL} multiply-adds
-   has its rows split among the OpenMP threads, each block one single-threaded
-   gemm (eager's matmul) */
+   is split among the OpenMP threads along the longer side of C, each block one
+   single-threaded gemm: rows (eager's matmul), or, for a wide C of few rows
+   (a small batch times a weight), columns, so that each thread reads only its
+   part of B */
 static void gt_mm_{suffix}(int ta, int tb, int64_t m, int64_t n, int64_t k,
                        const {ctype} *a, int64_t lda, const {ctype} *b, int64_t ldb,
                        {ctype} *c, int64_t ldc)
 {{
+    int64_t side = m >= n ? m : n;
     int threads = m * n * k >= {native.MIN_PARALLEL_MATMUL} ? omp_get_max_threads() : 1;
-    if (threads > m) threads = (int)m;
+    if (threads > side) threads = (int)side;
     if (threads < 2) {{
         gt_{letter}gemm(CblasRowMajor, ta, tb, m, n, k, 1, a, lda, b, ldb, 0, c, ldc);
         return;
     }}
     #pragma omp parallel for num_threads(threads)
     for (int t = 0; t < threads; t++) {{
-        int64_t lo = m * t / threads, hi = m * (t + 1) / threads;
-        const {ctype} *rows = ta == CblasNoTrans ? a + lo * lda : a + lo;
-        gt_{letter}gemm(CblasRowMajor, ta, tb, hi - lo, n, k, 1, rows, lda, b, ldb, 0,
-                  c + lo * ldc, ldc);
+        int64_t lo = side * t / threads, hi = side * (t + 1) / threads;
+        if (m >= n) {{
+            const {ctype} *rows = ta == CblasNoTrans ? a + lo * lda : a + lo;
+            gt_{letter}gemm(CblasRowMajor, ta, tb, hi - lo, n, k, 1, rows, lda, b, ldb, 0,
+                      c + lo * ldc, ldc);
+        }} else {{
+            const {ctype} *cols = tb == CblasNoTrans ? b + lo : b + lo * ldb;
+            gt_{letter}gemm(CblasRowMajor, ta, tb, m, hi - lo, k, 1, a, lda, cols, ldb, 0,
+                      c + lo, ldc);
+        }}
     }}
 }}
 """)
