@@ -34,3 +34,19 @@ def torch():
 def gt():
     import glasstorch
     return glasstorch
+
+
+@pytest.fixture
+def compiled_graphs(monkeypatch):
+    """Every Inductor CompiledGraph made in the test, in order (Dynamo reset first)."""
+    import glasstorch
+    from glasstorch._inductor import compile_fx
+    seen = []
+    real = compile_fx.CompiledGraph.__init__
+
+    def recording(self, gm, name):
+        real(self, gm, name)
+        seen.append(self)
+    monkeypatch.setattr(compile_fx.CompiledGraph, "__init__", recording)
+    glasstorch._dynamo.reset()
+    return seen

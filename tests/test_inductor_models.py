@@ -123,21 +123,13 @@ def test_training_compiled_equals_eager(name):
                                    to_numpy(value).astype(np.float64), rtol=1e-4, atol=1e-5)
 
 
-def test_compiled_gpt_runs_generated_c(monkeypatch, tmp_path):
+def test_compiled_gpt_runs_generated_c(monkeypatch, tmp_path, compiled_graphs):
     """The compiled GPT's graphs become C kernels (compiled into the cache
     directory) and a C wrapper calling them and the matrix products (BLAS's
     gemm) in between."""
-    from glasstorch._inductor import compile_fx
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
-    seen = []
-    real = compile_fx.CompiledGraph.__init__
-
-    def recording(self, gm, name):
-        real(self, gm, name)
-        seen.append(self)
-    monkeypatch.setattr(compile_fx.CompiledGraph, "__init__", recording)
+    seen = compiled_graphs
     model, idx, targets = tiny_gpt(gt)
-    gt._dynamo.reset()
     _, loss = gt.compile(model)(idx, targets)
     loss.backward()
     assert [c.code.name.split("_", 1)[1] for c in seen] == ["forward", "backward"]
@@ -196,19 +188,11 @@ def test_compile_mode_and_options_errors_as_torch(kwargs, prefix):
         assert str(info.value).startswith(prefix), (lib.__name__, str(info.value))
 
 
-def test_compile_options_reach_every_graph(monkeypatch):
+def test_compile_options_reach_every_graph(compiled_graphs):
     """``options`` hold for the forward and the backward graph: a fusion size
     of 1 gives one kernel per buffer in both (and eager's values)."""
-    from glasstorch._inductor import compile_fx
-    seen = []
-    real = compile_fx.CompiledGraph.__init__
-
-    def recording(self, gm, name):
-        real(self, gm, name)
-        seen.append(self)
-    monkeypatch.setattr(compile_fx.CompiledGraph, "__init__", recording)
+    seen = compiled_graphs
     x = gt.randn(4, 8, requires_grad=True)
-    gt._dynamo.reset()
     f = gt.compile(lambda x: (x.sin() * 2).softmax(-1).sum(), options={"max_fusion_size": 1})
     f(x).backward()
     assert len(seen) == 2

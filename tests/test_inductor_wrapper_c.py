@@ -26,20 +26,6 @@ pytestmark = pytest.mark.skipif(not compile_fx.codecache.available(), reason="no
 needs_blas = pytest.mark.skipif(wrapper_c.find_blas() is None, reason="numpy ships no cblas")
 
 
-@pytest.fixture
-def compiled_graphs(monkeypatch):
-    """Every CompiledGraph made in the test, in order."""
-    seen = []
-    real = compile_fx.CompiledGraph.__init__
-
-    def recording(self, gm, name):
-        real(self, gm, name)
-        seen.append(self)
-    monkeypatch.setattr(compile_fx.CompiledGraph, "__init__", recording)
-    gt._dynamo.reset()
-    return seen
-
-
 def _c_calls(compiled) -> list:
     """The names of the ctypes functions ``compiled``'s wrapper calls, from now on."""
     namespace, calls = compiled.call.__globals__, []
