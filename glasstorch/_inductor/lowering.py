@@ -618,7 +618,7 @@ def _variance(x, dims, correction, keepdim, dtype):
     LayerNorm of it is 0, not rounding noise."""
     count = math.prod(x.size[d] for d in dims)
     compute = compute_dtype(dtype)
-    body = reduction_body(x, dims, lambda v: ops.to_dtype(v, compute))
+    body = reduction_body(x, dims, _sum_value(x, compute))
     mean, m2 = (reduce(x, dims, keepdim, rtype, compute, body=body)
                 for rtype in ("welford_mean", "welford_m2"))
     divisor = max(count - correction, 0)
