@@ -336,7 +336,8 @@ def inductor(torch, model, data) -> None:
     print("\n".join(debug.ir_text(compiled.graph).splitlines()[:14]) + "\n    ...")
     print("\nfusion decisions:")
     print("\n".join("  " + line for line in compiled.scheduler.decisions))
-    print("\nthe kernel (C, compiled with cc -O3 -march=native -fopenmp, cached on disk):")
+    print("\nthe kernel, and the C wrapper that runs the graph (compiled with cc -O3 "
+          "-march=native -fopenmp, cached on disk):")
     print(debug.kernels_only(compiled.code.c_source))
 
     _section("torch.compile (Inductor): the trained GPT's forward as fused C kernels")
