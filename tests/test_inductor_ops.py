@@ -607,11 +607,7 @@ INPLACE = {
     "mul_add_": lambda L, x, y: x.mul_(2).add_(y),
     "copy_": lambda L, x, y: x.copy_(y.sin()),
     "clamp_": lambda L, x, y: x.clamp_(-1, 1),
-    "fill_every_other": pytest.param(_fill_every_other, marks=pytest.mark.xfail(
-        strict=True, reason="_decomp/decompositions.py _inplace: fill_.Tensor becomes the "
-        "packet aten.fill, which takes the 0-d tensor value for a Scalar (fill.Scalar), "
-        "whose meta kernel calls .item(): under FakeTensorMode aten.fill(empty(3), "
-        "tensor(0.5)) raises 'Tensor.item() cannot be called on meta tensors'")),
+    "fill_every_other": _fill_every_other,
     "assign_slice": _assign_slice,
 }
 

@@ -1002,7 +1002,11 @@ def _inplace(inplace_op, functional_op):
 for _name in ("addmm", "addmv", "baddbmm", "fill", "gelu", "hardswish", "hardtanh",
               "hardsigmoid", "index_put", "leaky_relu", "logit", "relu", "round", "scatter",
               "scatter_add", "scatter_reduce", "silu"):
-    _inplace(getattr(aten, _name + "_"), getattr(aten, _name))
+    # overload by overload: the packet would pick its own overload again, and fill_.Tensor's
+    # 0-d value would go to fill.Scalar, whose meta kernel reads it (.item())
+    for _overload in getattr(aten, _name + "_").overloads():
+        _inplace(getattr(getattr(aten, _name + "_"), _overload),
+                 getattr(getattr(aten, _name), _overload))
 
 
 # -- losses (continued) ----------------------------------------------------------------
