@@ -90,6 +90,9 @@ class _Metadata:
         self.mutated = [i for i, (f, v) in enumerate(zip(fakes, versions))
                         if v is not None and f._version != v]
         self.aliases = [_alias_of(o, j, fakes, outs) for j, o in enumerate(outs)]
+        # output j -> input i, where the function returns the input itself (x.mul_(2))
+        self.returned_inputs = {j: i for j, o in enumerate(outs) for i, f in enumerate(fakes)
+                                if o is f and isinstance(o, Tensor)}
         self.outs = outs          # FakeTensors: the outputs' metadata
         self.num_outputs = len(outs)
 
@@ -268,8 +271,11 @@ class _Compiled:
             for i, value in zip(self.written_back, written):
                 flat_args[i].copy_(value)
         replays = self.replays
+        returned = {} if self.training else meta.returned_inputs   # (training: the output
+        for j, i in returned.items():                               # carries the grad_fn)
+            outs[j] = flat_args[i]
         for j, alias in enumerate(meta.aliases):
-            if alias is not None:
+            if alias is not None and j not in returned:
                 view = base = flat_args[alias[1]] if alias[0] == "input" else outs[alias[1]]
                 if j in replays:
                     for target, args, kwargs in replays[j]:
