@@ -3,6 +3,7 @@ graph counts, break counts and reasons, the captured graphs' code, recompiles
 and results compared (``glasstorch/_dynamo``)."""
 from __future__ import annotations
 
+import collections
 import importlib
 import re
 
@@ -98,11 +99,21 @@ def _programs(lib):
         last = outs.pop()
         return lib.stack(outs).sum(0) + last + d["a"]
 
+    scales = collections.OrderedDict(a=2.0, b=3.0)     # (as an optimizer's hooks are kept)
+
+    def imports_and_ordered_dict(x):
+        from math import pi
+        import math
+        for scale in scales.values():
+            x = x * scale
+        return x * pi + math.e
+
     return {f.__name__: f for f in (print_start, item, branch, bool_of_tensor,
                                     break_in_callee, loop_over_list, functional_and_views,
                                     list_across_break, shapes_and_constants,
                                     kwargs_and_methods, disabled_callee, no_grad_block,
-                                    user_graph_break, local_containers)}
+                                    user_graph_break, local_containers,
+                                    imports_and_ordered_dict)}
 
 
 def _args(lib, name):

@@ -19,6 +19,7 @@ jump targets, names, constants).
 """
 from __future__ import annotations
 
+import collections
 import dis
 import functools
 import operator
@@ -125,7 +126,8 @@ class InstructionTranslatorBase:
             if isinstance(value, glasstorch.Size):
                 return SizeVariable(items)
             return (ListVariable if isinstance(value, list) else TupleVariable)(items, source)
-        if type(value) is dict and all(is_constant_value(k) for k in value):
+        if type(value) in (dict, collections.OrderedDict) and \
+                all(is_constant_value(k) for k in value):
             if source is not None:
                 guards.length(source, value)
             return ConstDictVariable({k: self.wrap(v, GetItemSource(source, k) if source
@@ -300,6 +302,17 @@ class InstructionTranslatorBase:
         if isinstance(value, (NestedFunctionVariable, NullVariable)):
             raise Unsupported("STORE_GLOBAL", "Dynamo does not trace this global write.")
         self.output.side_effects.store(self.f_globals, inst.argval, value)
+
+    def IMPORT_NAME(self, inst):
+        """``import a.b`` / ``from .m import x`` inside the traced code: the import
+        runs now, while tracing (importing is idempotent), and the module is a
+        constant of the graph."""
+        fromlist, level = self.pop().as_python_constant(), self.pop().as_python_constant()
+        module = __import__(inst.argval, self.f_globals, None, fromlist, level)
+        self.push(PythonModuleVariable(module))
+
+    def IMPORT_FROM(self, inst):
+        self.push(self.getattr(self.stack[-1], inst.argval))
 
     def LOAD_ATTR(self, inst):
         obj = self.pop()
