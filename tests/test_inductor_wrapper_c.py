@@ -318,17 +318,18 @@ def test_without_compiler_reduce_overhead_runs_aten(monkeypatch):
 def test_large_product_rows_split_among_threads(compiled_graphs):
     """A product of at least 2^21 multiply-adds is split among the intra-op
     threads along the longer side of its result, each block a single-threaded
-    gemm (eager's matmul): rows, or the columns of a wide result; operands as
-    they are and transposed."""
+    gemm (eager's matmul): rows, or the columns of a wide result, or a bmm's
+    matrices; operands as they are and transposed."""
     threads = gt.get_num_threads()
     gt.set_num_threads(3)
     try:
-        def f(a, b, w, v):
-            return (a.exp() @ b).relu(), a.t() @ a[:, :128], a[:24] @ w, a[:24] @ v.t()
-        a, b, w, v = gt.randn(256, 160), gt.randn(160, 128), gt.randn(160, 1601), \
-            gt.randn(1601, 160)
-        got = gt.compile(f, mode="reduce-overhead")(a, b, w, v)
-        for g, e in zip(got, f(a, b, w, v)):
+        def f(a, b, w, v, q):
+            return (a.exp() @ b).relu(), a.t() @ a[:, :128], a[:24] @ w, a[:24] @ v.t(), \
+                q @ q.transpose(1, 2)
+        a, b, w, v, q = gt.randn(256, 160), gt.randn(160, 128), gt.randn(160, 1601), \
+            gt.randn(1601, 160), gt.randn(64, 64, 32)
+        got = gt.compile(f, mode="reduce-overhead")(a, b, w, v, q)
+        for g, e in zip(got, f(a, b, w, v, q)):
             np.testing.assert_allclose(to_numpy(g), to_numpy(e), rtol=1e-4, atol=1e-4)
     finally:
         gt.set_num_threads(threads)

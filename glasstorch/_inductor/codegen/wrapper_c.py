@@ -34,8 +34,9 @@ graph that PyTorch's reduce-overhead mode records and replays.
 * **BLAS.**  The runs call ``cblas_sgemm`` / ``cblas_dgemm`` of the BLAS
   numpy ships (``find_blas``), through pointers given to the library when it
   is loaded: the generated code links no BLAS.  As in eager ``mm``
-  (``native.matmul``), BLAS runs single-threaded, and a large product's rows
-  are split among the intra-op threads (OpenMP here).  An operand BLAS cannot
+  (``native.matmul``), BLAS runs single-threaded, and a large product is
+  split among the intra-op threads (OpenMP here): its rows or columns, or a
+  ``bmm``'s matrices.  An operand BLAS cannot
   read with a transpose flag and a leading dimension (an expanded one, say),
   another dtype, or no BLAS found leaves the product a Python step.
 * **Rounding.**  The product is BLAS's ``gemm``, as in eager, where numpy's
@@ -187,7 +188,9 @@ class MatrixProduct:
             suffix = self.SUFFIX[self.step.layout.dtype]
             return [f"gt_mm_{suffix}({shape}, {a}, {lda}, {b}, {ldb}, {c}, {ldc});"]
         gemm = "gt_sgemm" if self.step.layout.dtype is dt.float32 else "gt_dgemm"
-        return [f"for (int64_t i = 0; i < {self.batch}; i++)   /* bmm: a gemm per matrix */",
+        work = self.batch * self.m * self.n * self.k      # the matrices shared among threads
+        return [f"#pragma omp parallel for if({work} >= {native.MIN_PARALLEL_MATMUL})",
+                f"for (int64_t i = 0; i < {self.batch}; i++)   /* bmm: a gemm per matrix */",
                 f"    {gemm}(CblasRowMajor, {shape}, 1, {a}, {lda}, {b}, {ldb}, 0, {c}, {ldc});"]
 
 
