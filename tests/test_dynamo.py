@@ -99,6 +99,13 @@ def _programs(lib):
         last = outs.pop()
         return lib.stack(outs).sum(0) + last + d["a"]
 
+    weight = lib.ones(3, requires_grad=True)
+
+    def backward_inside(x):
+        loss = (weight * x).sum()
+        loss.backward()                  # a graph break: it runs, not dropped from the graph
+        return loss * 2
+
     scales = collections.OrderedDict(a=2.0, b=3.0)     # (as an optimizer's hooks are kept)
 
     def imports_and_ordered_dict(x):
@@ -113,7 +120,7 @@ def _programs(lib):
                                     list_across_break, shapes_and_constants,
                                     kwargs_and_methods, disabled_callee, no_grad_block,
                                     user_graph_break, local_containers,
-                                    imports_and_ordered_dict)}
+                                    imports_and_ordered_dict, backward_inside)}
 
 
 def _args(lib, name):

@@ -142,6 +142,35 @@ def test_compiled_gpt_runs_generated_c(monkeypatch, tmp_path, compiled_graphs):
     assert list(tmp_path.glob("*/c*.so"))
 
 
+def test_training_step_with_backward_and_step_inside_compile(torch):
+    """A whole training step under torch.compile: ``loss.backward()`` breaks the
+    graph and runs (PyTorch's break: 'Unsupported Tensor.backward() call'),
+    then ``opt.step()``; the losses and weights follow torch's eager ones."""
+    results = []
+    for lib, compile_fn in ((torch, None), (gt, gt.compile)):
+        lib.manual_seed(0)
+        model = lib.nn.Linear(4, 2)
+        with lib.no_grad():
+            model.weight.copy_(lib.from_numpy(np.linspace(-1, 1, 8, dtype=np.float32)
+                                              .reshape(2, 4)))
+            model.bias.zero_()
+        opt = lib.optim.Adam(model.parameters(), lr=0.1)
+        x = lib.from_numpy(np.arange(32, dtype=np.float32).reshape(8, 4) / 10)
+
+        def step(x):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        run = compile_fn(step) if compile_fn else step
+        results.append(([run(x).item() for _ in range(4)], to_numpy(model.weight.detach())))
+    (expected, w_expected), (got, w_got) = results
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    assert got[3] < got[0]
+    np.testing.assert_allclose(w_got, w_expected, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("name, kwargs", [("Adam", {"lr": 1e-2}),
                                           ("AdamW", {"lr": 1e-2, "weight_decay": 0.1}),
                                           ("SGD", {"lr": 0.1, "momentum": 0.9})])

@@ -155,6 +155,13 @@ class TensorMethodVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs):
         name, example = self.name, self.tensor.example
+        if name == "backward":   # it runs at the break (a node would be dropped, unused)
+            raise Unsupported("Unsupported Tensor.backward() call",
+                              "Dynamo currently does not support tracing `Tensor.backward()` "
+                              "when trace_autograd_ops is off.",
+                              hints=("Set torch._dynamo.trace_autograd_ops=True",),
+                              context="call_method TensorVariable() backward None None None "
+                                      "None", gb_id="gb0123")
         if name in self.DATA:
             raise item_unsupported(name) if name != "tolist" else Unsupported(
                 "Unsupported Tensor.tolist() call",
