@@ -221,7 +221,7 @@ class CppKernel:
         self.rows_used = set()
         self.row_decls = []   # declarations of the row arrays (before the loops)
         self.trig_flag = None     # in a loop that may run twice: its largest |sin/cos argument|
-        self.trig_checked = set() # the sin/cos arguments that flag already checks
+        self.trig_checked = set()   # the sin/cos arguments that flag already checks
         self.welford = {}     # (inner function, block) -> the C names of its mean and M2
 
     # -- bookkeeping ----------------------------------------------------------------
