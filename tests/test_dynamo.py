@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import importlib
+import itertools
 import re
 
 import numpy as np
@@ -106,6 +107,13 @@ def _programs(lib):
         loss.backward()                  # a graph break: it runs, not dropped from the graph
         return loss * 2
 
+    def chain_and_profiler_range(x):
+        with lib.autograd.profiler.record_function("range"):   # nothing in the graph
+            y = x * 2
+        for t in itertools.chain([y], [x]):
+            y = y + t
+        return y
+
     scales = collections.OrderedDict(a=2.0, b=3.0)     # (as an optimizer's hooks are kept)
 
     def imports_and_ordered_dict(x):
@@ -120,7 +128,8 @@ def _programs(lib):
                                     list_across_break, shapes_and_constants,
                                     kwargs_and_methods, disabled_callee, no_grad_block,
                                     user_graph_break, local_containers,
-                                    imports_and_ordered_dict, backward_inside)}
+                                    imports_and_ordered_dict, backward_inside,
+                                    chain_and_profiler_range)}
 
 
 def _args(lib, name):

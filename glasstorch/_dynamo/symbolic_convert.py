@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import dis
 import functools
+import itertools
 import operator
 import re
 import sys
@@ -696,6 +697,11 @@ class InstructionTranslatorBase:
         value = manager.as_python_constant() if manager.is_python_constant() else None
         if isinstance(value, glasstorch.amp.autocast):
             return self._enter_autocast(value)
+        from ..autograd.profiler import record_function
+        if isinstance(value, record_function):     # a profiler range: nothing in the graph
+            self.push(NoOpExitVariable())
+            self.push(ConstantVariable(None))
+            return
         enabled = _grad_mode_of(value)
         if enabled is None:
             raise Unsupported("Unsupported context manager",
@@ -755,6 +761,14 @@ class AutocastExitVariable(VariableTracker):
         exit_node = tx.output.graph.call_function(autocast_mode._exit_autocast, (self.node,))
         exit_node.meta["stack_trace"] = _stack_trace()
         autocast_mode._exit_autocast(self.traced)
+        return ConstantVariable(None)
+
+
+class NoOpExitVariable(VariableTracker):
+    """The ``__exit__`` of a ``with`` that leaves no trace in the graph (a
+    profiler range, as PyTorch's Dynamo treats ``record_function``)."""
+
+    def call_function(self, tx, args, kwargs):
         return ConstantVariable(None)
 
 
@@ -1190,6 +1204,8 @@ BUILTINS = {
     getattr: _getattr, hasattr: _hasattr, bool: _data_dependent, int: _data_dependent,
     float: _data_dependent, min: _min_max(min), max: _min_max(max), abs: _abs, type: _type,
     iter: lambda tx, args, kwargs: ListIteratorVariable(args[0].unpack()),
+    itertools.chain: lambda tx, args, kwargs: ListIteratorVariable(
+        [item for arg in args for item in arg.unpack()]),
     **dict.fromkeys((str, repr, round, divmod, pow, any, all, sorted, callable,
                      issubclass, dict, set, frozenset, ord, chr, hash), _fold),
 }
