@@ -25,7 +25,8 @@ default only when it is ``NOISE_MARGIN`` faster.  The chosen C replaces the
 default's in the graph's source; nothing else changes.
 
 An extern ``mm`` or ``bmm`` (``addmm`` lowers to ``mm``) with float operands
-and at most ``config.autotune_matmul_max_work`` multiply-adds is timed
+and at most ``config.autotune_matmul_max_work`` multiply-adds, that the C
+wrapper does not call through BLAS itself, is timed
 against generated C matmuls (``matmul_source``); when one is faster, the
 wrapper calls it instead (a ``GeneratedMatmul``, same arguments).  Summed
 in any order, K products lie within ``gamma_K * (|A| @ |B|)`` of the exact
@@ -64,6 +65,7 @@ from .._ops.kernels import native
 from . import codecache, config
 from .codegen.cpp import C_TYPES, PRELUDE, KernelWriter, libm_declarations
 from .codegen.wrapper import WrapperCode
+from .codegen.wrapper_c import MatrixProduct, find_blas
 from .ir import ExternKernel
 from .scheduler import FusedKernel
 
@@ -132,7 +134,14 @@ def tuned_code(graph, scheduler, name: str) -> tuple:
     deadline = start + config.autotune_budget
     for step in scheduler.steps:
         if isinstance(step, ExternKernel) and _matmul_geometry(step) is not None:
-            report.tunings.append(_tune_matmul(step, len(report.tunings), deadline))
+            if config.c_wrapper and find_blas() is not None and \
+                    MatrixProduct.of(step) is not None:
+                tuning = Tuning(step.name, str(step.op))
+                tuning.note = "not timed: the C wrapper calls BLAS for it (a generated " \
+                              "matmul would be a Python step between its runs)"
+            else:
+                tuning = _tune_matmul(step, len(report.tunings), deadline)
+            report.tunings.append(tuning)
     code = WrapperCode(graph, scheduler, name)
     kernels = [s for s in scheduler.steps if isinstance(s, FusedKernel)]
     for kernel in sorted(kernels, key=lambda k: -k.work()):

@@ -215,11 +215,11 @@ def next_aot_id() -> int:
     return next(_ids)
 
 
-# what each torch.compile mode changes; max-autotune leaves static memory (PyTorch's CUDA
-# graphs) off: its matmul timing models the Python wrapper, not the C wrapper's BLAS calls
+# what each torch.compile mode changes: max-autotune also takes reduce-overhead's static
+# memory (PyTorch's turns on CUDA graphs), max-autotune-no-cudagraphs does not
 MODES = {"reduce-overhead": {"static_memory": True},
          "max-autotune-no-cudagraphs": {"max_autotune": True},
-         "max-autotune": {"max_autotune": True}}
+         "max-autotune": {"max_autotune": True, "static_memory": True}}
 
 
 def compile_fx(gm, example_inputs, config_patches=None, **kwargs):
