@@ -159,12 +159,15 @@ def test_allocator_counts_every_output():
     assert stats.current == before_bytes
 
 
-def test_large_allocations_are_64_byte_aligned():
-    """As c10's alloc_cpu: memory of ALIGNED_FROM bytes or more starts on a
-    64-byte boundary (vector loops over it never split a load across cache
-    lines), through factories, op outputs, copies, resizes and compiled
-    outputs alike; the bytes counted are the tensor's."""
+def test_large_allocations_are_64_byte_aligned(torch):
+    """As c10's alloc_cpu (checked on torch's own tensors): memory of
+    ALIGNED_FROM bytes or more starts on a 64-byte boundary (vector loops
+    over it never split a load across cache lines), through factories, op
+    outputs, copies, resizes and compiled outputs alike; the bytes counted
+    are the tensor's."""
     from glasstorch._core.allocator import ALIGNED_FROM, ALIGNMENT
+    theirs = [torch.empty(1 << 18), torch.randn(513, 1025) * 2, torch.ones(3, 50000).sum(0)]
+    assert ALIGNMENT == 64 and all(t.data_ptr() % ALIGNMENT == 0 for t in theirs)
     stats = cpu_allocator.stats
     before = stats.current
     made = [glasstorch.empty(1 << 18), glasstorch.randn(513, 1025),
