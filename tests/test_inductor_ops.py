@@ -910,3 +910,26 @@ def test_compiled_code_is_a_shared_library(tmp_path, monkeypatch):
     assert list(tmp_path.rglob("*.so"))
     expected = (torch.from_numpy(x.numpy()).sin() * 2 + 1).relu()
     np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_softmax_exponentials_kept_in_the_output(dtype):
+    """A softmax over rows keeps exp(x - max) in its output and scales it there
+    (ATen's kernel does the same), not in a stack row copied out at the end;
+    a half output cannot hold the float row, which stays.  Neighbours that must
+    not move the row: a second output read from it in the same loop, the row's
+    sum as an output, the exponentials themselves as an output."""
+    rng = np.random.default_rng(3)
+    x = Operand(rng.normal(scale=3.0, size=(6, 37)), dtype)
+
+    def exps(L, v):
+        e = (v - v.amax(-1, keepdim=True)).exp()
+        return e, e.sum(-1, keepdim=True)
+    for fn in (lambda L, v: L.softmax(v, -1),
+               lambda L, v: (lambda e, s: (e / s, e * s, s))(*exps(L, v)),
+               lambda L, v: (lambda e, s: (e, e / s))(*exps(L, v))):
+        check(fn, x, tol="libm" if dtype != "float16" else "exact", modes=("compiled",))
+    with inductor_graphs() as graphs:
+        compiled(lambda v: gt.softmax(v, -1))(x.build(gt))
+    source = kernels_only(graphs[0].code.c_source)
+    assert ("row0[" in source) == (dtype == "float16"), source

@@ -48,7 +48,7 @@ def _python_calls(compiled) -> list:
     lines = compiled.code.python_source.split("def call(args):")[1].splitlines()
     return [line.strip() for line in lines if "(" in line and "= (" not in line and
             not line.strip().startswith(("return", "data_ptrs", "args.clear()")) and
-            "empty_strided(" not in line and ".data_ptr()" not in line]
+            "empty_strided(" not in line and "data_ptr(" not in line]
 
 
 def _to_torch(torch, gt_model, torch_model):

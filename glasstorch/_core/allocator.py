@@ -78,7 +78,7 @@ ALIGNED_FROM = 1 << 20
 
 def _aligned_empty(shape, count: int, dtype: np.dtype) -> np.ndarray:
     raw = np.empty(count * dtype.itemsize + ALIGNMENT, np.uint8)
-    skip = -raw.ctypes.data % ALIGNMENT
+    skip = -raw.__array_interface__["data"][0] % ALIGNMENT   # (C; .ctypes runs Python)
     return raw[skip:skip + count * dtype.itemsize].view(dtype).reshape(shape)
 
 

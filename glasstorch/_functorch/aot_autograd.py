@@ -267,9 +267,10 @@ class _Compiled:
                 results = list(_call(self.forward, list(flat_args)))
         count = len(self.written_back)
         written, outs = results[:count], results[count:]
-        with no_grad():
-            for i, value in zip(self.written_back, written):
-                flat_args[i].copy_(value)
+        if count:
+            with no_grad():
+                for i, value in zip(self.written_back, written):
+                    flat_args[i].copy_(value)
         replays = self.replays
         returned = {} if self.training else meta.returned_inputs   # (training: the output
         for j, i in returned.items():                               # carries the grad_fn)
@@ -391,13 +392,21 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
                                                   inference_compiler,
                                                   keep_inference_input_mutations)
             compiled.out_spec = out_spec[0]
+            compiled.flat_out = _is_flat_tuple(compiled.out_spec)
         returned.compiled = compiled
+        if compiled.flat_out:             # (a Dynamo graph's outputs: a tuple of leaves)
+            return compiled(flat_args)
         result = pytree.tree_unflatten(compiled(flat_args), compiled.out_spec)
         return list(result) if type(result) is tuple else result   # torch returns a list
     return returned
 
 
 _FLAT = (Tensor, int, float, bool)    # leaves that need no flattening
+
+
+def _is_flat_tuple(spec) -> bool:
+    """``spec`` is a tuple of leaves: its outputs, as a list, are the result."""
+    return spec.type is tuple and all(child.is_leaf() for child in spec.children())
 
 
 @functools.lru_cache(maxsize=None)
@@ -456,8 +465,10 @@ def aot_module_simplified(mod: Module, args, fw_compiler, bw_compiler=None,
                             num_params_buffers=len(names),
                             inference_compiler=inference_compiler)
 
+    state = list(_params_and_buffers(mod).values())   # taken once, as PyTorch does
+
     def forward(*runtime_args):      # flat: the parameters, then the graph's inputs
-        return compiled(*_params_and_buffers(mod).values(), *runtime_args)
+        return compiled(*state, *runtime_args)
     forward.zero_grad = mod.zero_grad
     forward.named_parameters = mod.named_parameters
     forward.named_buffers = mod.named_buffers

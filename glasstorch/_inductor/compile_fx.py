@@ -19,6 +19,7 @@ import warnings
 from .. import _logging
 from .._core.device import device as Device
 from .._ops.structured import empty_tensor
+from .._tensor import Tensor
 from . import autotune, codecache, config
 from .codegen.wrapper import WrapperCode
 from .graph import GraphLowering
@@ -31,6 +32,12 @@ _CPU = Device("cpu")
 def empty_strided(size, stride, dtype):
     """A new CPU tensor (no dispatch: the wrapper knows the geometry is valid)."""
     return empty_tensor(size, dtype, _CPU, stride)
+
+
+# Tensor.data_ptr without the __torch_function__ check in front of it: the
+# wrapper's buffers are plain tensors it made or was given (PyTorch's wrapper reads
+# the pointer in C++, with no Python hook either)
+data_ptr = Tensor.data_ptr.__wrapped__
 
 
 def reinterpret(base, size, stride, offset):
@@ -59,6 +66,7 @@ class CompiledGraph:
         from glasstorch import ops
         import glasstorch
         namespace = {"empty_strided": empty_strided, "reinterpret": reinterpret,
+                     "data_ptr": data_ptr,
                      "aten": ops.aten, "ops": ops, "torch": glasstorch,
                      "device": Device, "inf": float("inf"), "nan": float("nan")}
         namespace.update(self.graph.constants)
@@ -124,7 +132,6 @@ class PerShape:
         self.gm, self.name, self.compiled = gm, name, {}
 
     def __call__(self, args: list):
-        from .._tensor import Tensor
         key = tuple((tuple(a.shape), a.stride(), a.dtype) if isinstance(a, Tensor) else a
                     for a in args)
         call = self.compiled.get(key)

@@ -20,6 +20,7 @@ calls glibc's vector versions (libmvec) without ``-ffast-math``.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 import re
@@ -189,6 +190,7 @@ class _Block:
 
 
 _LOOP_VAR = re.compile(r"for \(int64_t (\w+) =")
+_ROW_INDEX = re.compile(r"[\sxr0-9L+*()]*\]")   # an index of loop variables and numbers
 _NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(\s*\()?")
 _C_WORDS = frozenset(("float", "double", "bool", "_Float16", "int64_t", "int32_t", "int16_t",
                       "int8_t", "uint8_t", "uint16_t", "INFINITY", "NAN", "true", "false"))
@@ -220,6 +222,10 @@ class CppKernel:
         self.rows = {}        # value key -> the row array a reduction loop keeps it in
         self.rows_used = set()
         self.row_decls = []   # declarations of the row arrays (before the loops)
+        self.row_dtypes = {}  # row array -> its dtype
+        self.row_reads = {}   # row array -> [(block, line number)] of the lines reading it
+        self.store_counts = collections.Counter()   # buffer -> stores to it written
+        self.row_stores = []  # (block, line number, buffer, C lvalue) of stores in row readers
         self.trig_flag = None     # in a loop that may run twice: its largest |sin/cos argument|
         self.trig_checked = set()   # the sin/cos arguments that flag already checks
         self.welford = {}     # (inner function, block) -> the C names of its mean and M2
@@ -252,15 +258,17 @@ class CppKernel:
         row = self.rows.get(key)
         if home is self.block and row is not None and self.block.row_reader is not None:
             self.rows_used.add(row)
-            self.emit(f"{C_TYPES[dtype]} {var} = {row}[{self.block.row_reader}];")
+            self.emit(("row", row, f"{C_TYPES[dtype]} {var} = {row}[{self.block.row_reader}];"))
+            self.row_reads.setdefault(row, []).append((self.block, len(self.block.lines) - 1))
         else:
             home.lines.append(f"{C_TYPES[dtype]} {var} = {expr};")
             if home is self.block and self.block.row_writer is not None and \
                     _COSTLY.search(expr):
                 row = f"row{len(self.rows)}"
                 self.rows[key] = row
+                self.row_dtypes[row] = dtype
                 size, index = self.block.row_writer
-                self.row_decls.append(("row", row, f"{C_TYPES[dtype]} {row}[{size}];"))
+                self.row_decls.append(("row_decl", row, f"{C_TYPES[dtype]} {row}[{size}];"))
                 self.emit(("row", row, f"{row}[{index}] = {var};"))
         self.numbers[var.name] = self.value_numbers.setdefault(key, f"v{len(self.value_numbers)}")
         self.homes[var.name] = home
@@ -292,6 +300,30 @@ class CppKernel:
                 not block.loop_vars & loop_vars:
             block = block.parent
         return block
+
+    def relocated_rows(self, kept_buffers) -> dict:
+        """Row arrays that can live in an output instead: row -> the output
+        element that holds it (softmax keeps exp(x - max) in its output and
+        scales it there, as ATen's kernel does, rather than in a stack array
+        copied out at the end).  The row is read once, by a loop that later
+        stores, in the same iteration, an output of the row's dtype that this
+        kernel neither reads nor stores anywhere else; the store's index uses
+        only loop variables, so it means the same element in the loop that
+        writes the row.  ``kept_buffers``: outputs whose stores stay."""
+        relocated = {}
+        for row, reads in self.row_reads.items():
+            if len(reads) != 1:       # read twice (a loop run again): the output changed
+                continue
+            block, read_at = reads[0]
+            for where, at, name, lvalue, dtype in self.row_stores:
+                if where is block and at > read_at and dtype is self.row_dtypes[row] and \
+                        name in kept_buffers and name not in self.loaded and \
+                        self.store_counts[name] == 1 and \
+                        lvalue not in relocated.values() and \
+                        _ROW_INDEX.fullmatch(lvalue.split("[", 1)[1]):
+                    relocated[row] = lvalue
+                    break
+        return relocated
 
     @contextlib.contextmanager
     def loop(self, header_lines):
@@ -335,6 +367,10 @@ class CppKernel:
         else:
             text = self._cast(value, dtype)
         self.emit(("store", name, f"{ptr}[{index}] = {text};"))
+        self.store_counts[name] += 1
+        if self.block.row_reader is not None:
+            self.row_stores.append((self.block, len(self.block.lines) - 1, name, f"{ptr}[{index}]",
+                                    dtype))
         self.block.cse[("load", name, str(index))] = value if value.dtype is compute_dtype(dtype) \
             else self.value(self._cast(value, compute_dtype(dtype)), compute_dtype(dtype))
 
@@ -523,21 +559,28 @@ def loop_header(var: str, size: int, pragma: str | None = None) -> list:
     return lines
 
 
-def render(lines, removed=frozenset(), indent="    ") -> list:
+def render(lines, removed=frozenset(), relocated=None, indent="    ") -> list:
     """Flatten emitted lines into text, dropping stores to removed buffers and
-    rows nobody reads (``removed`` holds both kinds of name)."""
+    rows nobody reads (``removed`` holds both kinds of name), and putting the
+    ``relocated`` rows (row -> output element) in their outputs."""
+    relocated = relocated or {}
     out = []
     for line in lines:
         if isinstance(line, str):
             out.append(indent + line)
-        elif line[0] in ("store", "row"):
-            if line[1] not in removed:
-                out.append(indent + line[2])
+        elif line[0] in ("store", "row", "row_decl"):
+            name = line[1]
+            if name in removed or line[0] == "row_decl" and name in relocated:
+                continue
+            text = line[2]
+            if name in relocated:
+                text = text.replace(f"{name}[r0]", relocated[name])
+            out.append(indent + text)
         elif line[0] == "decls":
-            out.extend(render(line[1], removed, indent))
+            out.extend(render(line[1], removed, relocated, indent))
         else:
             out.append(indent + "{")
-            out.extend(render(line[1], removed, indent + "    "))
+            out.extend(render(line[1], removed, relocated, indent + "    "))
             out.append(indent + "}")
     return out
 
@@ -581,7 +624,8 @@ class KernelWriter:
         signature = ", ".join(
             f"{'' if out else 'const '}{C_TYPES[self.graph.buffer_dtype(name)]}* "
             f"__restrict__ {ck.args[name][0]}" for name, out in params)
-        body = render(ck.block.lines, removed | unused_rows)
+        relocated = ck.relocated_rows({name for name, out in params if out})
+        body = render(ck.block.lines, removed | unused_rows, relocated)
         source = f"void {fused.name}({signature})\n{{\n" + "\n".join(body) + "\n}\n"
         return source, params, ck.libm_used, removed
 

@@ -100,7 +100,7 @@ class WrapperCode:
                         lines.append(f"    {node.name} = static_{node.name}")
                     else:
                         lines.append(f"    {node.name} = {_alloc(node.layout)}")
-                ptrs = ", ".join(f"{name}.data_ptr()" for name, _ in params[step.name])
+                ptrs = ", ".join(f"data_ptr({name})" for name, _ in params[step.name])
                 lines.append(f"    {step.name}({ptrs})")
             elif isinstance(step, AllocatedBuffer):
                 lines.append(f"    {step.name} = {_alloc(step.layout)}")

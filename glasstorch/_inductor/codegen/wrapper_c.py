@@ -429,8 +429,8 @@ def _set_pointers(names: list, first: int) -> list:
     """Python lines setting slots ``first, first + 1, ...`` of data_ptrs to the
     data of ``names``."""
     if len(names) == 1:
-        return [f"    data_ptrs[{first}] = {names[0]}.data_ptr()"]
-    values = [f"{name}.data_ptr()," for name in names]
+        return [f"    data_ptrs[{first}] = data_ptr({names[0]})"]
+    values = [f"data_ptr({name})," for name in names]
     return [f"    data_ptrs[{first}:{first + len(names)}] = (",
             *(f"        {' '.join(values[i:i + 4])}" for i in range(0, len(values), 4)), "    )"]
 
