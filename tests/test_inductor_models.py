@@ -145,7 +145,12 @@ def test_compiled_gpt_runs_generated_c(monkeypatch, tmp_path, compiled_graphs):
 def test_training_step_with_backward_and_step_inside_compile(torch):
     """A whole training step under torch.compile: ``loss.backward()`` breaks the
     graph and runs (PyTorch's break: 'Unsupported Tensor.backward() call'),
-    then ``opt.step()``; the losses and weights follow torch's eager ones."""
+    then ``opt.step()`` runs as ``torch.compile(opt.step)`` would, its update one
+    compiled graph after the first step; the losses and weights follow torch's
+    eager ones, and no frame is compiled twice (the bound methods ``opt.step``
+    and ``opt.zero_grad``, new objects at every read, are guarded by their
+    function and instance)."""
+    gt._dynamo.reset()
     results = []
     for lib, compile_fn in ((torch, None), (gt, gt.compile)):
         lib.manual_seed(0)
@@ -166,9 +171,15 @@ def test_training_step_with_backward_and_step_inside_compile(torch):
         run = compile_fn(step) if compile_fn else step
         results.append(([run(x).item() for _ in range(4)], to_numpy(model.weight.detach())))
     (expected, w_expected), (got, w_got) = results
-    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    (compiled_step,) = [ctx.optimizer_steps[opt] for ctx in gt._dynamo._CONTEXTS
+                        if opt in ctx.optimizer_steps]
+    assert len(compiled_step.compiled) == 1
+    assert gt._dynamo.utils.counters["stats"]["recompiles"] == 0
+    # (the compiled update computes Adam's bias corrections from a float32 step
+    # count, as PyTorch's compiled Adam does: the last bits differ, 1e-5 here)
+    np.testing.assert_allclose(got, expected, rtol=1e-4)
     assert got[3] < got[0]
-    np.testing.assert_allclose(w_got, w_expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(w_got, w_expected, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("name, kwargs", [("Adam", {"lr": 1e-2}),

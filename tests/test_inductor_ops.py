@@ -13,7 +13,7 @@ Hypothesis draws shapes (0 to 4 dims, sizes 1..7, broadcasting operands),
 dtypes, layouts (contiguous, transposed, sliced with step 2, expanded) and
 values (NaN, +-inf and -0.0 among them for floats).  test_special_values
 pairs NaN, +-inf, +-0.0 and ordinary values with each other, bitwise (signs
-of zero too); the bugs it knows of (KNOWN_BUGS) are strict xfails there.
+of zero too).
 """
 import contextlib
 import math
@@ -308,15 +308,6 @@ TERNARY = {
 }
 POINTWISE = {**UNARY, **BINARY, **TERNARY}
 
-# (op, mode) -> what goes wrong; test_special_values holds the repro of each
-KNOWN_BUGS = {
-    ("relu", "eager"): "glasstorch eager: relu(-0.0) is 0.0 (ATen -0.0)",
-    ("remainder", "eager"):
-        "glasstorch eager: a zero remainder takes the divisor's sign, remainder(-0.0, 1.0) "
-        "is 0.0 (ATen -0.0)",
-    ("clamp_zero", "eager"):
-        "glasstorch eager: clamp(x, 0.0, 1.0) of -0.0 is 0.0 (ATen keeps x at a bound: -0.0)",
-}
 # where torch's result depends on its code path (vector or scalar loop): its
 # float32 GELU at +inf (nan in the vector loop, inf in the scalar loop and in
 # glasstorch), left out of the inputs; the sign of a zero result of these ops,
@@ -326,7 +317,8 @@ UNSIGNED_ZEROS = {"maximum", "minimum", "clamp_tensor"}
 # dtypes the hypothesis cases of an op leave out: the half types of rounded
 # divisions, whose quotient torch's vector loop rounds to the half type before
 # flooring or truncating it and its scalar loop does not (test_half_division_rounding),
-# and the half types of products, a known bug (test_half_product)
+# and the half types of products, which compiled code accumulates in float as
+# Inductor does, and eager in the half type as ATen does (test_half_product)
 LEFT_OUT = {"div_floor": HALF, "div_trunc": HALF, "floor_divide": HALF,
             "prod": HALF, "prod_full": HALF}
 
@@ -381,9 +373,7 @@ def _special_cases():
     for name, (fn, dtypes, _) in POINTWISE.items():
         if "float32" in dtypes:
             for mode in ("compiled", "eager"):
-                reason = KNOWN_BUGS.get((name, mode))
-                marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
-                yield pytest.param(name, mode, marks=marks, id=f"{name}-{mode}")
+                yield pytest.param(name, mode, id=f"{name}-{mode}")
 
 
 @pytest.mark.parametrize("name,mode", _special_cases())
@@ -502,11 +492,14 @@ def test_reduction(name, data, keepdim):
     check(lambda L, v: fn(L, v, dim, keepdim), x, tol=tol)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "codegen/cpp.py: a product of float16 accumulates in float, ATen's in float16 step "
-    "by step: prod([256, 256, 0.5]) is 32768 compiled, inf in ATen (and glasstorch eager)"))
 def test_half_product():
-    check(lambda L, v: v.prod(), Operand(np.array([256, 256, 0.5], np.float16), "float16"))
+    """Compiled, a float16 product accumulates in float and rounds once, as
+    Inductor's reductions do (real torch.compile also gives 32768 for
+    prod([256, 256, 0.5])); eager rounds at every step, as ATen's loop does
+    (inf), in both libraries."""
+    x = np.array([256, 256, 0.5], np.float16)
+    assert compiled(lambda v: v.prod())(gt.from_numpy(x)).item() == 32768
+    assert gt.from_numpy(x).prod().item() == torch.from_numpy(x).prod().item() == math.inf
 
 
 SOFTMAX = {
@@ -582,14 +575,16 @@ def test_welford_over_several_dims_and_columns():
           modes=("compiled",))
 
 
-@pytest.mark.parametrize("mode", [
-    "compiled", pytest.param("eager", marks=pytest.mark.xfail(strict=True, reason=(
-        "glasstorch eager: LayerNorm of a row of one value is rounding noise times "
-        "1/sqrt(eps) (layer_norm(full((7,), 1.3), (7,)) is -3.8e-05), not 0 as ATen's "
-        "Welford mean makes it")))])
-def test_layer_norm_of_a_constant_row(mode):
-    x = Operand(np.array([[1.3] * 7, [0.1] * 7, [-2.7] * 7], dtype=np.float32), "float32")
-    check(lambda L, v: L.nn.functional.layer_norm(v, (7,)), x, modes=(mode,))
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_layer_norm_of_a_constant_row(dtype):
+    """A row of one value normalizes to exactly 0 (its mean is the value, as
+    ATen's Welford moments make it), next to rows that are not constant; the
+    saved mean and rstd too."""
+    x = Operand(np.array([[1.3] * 7, [0.1] * 7, [-2.7] * 7, [0.0] * 7, list(range(7))],
+                         dtype=np.float32), dtype)
+    check(lambda L, v: L.nn.functional.layer_norm(v, (7,)), x)
+    check(lambda L, v: L.native_layer_norm(v, (7,), None, None, 1e-5), x, tol="reduce",
+          modes=("eager",))
 
 
 # -- in-place ops on inputs --------------------------------------------------------------------

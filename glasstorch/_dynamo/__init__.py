@@ -15,6 +15,7 @@ from . import eval_frame
 from .eval_frame import DynamoContext, OptimizedModule
 from .exc import Unsupported
 from .symbolic_convert import graph_break
+from .compiled_optimizer import CompiledOptimizerStep, is_optimizer_step
 
 __all__ = ["optimize", "reset", "explain", "disable", "allow_in_graph", "graph_break",
            "mark_dynamic",
@@ -33,17 +34,10 @@ def optimize(backend="inductor", *, nopython: bool = False, dynamic=None):
     def decorate(fn):
         if isinstance(fn, Module):
             return OptimizedModule(fn, ctx)
-        if _is_optimizer_step(fn):
-            from .compiled_optimizer import CompiledOptimizerStep
+        if is_optimizer_step(fn):
             return CompiledOptimizerStep(fn, ctx)
         return ctx.wrap(fn)
     return decorate
-
-
-def _is_optimizer_step(fn) -> bool:
-    from ..optim.optimizer import Optimizer
-    return getattr(fn, "__name__", None) == "step" and \
-        isinstance(getattr(fn, "__self__", None), Optimizer)
 
 
 def reset() -> None:
@@ -52,6 +46,7 @@ def reset() -> None:
         ctx.cache.clear()
         ctx.skip.clear()
         ctx.frame_state.clear()
+        ctx.optimizer_steps.clear()
     _CONTEXTS.clear()
     utils.counters.clear()
     eval_frame._SEEN_BREAKS.clear()

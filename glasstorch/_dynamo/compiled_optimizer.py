@@ -25,7 +25,14 @@ from collections import defaultdict
 from ..autograd.grad_mode import no_grad
 from .._tensor import Tensor
 
-__all__ = ["CompiledOptimizerStep"]
+__all__ = ["CompiledOptimizerStep", "is_optimizer_step"]
+
+
+def is_optimizer_step(fn) -> bool:
+    """``fn`` is an optimizer's bound ``step``."""
+    from ..optim.optimizer import Optimizer
+    return getattr(fn, "__name__", None) == "step" and \
+        isinstance(getattr(fn, "__self__", None), Optimizer)
 
 
 class CompiledOptimizerStep:

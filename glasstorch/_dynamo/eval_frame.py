@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from .. import _logging
 from ..nn import Module, Parameter
 from . import config
+from .compiled_optimizer import CompiledOptimizerStep, is_optimizer_step
 from .exc import BackendCompilerFailed, Unsupported
 from .output_graph import TracedOpError
 from .resume import describe as describe_resume, live_locals, resume_function
@@ -148,6 +149,7 @@ class DynamoContext:
         self.skip: set = set()       # codes that run eagerly from now on
         # code -> {source name: the sizes first seen, None where a size changed}
         self.frame_state: dict = {}
+        self.optimizer_steps: dict = {}   # optimizer -> its CompiledOptimizerStep
 
     def wrap(self, fn):
         """``fn`` compiled in this context."""
@@ -164,7 +166,15 @@ class DynamoContext:
 
     def call_through(self, fn, args, kwargs):
         """A call a compiled frame makes at a break: a Python function's frame is
-        compiled too (PyTorch's frame evaluator sees it), anything else runs."""
+        compiled too (PyTorch's frame evaluator sees it), an optimizer's step
+        runs as ``torch.compile(opt.step)`` runs it (PyTorch traces the update
+        into the frame's graph; here its reads of ``.grad`` break the graph,
+        and the update is compiled on its own), anything else runs."""
+        if is_optimizer_step(fn):
+            step = self.optimizer_steps.get(fn.__self__)
+            if step is None:
+                step = self.optimizer_steps[fn.__self__] = CompiledOptimizerStep(fn, self)
+            return step(*args, **kwargs)
         if isinstance(fn, types.FunctionType) and not _is_library_code(fn.__code__):
             return self.call(fn, args, kwargs)
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) \

@@ -134,7 +134,11 @@ class InstructionTranslatorBase:
             return ConstDictVariable({k: self.wrap(v, GetItemSource(source, k) if source
                                                    else None) for k, v in value.items()}, source)
         if source is not None:
-            guards.identity(source, value)
+            if isinstance(value, types.MethodType):   # a bound method is a new object at
+                guards.identity(AttrSource(source, "__func__"), value.__func__)   # every read
+                guards.identity(AttrSource(source, "__self__"), value.__self__)
+            else:
+                guards.identity(source, value)
         if isinstance(value, types.ModuleType):
             return PythonModuleVariable(value, source)
         if value is glasstorch.cond:

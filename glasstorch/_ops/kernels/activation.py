@@ -19,6 +19,7 @@ from ..structured import (TensorMeta, broadcast_shapes, check_same_device, eleme
 from . import impl, kernel, meta, native
 from ._inner import observed
 from .pointwise import (SameDtypeMeta, checked_scalar, operand, quiet, refuse_complex,
+                        restore_zeros, zeros_of,
                         require_float, unary_meta, write)
 
 __all__ = []
@@ -46,7 +47,9 @@ def relu_impl(out, self):
         return
     refuse_complex(self.dtype, NotImplementedError("clamp is not supported for complex types"))
     compute = self.dtype.opmath
+    zeros = zeros_of(self._np(), self.dtype)      # relu(-0.0) is -0.0, as ATen's clamp_min
     np.maximum(self._np(), compute.type(0), out=out._np(), dtype=compute, casting="unsafe")
+    restore_zeros(out._np(), zeros)
 
 
 @meta("threshold")
@@ -83,8 +86,11 @@ def hardtanh_impl(out, self, min_val=-1, max_val=1):
     compute = self.dtype.opmath
     checked_scalar(min_val, self.dtype)
     checked_scalar(max_val, self.dtype)
+    zeros = zeros_of(self._np(), self.dtype) if min_val == 0 or max_val == 0 else None
     result = np.maximum(self._np(), operand(min_val, compute), dtype=compute, casting="unsafe")
-    write(out, np.minimum(result, operand(max_val, compute)))
+    result = np.minimum(result, operand(max_val, compute))
+    restore_zeros(result, zeros)
+    write(out, result)
 
 
 @kernel("relu6")

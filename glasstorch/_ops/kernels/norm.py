@@ -117,6 +117,8 @@ def _layer_norm_fill(outs, input, k, weight, bias, eps):
         mean = x2.mean(axis=-1, keepdims=True, dtype=acc)
         centered = x2 - mean
         var = np.mean(np.square(centered), axis=-1, keepdims=True, dtype=acc)
+        _constant_rows_exact(x2.reshape(-1, n), mean.reshape(-1), centered.reshape(-1, n),
+                             var.reshape(-1))
         rstd = (1.0 / np.sqrt(var + acc(eps))).astype(compute)
         y = centered * rstd
         y = y.reshape(x.shape)
@@ -129,6 +131,19 @@ def _layer_norm_fill(outs, input, k, weight, bias, eps):
     stat_shape = mean_out._shape
     np.copyto(mean_out._np(), mean.reshape(stat_shape), casting="unsafe")
     np.copyto(rstd_out._np(), rstd.reshape(stat_shape), casting="unsafe")
+
+
+def _constant_rows_exact(x, mean, centered, var):
+    """Rows of one value get that value as their mean and 0 as their variance,
+    as ATen's Welford moments give them (every update adds 0), where numpy's
+    sum / n may miss the value by an ulp: noise that 1/sqrt(eps) then makes
+    visible (layer_norm of [1.3] * 7 would be -3.8e-05, not 0).  Only rows whose
+    variance is within rounding of 0 are looked at.  The arrays are 2-D views:
+    written in place."""
+    close = np.flatnonzero(var <= np.square(4 * np.spacing(np.abs(mean))))
+    if close.size:
+        rows = close[(x[close] == x[close, :1]).all(axis=1)]
+        mean[rows], var[rows], centered[rows] = x[rows, 0], 0, 0
 
 
 @kernel("layer_norm")

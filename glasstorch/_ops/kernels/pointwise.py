@@ -109,6 +109,26 @@ def write(out, value):
     np.copyto(out._np(), value, casting="unsafe")
 
 
+def zeros_of(x: np.ndarray, dtype: dt.dtype):
+    """Where float ``x`` is zero and those zeros, or None: ATen's clamp keeps x
+    where it equals a bound (``x < lo ? lo : x``), so a zero clamped at a zero
+    bound stays its own zero, -0.0 included, where numpy's maximum and minimum
+    return either zero depending on their code path (``restore_zeros``)."""
+    if not dtype.is_floating_point:
+        return None
+    where = x == 0
+    return (where, x[where]) if where.any() else None
+
+
+def restore_zeros(result: np.ndarray, zeros) -> None:
+    """Put back the zeros ``zeros_of`` took where ``result`` is still zero (a
+    bound that is not zero moved them)."""
+    if zeros is not None:
+        where, values = zeros
+        kept = result[where]
+        result[where] = np.where(kept == 0, values, kept)
+
+
 def dtype_of(x) -> dt.dtype:
     return x.dtype if isinstance(x, Tensor) else dt.scalar_dtype(python_number(x))
 
@@ -483,7 +503,19 @@ def _remainder_like(name, ufunc):
         ufunc(cast_operand(self, rt, compute), b, out=out._np(), dtype=compute, casting="unsafe")
 
 
-_remainder_like("remainder", np.remainder)   # sign of the divisor (Python's %)
+def _remainder(a, b, out, dtype, casting):
+    """The sign of the divisor (Python's %), as ATen computes it for floats: C's
+    fmod, plus the divisor where a nonzero result's sign differs from it, so a
+    zero result keeps fmod's sign (remainder(-0.0, 1.0) is -0.0, numpy's
+    remainder gives 0.0)."""
+    if not np.issubdtype(dtype, np.floating):
+        return np.remainder(a, b, out=out, dtype=dtype, casting=casting)
+    mod = np.asarray(np.fmod(a, b, dtype=dtype))   # (0-d operands give a scalar)
+    np.add(mod, b, out=mod, where=(mod != 0) & ((b < 0) != (mod < 0)))
+    np.copyto(out, mod, casting=casting)
+
+
+_remainder_like("remainder", _remainder)
 _remainder_like("fmod", np.fmod)             # sign of the dividend (C's fmod)
 
 
@@ -1257,10 +1289,13 @@ def _clamp_impl(out, self, min=None, max=None):
     checked_scalar(min, rt)
     checked_scalar(max, rt)
     result = operand(self, compute)
+    zeros = zeros_of(result, rt) if any(not isinstance(b, Tensor) and b == 0
+                                        for b in (min, max) if b is not None) else None
     if min is not None:
         result = np.maximum(result, operand(min, compute), dtype=compute, casting="unsafe")
     if max is not None:
         result = np.minimum(result, operand(max, compute), dtype=compute, casting="unsafe")
+    restore_zeros(result, zeros)
     write(out, result)
 
 
