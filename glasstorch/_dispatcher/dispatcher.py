@@ -440,8 +440,15 @@ def _keyset_function(schema):
         else:
             lines.append("    if isinstance(a, Tensor): ks |= a._keys")
     lines.append("    return ks")
+    return _compiled_keyset("\n".join(lines))
+
+
+@functools.cache
+def _compiled_keyset(source: str):
+    """One function per distinct source: most overloads share their tensor
+    arguments' names and places (``self, other``), and so their function."""
     namespace = {"Tensor": Tensor}
-    exec("\n".join(lines), namespace)
+    exec(source, namespace)
     return namespace["keyset"]
 
 

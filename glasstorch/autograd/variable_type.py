@@ -678,10 +678,7 @@ def _variants_of(entry):
         return found
     for spec in _autogen_list(decl):
         kind, text = _derive(entry.schema, spec)
-        from .._dispatcher.schema import parse_schema
-        schema = parse_schema("aten::" + text)
-        name = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
-        found.append((kind, dispatcher.find(name)))
+        found.append((kind, dispatcher.find("aten::" + text[:text.index("(")])))   # its name
     return found
 
 
