@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import ctypes
 
+import re
+
 import numpy as np
 import pytest
 
@@ -194,6 +196,40 @@ def test_default_mode_runs_c_with_buffers_of_each_call(compiled_graphs):
         gt.compile(f)(xs[2], w)
     assert "data_ptrs" not in compiled_graphs[-1].code.python_source
     assert "aten.mm.default(" in compiled_graphs[-1].code.python_source
+
+
+@needs_blas
+def test_buffers_dead_after_a_run_share_one_workspace(compiled_graphs):
+    """Without static memory, the buffers a run allocates that nothing reads
+    after it (no output, no Python step) are windows of one allocation of the
+    call, at offsets that are multiples of 64 bytes; the outputs stay tensors
+    of their own.  Values as eager's, forward and backward.  Under
+    reduce-overhead the buffers are static: no workspace."""
+    gt.manual_seed(0)
+    model = gt.nn.Sequential(gt.nn.Linear(20, 32), gt.nn.ReLU(), gt.nn.Linear(32, 32),
+                             gt.nn.GELU(), gt.nn.Linear(32, 5))
+    x = gt.randn(16, 20)
+    expected = model(x)
+    expected.sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    out = gt.compile(model)(x)
+    out.sum().backward()
+    np.testing.assert_allclose(to_numpy(out.detach()), to_numpy(expected.detach()),
+                               rtol=1e-5, atol=1e-6)
+    for p, g in zip(model.parameters(), grads):
+        np.testing.assert_allclose(to_numpy(p.grad), to_numpy(g), rtol=1e-5, atol=1e-6)
+    for graph in compiled_graphs:
+        source = graph.code.python_source
+        line = next(x for x in source.splitlines() if x.startswith("    workspace = "))
+        inside = line.split("# ")[1].split(", ")
+        returned = re.findall(r"\bbuf\d+\b", source.split("    return")[1])
+        assert len(inside) >= 2 and returned and not set(inside) & set(returned)
+        offsets = [int(n) for n in re.findall(r"base \+ (\d+)", source)]
+        assert offsets and all(n % 64 == 0 for n in offsets)
+    gt._dynamo.reset()
+    gt.compile(model, mode="reduce-overhead")(x)
+    assert "workspace" not in compiled_graphs[-1].code.python_source
 
 
 @needs_blas

@@ -52,6 +52,7 @@ import os
 from typing import NamedTuple
 
 from ..._core import dtype as dt
+from ..._core.allocator import storage_nbytes
 from ..._ops.kernels import native
 from .. import config
 from ..ir import ExternKernel
@@ -372,16 +373,23 @@ class CWrapper:
         for segment in self.segments:
             if isinstance(segment, Run):
                 done = segment.last
+                workspace = self._workspace(segment, last_use)
+                if workspace:
+                    lines += [f"    workspace = empty_strided(({workspace.pop(None)},), (1,), "
+                              f"torch.uint8)   # {', '.join(workspace)}",
+                              "    base = data_ptr(workspace)"]
                 for name, layout in segment.allocated:
-                    if name not in code.static:
+                    if name not in code.static and name not in workspace:
                         lines.append(f"    {name} = {_alloc(layout)}")
                         bound.add(name)
                 if segment.name is None:
                     continue
                 new = [name for name in segment.touched if name not in pointed]
                 pointed.update(new)
-                lines += _set_pointers(new, self.slots[new[0]]) if new else []
+                lines += _set_pointers(new, self.slots[new[0]], workspace) if new else []
                 lines.append(f"    {segment.name}(data_ptrs)")
+                if workspace:
+                    lines.append("    del workspace")
             else:
                 done, step = segment
                 for buf in step.inputs():     # a Python step reads static buffers by name
@@ -397,6 +405,28 @@ class CWrapper:
         rendered = ", ".join(_value(v) for v in graph.outputs)
         lines.append(f"    return ({rendered}{',' if len(graph.outputs) == 1 else ''})")
         return "\n".join(lines) + "\n"
+
+    def _workspace(self, run: Run, last_use: dict) -> dict:
+        """The buffers ``run`` allocates that are dead once it returns (no
+        output, no Python step reads them), placed in one allocation of the
+        call: name -> byte offset, each a multiple of ``_ALIGN_TO``, and None ->
+        the bytes in all.  One allocation and one pointer instead of one each
+        (PyTorch's wrapper plans buffers into pools too).  Static memory needs
+        none; fewer than two such buffers gain nothing."""
+        if config.static_memory or run.name is None:
+            return {}
+        inside = [(name, layout) for name, layout in run.allocated
+                  if last_use.get(name, run.last + 1) <= run.last]
+        if len(inside) < 2:
+            return {}
+        offsets, at = {}, 0
+        for name, layout in inside:
+            offsets[name] = at
+            nbytes = storage_nbytes(tuple(layout.size), layout.dtype.itemsize,
+                                    tuple(layout.stride))
+            at += -(-nbytes // _ALIGN_TO) * _ALIGN_TO
+        offsets[None] = at
+        return offsets
 
     # -- loading -------------------------------------------------------------------------
 
@@ -425,12 +455,17 @@ class CWrapper:
             namespace[run.name] = fn
 
 
-def _set_pointers(names: list, first: int) -> list:
+_ALIGN_TO = 64    # bytes: a workspace buffer's offset, as c10 aligns allocations
+
+
+def _set_pointers(names: list, first: int, workspace: dict) -> list:
     """Python lines setting slots ``first, first + 1, ...`` of data_ptrs to the
-    data of ``names``."""
+    data of ``names`` (those in ``workspace`` at their offset from ``base``)."""
+    values = [(f"base + {workspace[name]}" if workspace[name] else "base") if name in workspace
+              else f"data_ptr({name})" for name in names]
     if len(names) == 1:
-        return [f"    data_ptrs[{first}] = data_ptr({names[0]})"]
-    values = [f"data_ptr({name})," for name in names]
+        return [f"    data_ptrs[{first}] = {values[0]}"]
+    values = [value + "," for value in values]
     return [f"    data_ptrs[{first}:{first + len(names)}] = (",
             *(f"        {' '.join(values[i:i + 4])}" for i in range(0, len(values), 4)), "    )"]
 
