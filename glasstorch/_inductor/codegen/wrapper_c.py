@@ -25,8 +25,10 @@ graph that PyTorch's reduce-overhead mode records and replays.
   when the graph is loaded, and the Python wrapper allocates only the
   outputs.  Otherwise each call gets a fresh array (a graph may then be
   re-entered) with the constants' slots filled, and allocates its buffers
-  as the Python wrapper does.  Inputs, buffers and the results of Python
-  steps are set before the run that first reads them, in one slice.
+  as the Python wrapper does, but for the buffers that nothing reads after
+  their run: those are windows of one ``workspace`` allocation of the call.
+  Inputs, buffers and the results of Python steps are set before the run
+  that first reads them, in one slice.
 * **Outputs.**  Every output is a fresh tensor on each call, as
   ``static_memory`` already gives.  PyTorch's CUDA graphs hand back their
   static outputs, which the next replay overwrites.  Fresh outputs cost one
