@@ -295,7 +295,6 @@ def _load_entry(entry, debug):
         convention = KEYSET if getattr(fn, "_takes_keyset", False) else UNBOXED
         for key in _parse_keys(keys):
             op_entry.register(key, KernelFunction(fn, convention, debug), update=False)
-    op_entry.update_table()
 
     out_op = derived.get("out")
     if out_op is not None and Tag.generated in out_op.tags and Tag.view_copy not in op.tags:
