@@ -148,8 +148,12 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
     graphs run by ``backend`` (``glasstorch/_dynamo``).  Used bare, as
     ``@compile(...)``, it returns the decorator."""
     if model is None:
-        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                                 mode=mode, options=options, disable=disable)
+        def decorator(m):
+            if m is None:
+                raise RuntimeError("Model can't be None")
+            return compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                           mode=mode, options=options, disable=disable)
+        return decorator
     if disable:
         return model
     modes = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")

@@ -228,6 +228,31 @@ def test_compile_mode_and_options_errors_as_torch(kwargs, prefix):
         assert str(info.value).startswith(prefix), (lib.__name__, str(info.value))
 
 
+@pytest.mark.parametrize("case", ["not callable", "decorated None", "missing argument",
+                                  "unexpected keyword", "too many arguments"])
+def test_compile_call_errors_as_torch(case):
+    """What torch.compile raises for a bad model and for a bad call of the
+    compiled function: the same type and message as torch (a bad call gets
+    Python's own TypeError, as eager)."""
+    import torch
+
+    def f(x, y):
+        return x + y
+    for lib in (gt, torch):
+        x = lib.ones(2)
+        calls = {"not callable": lambda: lib.compile(3),
+                 "decorated None": lambda: lib.compile(mode="default")(None),
+                 "missing argument": lambda: lib.compile(f)(x),
+                 "unexpected keyword": lambda: lib.compile(f)(x, y=x, z=x),
+                 "too many arguments": lambda: lib.compile(f)(x, x, x)}
+        with pytest.raises(Exception) as info:
+            calls[case]()
+        got = (type(info.value), str(info.value))
+        if lib is gt:
+            ours = got
+    assert ours == got
+
+
 def test_compile_options_reach_every_graph(compiled_graphs):
     """``options`` hold for the forward and the backward graph: a fusion size
     of 1 gives one kernel per buffer in both (and eager's values)."""

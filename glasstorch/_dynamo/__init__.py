@@ -32,6 +32,8 @@ def optimize(backend="inductor", *, nopython: bool = False, dynamic=None):
     _CONTEXTS.append(ctx)
 
     def decorate(fn):
+        if not callable(fn):
+            raise AssertionError(f"A callable function is expected, but {type(fn)} is provided.")
         if isinstance(fn, Module):
             return OptimizedModule(fn, ctx)
         if is_optimizer_step(fn):

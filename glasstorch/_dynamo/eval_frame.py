@@ -482,7 +482,11 @@ def _bind(fn, code, args, kwargs) -> dict:
         L = dict(zip(code.co_varnames, args))
     else:
         # the code's own parameters, not a functools.wraps target's
-        bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+        try:
+            bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+        except TypeError:      # Python's own message ("f() missing 1 required positional
+            fn(*args, **kwargs)    # argument: 'y'"): the call fails before the body runs
+            raise
         bound.apply_defaults()
         L = dict(bound.arguments)
     if fn.__closure__:
