@@ -928,3 +928,35 @@ def test_softmax_exponentials_kept_in_the_output(dtype):
         compiled(lambda v: gt.softmax(v, -1))(x.build(gt))
     source = kernels_only(graphs[0].code.c_source)
     assert ("row0[" in source) == (dtype == "float16"), source
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_costly_value_feeding_a_softmax(dtype):
+    """A costly value (tanh) under a softmax is computed once: the max's loop
+    keeps it in a row, which the sum's loop and the last loop read back.  (The
+    sum's loop used to compute it again into a second row that took the
+    exponentials' row's name: C that did not compile, and the graph ran as
+    ATen with a warning.)"""
+    rng = np.random.default_rng(4)
+    x, w = Operand(rng.normal(size=(5, 7)), dtype), Operand(rng.normal(size=(7,)), dtype)
+    check(lambda L, a, b: ((a + b).tanh() * b).softmax(-1), x, w, tol="libm",
+          modes=("compiled",))
+    with inductor_graphs() as graphs:
+        compiled(lambda a, b: ((a + b).tanh() * b).softmax(-1))(x.build(gt), w.build(gt))
+    body = kernels_only(graphs[0].code.c_source).split("void cpp_fused")[1]
+    assert body.count("tanh") == 1, body
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (3, 5)])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_zero_bounds_keep_signed_zeros(shape, dtype):
+    """Eager and compiled relu, relu_, clamp, clamp_min, clamp_max and hardtanh
+    with a zero bound keep a zero that equals the bound, -0.0 included, bitwise
+    as ATen (0-d tensors too, whose numpy results come as scalars)."""
+    values = np.resize(np.array([-0.0, 0.0, -1.5, 2.0, math.nan, -math.inf]), shape)
+    x = Operand(values, dtype)
+    for fn in (lambda L, v: v.relu(), lambda L, v: v.clone().relu_(),
+               lambda L, v: L.clamp(v, 0.0, 1.0), lambda L, v: L.clamp(v, -1.0, -0.0),
+               lambda L, v: L.clamp_min(v, -0.0), lambda L, v: L.clamp_max(v, 0.0),
+               lambda L, v: L.nn.functional.hardtanh(v, 0.0, 1.0)):
+        check(fn, x, signed_zeros=True)

@@ -223,6 +223,7 @@ class CppKernel:
         self.rows_used = set()
         self.row_decls = []   # declarations of the row arrays (before the loops)
         self.row_dtypes = {}  # row array -> its dtype
+        self.row_sizes = {}   # row array -> its length
         self.row_reads = {}   # row array -> [(block, line number)] of the lines reading it
         self.store_counts = collections.Counter()   # buffer -> stores to it written
         self.row_stores = []  # (block, line number, buffer, C lvalue) of stores in row readers
@@ -256,18 +257,20 @@ class CppKernel:
         self.counter += 1
         home = self._home(expr, hoistable)
         row = self.rows.get(key)
-        if home is self.block and row is not None and self.block.row_reader is not None:
+        at = self._row_index(row) if home is self.block and row is not None else None
+        if at is not None:
             self.rows_used.add(row)
-            self.emit(("row", row, f"{C_TYPES[dtype]} {var} = {row}[{self.block.row_reader}];"))
+            self.emit(("row", row, f"{C_TYPES[dtype]} {var} = {row}[{at}];"))
             self.row_reads.setdefault(row, []).append((self.block, len(self.block.lines) - 1))
         else:
             home.lines.append(f"{C_TYPES[dtype]} {var} = {expr};")
             if home is self.block and self.block.row_writer is not None and \
                     _COSTLY.search(expr):
-                row = f"row{len(self.rows)}"
+                row = f"row{len(self.row_decls)}"
                 self.rows[key] = row
                 self.row_dtypes[row] = dtype
                 size, index = self.block.row_writer
+                self.row_sizes[row] = size
                 self.row_decls.append(("row_decl", row, f"{C_TYPES[dtype]} {row}[{size}];"))
                 self.emit(("row", row, f"{row}[{index}] = {var};"))
         self.numbers[var.name] = self.value_numbers.setdefault(key, f"v{len(self.value_numbers)}")
@@ -300,6 +303,16 @@ class CppKernel:
                 not block.loop_vars & loop_vars:
             block = block.parent
         return block
+
+    def _row_index(self, row: str):
+        """Where this loop reads ``row`` back, or None: a loop over the row after
+        its reduction (``row_reader``), or a later reduction over a row of the
+        same length (the value, keyed by its expression in the loop variables,
+        is the one the first reduction kept)."""
+        if self.block.row_reader is not None:
+            return self.block.row_reader
+        writer = self.block.row_writer
+        return writer[1] if writer is not None and writer[0] == self.row_sizes[row] else None
 
     def relocated_rows(self, kept_buffers) -> dict:
         """Row arrays that can live in an output instead: row -> the output

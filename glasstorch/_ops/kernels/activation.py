@@ -89,8 +89,7 @@ def hardtanh_impl(out, self, min_val=-1, max_val=1):
     zeros = zeros_of(self._np(), self.dtype) if min_val == 0 or max_val == 0 else None
     result = np.maximum(self._np(), operand(min_val, compute), dtype=compute, casting="unsafe")
     result = np.minimum(result, operand(max_val, compute))
-    restore_zeros(result, zeros)
-    write(out, result)
+    write(out, restore_zeros(result, zeros))
 
 
 @kernel("relu6")

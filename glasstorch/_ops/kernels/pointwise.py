@@ -120,13 +120,17 @@ def zeros_of(x: np.ndarray, dtype: dt.dtype):
     return (where, x[where]) if where.any() else None
 
 
-def restore_zeros(result: np.ndarray, zeros) -> None:
-    """Put back the zeros ``zeros_of`` took where ``result`` is still zero (a
-    bound that is not zero moved them)."""
-    if zeros is not None:
-        where, values = zeros
-        kept = result[where]
-        result[where] = np.where(kept == 0, values, kept)
+def restore_zeros(result, zeros) -> np.ndarray:
+    """``result`` with the zeros ``zeros_of`` took put back where it is still
+    zero (a bound that is not zero moved them); an array ``result`` is written
+    in place (a 0-d one may come as a numpy scalar: an array is returned)."""
+    if zeros is None:
+        return result
+    result = np.asarray(result)
+    where, values = zeros
+    kept = result[where]
+    result[where] = np.where(kept == 0, values, kept)
+    return result
 
 
 def dtype_of(x) -> dt.dtype:
@@ -1295,8 +1299,7 @@ def _clamp_impl(out, self, min=None, max=None):
         result = np.maximum(result, operand(min, compute), dtype=compute, casting="unsafe")
     if max is not None:
         result = np.minimum(result, operand(max, compute), dtype=compute, casting="unsafe")
-    restore_zeros(result, zeros)
-    write(out, result)
+    write(out, restore_zeros(result, zeros))
 
 
 meta("clamp")(_clamp_meta)
