@@ -960,3 +960,18 @@ def test_zero_bounds_keep_signed_zeros(shape, dtype):
                lambda L, v: L.clamp_min(v, -0.0), lambda L, v: L.clamp_max(v, 0.0),
                lambda L, v: L.nn.functional.hardtanh(v, 0.0, 1.0)):
         check(fn, x, signed_zeros=True)
+
+
+def test_printed_kernels_have_no_unused_values():
+    """Every value a printed kernel computes is read (the loads and
+    differences a row array made unnecessary are dropped from the C), in a
+    softmax, a LayerNorm and a tanh under a softmax."""
+    import re
+    x, w = gt.randn(6, 40), gt.randn(40)
+    for fn in (lambda v, u: v.softmax(-1), lambda v, u: gt.nn.functional.layer_norm(v, (40,), u),
+               lambda v, u: ((v + u).tanh() * u).softmax(-1)):
+        with inductor_graphs() as graphs:
+            compiled(fn)(x, w)
+        body = kernels_only(graphs[0].code.c_source).split("void cpp_fused", 1)[1]
+        names = re.findall(r"\btmp\d+\b", body)
+        assert all(names.count(n) > 1 for n in names), body

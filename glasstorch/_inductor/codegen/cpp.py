@@ -598,6 +598,23 @@ def render(lines, removed=frozenset(), relocated=None, indent="    ") -> list:
     return out
 
 
+_VALUE_LINE = re.compile(r"\s*[\w ]+ (tmp\d+) = [^;]*;")   # a value: a pure expression
+_TMP = re.compile(r"\btmp\d+\b")
+
+
+def _without_unused_values(lines: list) -> list:
+    """``lines`` less the values nothing reads (a load a row array replaced, a
+    difference only the recomputed exp needed), until none is left: the
+    compiler drops them anyway, the printed C should not show them."""
+    while True:
+        uses = collections.Counter(name for line in lines for name in _TMP.findall(line))
+        kept = [line for line in lines
+                if not ((m := _VALUE_LINE.fullmatch(line)) and uses[m.group(1)] == 1)]
+        if len(kept) == len(lines):
+            return lines
+        lines = kept
+
+
 class KernelWriter:
     """Writes the C function of one fused kernel (``scheduler.FusedKernel``)."""
 
@@ -638,7 +655,7 @@ class KernelWriter:
             f"{'' if out else 'const '}{C_TYPES[self.graph.buffer_dtype(name)]}* "
             f"__restrict__ {ck.args[name][0]}" for name, out in params)
         relocated = ck.relocated_rows({name for name, out in params if out})
-        body = render(ck.block.lines, removed | unused_rows, relocated)
+        body = _without_unused_values(render(ck.block.lines, removed | unused_rows, relocated))
         source = f"void {fused.name}({signature})\n{{\n" + "\n".join(body) + "\n}\n"
         return source, params, ck.libm_used, removed
 
