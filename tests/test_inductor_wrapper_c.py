@@ -203,12 +203,19 @@ def test_buffers_dead_after_a_run_share_one_workspace(compiled_graphs):
     """Without static memory, the buffers a run allocates that nothing reads
     after it (no output, no Python step) are windows of one allocation of the
     call, at offsets that are multiples of 64 bytes; the outputs stay tensors
-    of their own.  Values as eager's, forward and backward.  Under
-    reduce-overhead the buffers are static: no workspace."""
+    of their own.  Values as eager's and as torch's, forward and backward.
+    Under reduce-overhead the buffers are static: no workspace."""
+    import torch
     gt.manual_seed(0)
     model = gt.nn.Sequential(gt.nn.Linear(20, 32), gt.nn.ReLU(), gt.nn.Linear(32, 32),
                              gt.nn.GELU(), gt.nn.Linear(32, 5))
+    reference = torch.nn.Sequential(torch.nn.Linear(20, 32), torch.nn.ReLU(),
+                                    torch.nn.Linear(32, 32), torch.nn.GELU(),
+                                    torch.nn.Linear(32, 5))
+    _to_torch(torch, model, reference)
     x = gt.randn(16, 20)
+    theirs = reference(torch.from_numpy(to_numpy(x)))
+    theirs.sum().backward()
     expected = model(x)
     expected.sum().backward()
     grads = [p.grad.clone() for p in model.parameters()]
@@ -219,6 +226,10 @@ def test_buffers_dead_after_a_run_share_one_workspace(compiled_graphs):
                                rtol=1e-5, atol=1e-6)
     for p, g in zip(model.parameters(), grads):
         np.testing.assert_allclose(to_numpy(p.grad), to_numpy(g), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_numpy(out.detach()), theirs.detach().numpy(),
+                               rtol=1e-5, atol=1e-5)
+    for p, q in zip(model.parameters(), reference.parameters()):
+        np.testing.assert_allclose(to_numpy(p.grad), q.grad.numpy(), rtol=1e-5, atol=1e-5)
     for graph in compiled_graphs:
         source = graph.code.python_source
         line = next(x for x in source.splitlines() if x.startswith("    workspace = "))

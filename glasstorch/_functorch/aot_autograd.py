@@ -458,14 +458,13 @@ def aot_module_simplified(mod: Module, args, fw_compiler, bw_compiler=None,
                           inference_compiler=None, cudagraphs=None):
     """A callable for a Module (a Dynamo graph) and example inputs: the
     compiled module called with its flat inputs (parameters lifted out)."""
-    names = list(_params_and_buffers(mod))
+    params = _params_and_buffers(mod)       # taken once, as PyTorch does
+    names, state = list(params), list(params.values())
     run = _module_functional(mod, names)
     compiled = aot_function(lambda *flat: run(flat[:len(names)], flat[len(names):], {}),
                             fw_compiler, bw_compiler, partition_fn, decompositions,
                             num_params_buffers=len(names),
                             inference_compiler=inference_compiler)
-
-    state = list(_params_and_buffers(mod).values())   # taken once, as PyTorch does
 
     def forward(*runtime_args):      # flat: the parameters, then the graph's inputs
         return compiled(*state, *runtime_args)

@@ -61,6 +61,7 @@ import numpy as np
 
 from .. import _logging
 from .._core import dtype as dt
+from .._core.allocator import storage_nbytes
 from .._ops.kernels import native
 from . import codecache, config
 from .codegen.cpp import C_TYPES, PRELUDE, KernelWriter, libm_declarations
@@ -349,26 +350,19 @@ def _is_integer(dtype) -> bool:
     return not dtype.is_floating_point and dtype is not dt.bool_
 
 
-_NUMPY = {dt.float32: np.float32, dt.float64: np.float64, dt.float16: np.float16,
-          dt.bfloat16: np.uint16, dt.int64: np.int64, dt.int32: np.int32, dt.int16: np.int16,
-          dt.int8: np.int8, dt.uint8: np.uint8, dt.bool_: np.bool_}
-
-
 def _extent(layout) -> int:
     """Elements of memory a buffer with ``layout`` spans."""
-    return 0 if 0 in layout.size else \
-        layout.offset + sum((n - 1) * s for n, s in zip(layout.size, layout.stride)) + 1
+    size = storage_nbytes(tuple(layout.size), 1, tuple(layout.stride))
+    return layout.offset + size if size else 0
 
 
 def _random_array(layout, rng) -> np.ndarray:
     """The memory of a buffer with ``layout``: floats uniform in [0.5, 1.5)
     (no NaN from logs or square roots, no denormals), anything else zero."""
     values = rng.uniform(0.5, 1.5, _extent(layout))
-    if layout.dtype is dt.bfloat16:
-        return (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
     if layout.dtype.is_floating_point:
-        return values.astype(_NUMPY[layout.dtype])
-    return np.zeros(values.size, _NUMPY[layout.dtype])
+        return values.astype(layout.dtype.numpy)
+    return np.zeros(values.size, layout.dtype.numpy)
 
 
 class _KernelBuffers:
@@ -396,9 +390,9 @@ class _KernelBuffers:
             self.arrays[i][...] = self.pristine[i]
 
     def outputs(self) -> list:
-        """Copies of the outputs (bfloat16 widened to float32, bit for bit)."""
-        return [(a.astype(np.uint32) << 16).view(np.float32) if a.dtype == np.uint16 else
-                a.copy() for a, (_, out) in zip(self.arrays, self.params) if out]
+        """Copies of the outputs (bfloat16 widened to float32, which is exact)."""
+        return [a.astype(np.float32) if a.dtype == dt.bfloat16.numpy else a.copy()
+                for a, (_, out) in zip(self.arrays, self.params) if out]
 
 
 # -- matmuls ---------------------------------------------------------------------------------
@@ -562,7 +556,7 @@ def _time_matmuls(step, geometry, library, names, labels, tuning, deadline) -> N
     rng = np.random.default_rng(0)
     operands, arrays = [], []
     for layout in (a, b):
-        memory = rng.uniform(-1, 1, _extent(layout)).astype(_NUMPY[layout.dtype])
+        memory = rng.uniform(-1, 1, _extent(layout)).astype(layout.dtype.numpy)
         operands.append(glasstorch.from_numpy(memory).as_strided(layout.size, layout.stride,
                                                                  layout.offset))
         arrays.append(operands[-1].numpy())

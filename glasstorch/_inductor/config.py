@@ -15,8 +15,7 @@ realize_opcount_threshold = 30       # not recomputed, above these loads / ops
 
 # mode="reduce-overhead": a compiled graph's internal buffers (not its outputs) are
 # allocated once and reused by every call, the CPU counterpart of CUDA graphs' static
-# memory: no allocation and no fresh pages per call (a graph must not be re-entered); its
-# kernels and matrix products then run from generated C (codegen/wrapper_c.py)
+# memory: no allocation and no fresh pages per call (a graph must not be re-entered)
 static_memory = False
 
 # the wrapper's runs of kernels and matrix products as generated C functions (codegen/

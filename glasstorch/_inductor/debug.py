@@ -144,8 +144,8 @@ class InductorStages:
 
 
 def kernels_only(c_source: str) -> str:
-    """The kernels of a C file, and its C wrapper (reduce-overhead), without the
-    shared prelude and declarations."""
+    """The kernels of a C file, and its C wrapper, without the shared prelude
+    and declarations."""
     starts = [at for at in (c_source.find("void cpp_fused_"),
                             c_source.find("/* the graph's C wrapper")) if at >= 0]
     return c_source[min(starts):].strip() if starts else ""

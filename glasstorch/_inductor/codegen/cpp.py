@@ -84,7 +84,7 @@ GT_FLOAT_DIVISION(double, f64, )
    vector code.  Equal lanes (n a multiple of 64) need no division, and a
    constant row keeps its value as mean and 0 as M2 exactly.  An empty row's
    are NaN. */
-#define GT_WELFORD_LANES 64
+#define GT_WELFORD_LANES 64      /* WELFORD_LANES */
 #define GT_WELFORD_COMBINE(T, S)                                                  \
 static inline void gt_welford_level_##S(T *mean, T *m2, T *count, int half) {     \
     _Pragma("omp simd")                                                           \
@@ -126,6 +126,8 @@ static inline void gt_welford_combine_##S(T *mean, T *m2, int64_t n,            
 GT_WELFORD_COMBINE(float, f32)
 GT_WELFORD_COMBINE(double, f64)
 """
+
+WELFORD_LANES = 64   # GT_WELFORD_LANES of the prelude
 
 # libm functions with vector versions in glibc's libmvec (float and double)
 VECTOR_LIBM = ("exp", "log", "sin", "cos", "tan", "tanh", "erf", "log1p", "expm1", "pow",
@@ -920,7 +922,6 @@ class KernelWriter:
                          else dt.int64)
         ck.store(node.target_name(), node.store_index(outer_vars), value)
 
-
     def _welford(self, ck, node, outer_vars):
         """The mean and M2 of a row in one pass, as ATen's Welford reductions
         (RowwiseMoments) take them: a running mean and M2 per lane of a block
@@ -947,7 +948,7 @@ class KernelWriter:
                 step *= m
             with ck.loop([f"for (int64_t rb = 0; rb < {n}; rb += {lanes})"]):
                 ck.emit(f"{ctype} {inv} = 1 / ({ctype})(rb / {lanes} + 1);")
-                end = f"rb + {lanes}" if n % 64 == 0 else \
+                end = f"rb + {lanes}" if n % WELFORD_LANES == 0 else \
                     f"(rb + {lanes} < {n} ? rb + {lanes} : {n})"   # whole blocks: a fixed count
                 with ck.loop(["#pragma omp simd", f"for (int64_t r0 = rb; r0 < {end}; r0++)"]):
                     v = ck.to_dtype(node.compute(outer_vars, rvars), acc_dtype)

@@ -5,7 +5,7 @@ that runs a whole graph: it allocates each buffer, calls the fused C kernels
 (ctypes functions over the buffers' data pointers) and the extern ATen ops
 in order, drops each buffer after its last use, and returns the graph's
 outputs.  Its source and the kernels' C source are what
-``TORCH_LOGS=output_code`` prints.  Under static memory (reduce-overhead), the
+``TORCH_LOGS=output_code`` prints.  With ``config.c_wrapper`` (the default), the
 calls of kernels and matrix products move into generated C (``wrapper_c``).
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ class WrapperCode:
         self.removed = set()
         self.externs = {}          # wrapper global -> op, for extern calls outside aten
         self.static = {}           # buffer -> layout, allocated once (config.static_memory)
-        self.c_wrapper = None      # wrapper_c.CWrapper: the wrapper's C runs (static memory)
+        self.c_wrapper = None      # wrapper_c.CWrapper: the wrapper's C runs
         self._generate()
 
     # -- which buffers are read where ------------------------------------------------

@@ -47,7 +47,7 @@ def relu_impl(out, self):
         return
     refuse_complex(self.dtype, NotImplementedError("clamp is not supported for complex types"))
     compute = self.dtype.opmath
-    zeros = zeros_of(self._np(), self.dtype)      # relu(-0.0) is -0.0, as ATen's clamp_min
+    zeros = zeros_of(self._np(), self.dtype, 0)   # relu(-0.0) is -0.0, as ATen's clamp_min
     np.maximum(self._np(), compute.type(0), out=out._np(), dtype=compute, casting="unsafe")
     restore_zeros(out._np(), zeros)
 
@@ -86,7 +86,7 @@ def hardtanh_impl(out, self, min_val=-1, max_val=1):
     compute = self.dtype.opmath
     checked_scalar(min_val, self.dtype)
     checked_scalar(max_val, self.dtype)
-    zeros = zeros_of(self._np(), self.dtype) if min_val == 0 or max_val == 0 else None
+    zeros = zeros_of(self._np(), self.dtype, min_val, max_val)
     result = np.maximum(self._np(), operand(min_val, compute), dtype=compute, casting="unsafe")
     result = np.minimum(result, operand(max_val, compute))
     write(out, restore_zeros(result, zeros))

@@ -109,12 +109,15 @@ def write(out, value):
     np.copyto(out._np(), value, casting="unsafe")
 
 
-def zeros_of(x: np.ndarray, dtype: dt.dtype):
-    """Where float ``x`` is zero and those zeros, or None: ATen's clamp keeps x
-    where it equals a bound (``x < lo ? lo : x``), so a zero clamped at a zero
-    bound stays its own zero, -0.0 included, where numpy's maximum and minimum
-    return either zero depending on their code path (``restore_zeros``)."""
-    if not dtype.is_floating_point:
+def zeros_of(x: np.ndarray, dtype: dt.dtype, *bounds):
+    """Where float ``x`` is zero and those zeros, or None (no zero, or no bound
+    a zero number): ATen's clamp keeps x where it equals a bound (``x < lo ? lo
+    : x``), so a zero clamped at a zero bound stays its own zero, -0.0
+    included, where numpy's maximum and minimum return either zero depending
+    on their code path (``restore_zeros``).  Tensor bounds are left out: there
+    torch's own sign depends on its code path."""
+    if not dtype.is_floating_point or not any(
+            b is not None and not isinstance(b, Tensor) and b == 0 for b in bounds):
         return None
     where = x == 0
     return (where, x[where]) if where.any() else None
@@ -1293,8 +1296,7 @@ def _clamp_impl(out, self, min=None, max=None):
     checked_scalar(min, rt)
     checked_scalar(max, rt)
     result = operand(self, compute)
-    zeros = zeros_of(result, rt) if any(not isinstance(b, Tensor) and b == 0
-                                        for b in (min, max) if b is not None) else None
+    zeros = zeros_of(result, rt, min, max)
     if min is not None:
         result = np.maximum(result, operand(min, compute), dtype=compute, casting="unsafe")
     if max is not None:
