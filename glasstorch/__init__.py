@@ -22,6 +22,7 @@ from ._core.storage import UntypedStorage, TypedStorage
 from ._core.layout import (layout, strided, memory_format, contiguous_format, channels_last,
                            channels_last_3d, preserve_format)
 from ._tensor import Tensor, Size
+from ._core import collector as _collector
 from ._dispatcher.dispatcher import ops
 from ._ops import registry as _registry
 from ._ops.structured import result_type
@@ -37,7 +38,8 @@ short = int16
 cfloat = complex64
 cdouble = complex128
 
-_registry.load()
+with _collector.paused():     # its ~100k lasting objects, unscanned (see _core/collector.py)
+    _registry.load()
 globals().update(_registry.FUNCTIONS["torch"])
 
 from ._creation import *  # noqa: E402,F401,F403  (tensor, from_numpy, ...)
@@ -67,7 +69,8 @@ def is_inference(input) -> bool:
     return input.is_inference()
 
 
-_variable_type.register_autograd_kernels()
+with _collector.paused():
+    _variable_type.register_autograd_kernels()
 _variable.install()
 from . import overrides  # noqa: E402,F401
 from ._dispatcher import torch_function as _torch_function  # noqa: E402

@@ -363,8 +363,9 @@ _OPTION_FORMALS = [_Formal(name, SchemaType(base, optional=True), default, True)
 def sort_overloads(signatures) -> list:
     """The overloads of one Python function in PyTorch's order (Note [Overload order])."""
     ordered = sorted(signatures, key=_signature_key)
-    stronger = {i: {j for j, other in enumerate(ordered) if _is_weaker(sig, other)}
-                for i, sig in enumerate(ordered)}
+    types = [_param_types(sig) for sig in ordered]
+    stronger = {i: {j for j, theirs in enumerate(types) if _is_weaker(mine, theirs)}
+                for i, mine in enumerate(types)}
     result = [i for i in stronger if not stronger[i]]
     waiting = {i: above for i, above in stronger.items() if above}
     for placed in result:               # grows as overloads are released
@@ -404,11 +405,15 @@ _CPP_LIST_NAMES = {"int": "IntArrayRef", "SymInt": "SymIntArrayRef", "Tensor": "
                    "Scalar": "ScalarList", "Dimname": "DimnameList"}
 
 
-def _is_weaker(sig, other) -> bool:
-    """Does ``sig`` come after ``other`` whatever their text: the same parameter
-    types (out= aside) but for some where ``sig``'s type loses to ``other``'s?"""
-    mine = [str(f.type) for f in sig.formals() if not f.is_out]
-    theirs = [str(f.type) for f in other.formals() if not f.is_out]
+def _param_types(sig) -> list:
+    """The types of a signature's parameters, out= aside, as schema strings."""
+    return [str(f.type) for f in sig.formals() if not f.is_out]
+
+
+def _is_weaker(mine, theirs) -> bool:
+    """Does a signature with parameter types ``mine`` come after one with
+    ``theirs`` whatever their text: the same types but for some where
+    ``mine`` loses to ``theirs``?"""
     return len(mine) == len(theirs) and mine != theirs and \
         all(a == b or _loses_to(a, b) for a, b in zip(mine, theirs))
 

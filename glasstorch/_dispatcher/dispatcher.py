@@ -28,6 +28,7 @@ import sys
 import warnings
 
 from .._core import dispatch_key as dk
+from .._core import startup_cache
 from .._core.dispatch_key import DispatchKey
 from .._core.tls import state as _tls
 from .._tensor import Tensor
@@ -448,7 +449,7 @@ def _compiled_keyset(source: str):
     """One function per distinct source: most overloads share their tensor
     arguments' names and places (``self, other``), and so their function."""
     namespace = {"Tensor": Tensor}
-    exec(source, namespace)
+    exec(startup_cache.compile_cached(source, "<string>"), namespace)
     return namespace["keyset"]
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import yaml
-
 from .._core import startup_cache
 from .._dispatcher.dispatcher import dispatcher
 from .._dispatcher.schema import parse_schema
@@ -46,7 +44,7 @@ def load(path: str = PATH) -> dict[str, Derivative]:
     """Read and validate every entry; returns them by qualified op name."""
     with open(path) as f:
         text = f.read()
-    entries = startup_cache.cached("derivatives.yaml", text, lambda: yaml.safe_load(text) or [])
+    entries = startup_cache.cached_yaml("derivatives.yaml", text) or []
     by_op: dict[str, Derivative] = {}
     index_of_base: dict[str, int] = {}
     for entry in entries:

@@ -20,8 +20,6 @@ from __future__ import annotations
 import os
 import warnings
 
-import yaml
-
 from .._core.dispatch_key import DispatchKey
 from .._core.dtype import type_meta_name
 from .._core.tls import overrides as _overrides
@@ -257,8 +255,7 @@ def load(path=YAML_PATH) -> None:
     kernel_modules.load_all()
     with open(path) as f:
         text = f.read()
-    entries = startup_cache.cached("native_functions.yaml", text, lambda: yaml.load(
-        text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or [])
+    entries = startup_cache.cached_yaml("native_functions.yaml", text) or []
     with deferred_updates():
         for entry, line in zip(entries, _line_numbers(text)):
             _load_entry(entry, _DEBUG.format(line))

@@ -5,13 +5,11 @@ from __future__ import annotations
 import enum
 import os
 
-import yaml
-
 from .._core import startup_cache
 
 with open(os.path.join(os.path.dirname(__file__), "tags.yaml")) as _f:
     _TEXT = _f.read()
-_DECLARED = startup_cache.cached("tags.yaml", _TEXT, lambda: yaml.safe_load(_TEXT))
+_DECLARED = startup_cache.cached_yaml("tags.yaml", _TEXT)
 
 Tag = enum.Enum("Tag", [(d["tag"], i) for i, d in enumerate(_DECLARED)], module="glasstorch")
 Tag.__doc__ = "Operator tags: " + "; ".join(f"{d['tag']}: {d['desc']}" for d in _DECLARED)

@@ -27,6 +27,7 @@ from weakref import ref as _weakref
 
 from .._core import dispatch_key as dk
 from .._core import dtype as dt
+from .._core import startup_cache
 from .._core.dispatch_key import DispatchKey
 from .._core.tls import state as _tls
 from .._dispatcher.dispatcher import BOXED, KEYSET, UNBOXED, KernelFunction, dispatcher, ops
@@ -572,7 +573,7 @@ def _make_kernel(info, kind, op):
                  "_mark": _mark_view_created_without_grad,
                  "_NO_GRAD": NO_GRAD_MODE, "_MULTI_OUTPUT": MULTI_OUTPUT_NODE,
                  "_MULTI": info.returns_list}
-    exec("\n".join(lines), namespace)
+    exec(startup_cache.compile_cached("\n".join(lines), "<string>"), namespace)
     kernel = namespace["kernel"]
     kernel.__name__ = f"autograd_{op._name.replace('.', '_').replace('::', '_')}"
     kernel.__qualname__ = kernel.__name__
