@@ -11,6 +11,8 @@ capture_scalar_outputs = False
 allow_rnn = False
 # dynamic=None: a size or int that changed is traced symbolically on the recompile
 automatic_dynamic_shapes = True
+# a module's parameters and buffers keep static sizes, even under dynamic=True
+force_nn_module_property_static_shapes = True
 # dynamic=None starts static (False: every size and int argument symbolic at once)
 assume_static_by_default = True
 # a backend that raises: False re-raises it (BackendCompilerFailed), True runs the

@@ -322,7 +322,6 @@ class DynamoContext:
             _collect_tensors(value, outputs)
         output.guards.global_state()
         output.guards.no_aliasing(output.tensor_input_sources())
-        output.guards.shape_env(output.shape_env)
         graph = compiled = None
         sources, placeholders, nodes = [], [], []
         if brk is not None:
@@ -345,6 +344,7 @@ class DynamoContext:
         else:
             placeholders = [n for n in output.graph.nodes if n.op == "placeholder"]
             sources = output.sources_of(placeholders)
+        output.guards.shape_env(output.shape_env)    # with what the backend decided too
         entry = CompiledFrame(code.co_name, output.guards.compile(), output.guards.readable(),
                               graph, compiled, sources, placeholders, nodes,
                               returned=result.returned, graph_break=brk, live=live, fn=fn,

@@ -24,8 +24,8 @@ from ..fx.experimental.symbolic_shapes import ShapeEnv
 from .exc import BackendCompilerFailed, Unsupported
 from .guards import GuardSet
 from .source import TensorPropertySource
-from .variables import (BaseListVariable, NamedTupleVariable, SymNodeVariable, TensorVariable,
-                        TupleVariable, VariableTracker, wrap_constant)
+from .variables import (BaseListVariable, NamedTupleVariable, SliceVariable, SymNodeVariable,
+                        TensorVariable, TupleVariable, VariableTracker, wrap_constant)
 
 
 class OutputGraph:
@@ -45,10 +45,12 @@ class OutputGraph:
         self.submodules: dict = {}      # name -> GraphModule (a cond's branches)
         self.side_effects = SideEffects()
 
-    def graph_input(self, value, source) -> TensorVariable:
+    def graph_input(self, value, source, static: bool = False) -> TensorVariable:
         """A tensor read from ``source`` (once per source).  Its placeholder is made
         when an operation first uses it (``realize``), so the graph's inputs come in
-        the order the program uses them, as Dynamo's lazy trackers order them."""
+        the order the program uses them, as Dynamo's lazy trackers order them.
+        ``static``: a module's parameter or buffer, whose sizes stay fixed
+        (``config.force_nn_module_property_static_shapes``)."""
         key = source.name()
         if key in self.inputs:
             return self.inputs[key][0]
@@ -56,7 +58,7 @@ class OutputGraph:
             if var.real_id == id(value):
                 self.guards.duplicate(key, var.source.name())
                 return var
-        dims = self.dynamic_dims(source, value)
+        dims = self.dynamic_dims(source, value) if not static else set()
         fake = self.fake_mode.from_tensor(value, source=key, symbolic_context=frozenset(dims)) \
             if dims else self.fake_mode.from_tensor(value, static_shapes=True)
         var = TensorVariable(None, fake, source)
@@ -194,6 +196,8 @@ class OutputGraph:
             return self.realize_sym(value)
         if isinstance(value, BaseListVariable):
             return value.kind(self._to_arg(v) for v in value.items)
+        if isinstance(value, SliceVariable):
+            return slice(*(self._to_arg(p) for p in value.parts))
         return value.as_python_constant()
 
     # -- the end of a graph ---------------------------------------------------------------
@@ -315,7 +319,7 @@ class SubgraphOutput(OutputGraph):
         self.operands = [TensorVariable(inner[node], var.example)
                          for node, var in zip(outer, operands)]
 
-    def graph_input(self, value, source):
+    def graph_input(self, value, source, static: bool = False):
         raise Unsupported("torch.cond branch reads a tensor from outside its operands")
 
     def realize(self, var):
@@ -368,4 +372,6 @@ def _to_example(value):
         return value.example
     if isinstance(value, BaseListVariable):
         return value.kind(_to_example(v) for v in value.items)
+    if isinstance(value, SliceVariable):
+        return slice(*(_to_example(p) for p in value.parts))
     return value.as_python_constant()

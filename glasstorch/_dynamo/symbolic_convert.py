@@ -39,7 +39,8 @@ from .source import AttrSource, GetItemSource, GlobalSource, LocalSource, Module
 from .variables import (BaseListVariable, ConstantVariable, ConstDictVariable, GeneratorVariable,
                         ListIteratorVariable, ListVariable, NestedFunctionVariable,
                         NNModuleVariable, NullVariable, ObjectVariable, PythonModuleVariable,
-                        RangeVariable, SizeVariable, SymNodeVariable, TensorVariable,
+                        RangeVariable, SizeVariable, SliceVariable, SymNodeVariable,
+                        TensorVariable,
                         TorchVariable, TupleVariable, UserFunctionVariable, VariableTracker,
                         is_constant_value, item_unsupported, wrap_constant)
 
@@ -376,8 +377,7 @@ class InstructionTranslatorBase:
         self.push(ConstDictVariable(dict(zip(keys, values))))
 
     def BUILD_SLICE(self, inst):
-        parts = [p.as_python_constant() for p in self.popn(inst.arg)]
-        self.push(ConstantVariable(slice(*parts)))
+        self.push(_slice(self.popn(inst.arg)))
 
     def LIST_APPEND(self, inst):
         value = self.pop()
@@ -495,8 +495,7 @@ class InstructionTranslatorBase:
 
     def BINARY_SLICE(self, inst):
         stop, start, obj = self.pop(), self.pop(), self.pop()
-        self.push(self.subscript(obj, ConstantVariable(slice(start.as_python_constant(),
-                                                             stop.as_python_constant()))))
+        self.push(self.subscript(obj, _slice([start, stop])))
 
     def subscript(self, obj, index):
         if isinstance(obj, TensorVariable):
@@ -1293,3 +1292,10 @@ def bind_args(fn, code, args, kwargs, defaults=None) -> dict:
     elif kwargs:
         raise Unsupported(f"{code.co_name}() got unexpected keyword arguments {list(kwargs)}")
     return f_locals
+
+
+def _slice(parts: list) -> VariableTracker:
+    """A slice of trackers: a constant, unless a bound is a symbolic size."""
+    if any(isinstance(p, SymNodeVariable) for p in parts):
+        return SliceVariable(parts)
+    return ConstantVariable(slice(*(p.as_python_constant() for p in parts)))

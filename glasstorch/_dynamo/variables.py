@@ -211,6 +211,20 @@ class SymNodeVariable(VariableTracker):
         raise Unsupported("a symbolic size computed in the graph, live across a break")
 
 
+class SliceVariable(VariableTracker):
+    """A slice with a symbolic bound (``x[:, :T]``, T a size): in the graph its
+    bounds stay the size nodes, where a constant slice would specialize them."""
+
+    def __init__(self, parts: list):
+        self.parts = parts          # start, stop, step: trackers
+
+    def python_type(self):
+        return slice
+
+    def as_python_constant(self):
+        return slice(*(p.as_python_constant() for p in self.parts))
+
+
 def _is_symbolic(value) -> bool:
     if isinstance(value, (tuple, list)):
         return any(_is_symbolic(v) for v in value)
@@ -509,7 +523,9 @@ class NNModuleVariable(VariableTracker):
                 if value is None:
                     return ConstantVariable(None)
                 src = GetItemSource(tables(table), name)
-                var = tx.output.graph_input(value, src)
+                from . import config
+                var = tx.output.graph_input(value, src,
+                                            static=config.force_nn_module_property_static_shapes)
                 tx.output.realize(var)      # a module's tensors are inputs when read
                 return var
         if name in state.get("_modules", {}):

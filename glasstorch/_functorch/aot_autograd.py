@@ -22,21 +22,27 @@ Function.
    runs the backward graph.
 
 The graphs are made once, on the first call, for those inputs' metadata; a
-call with other shapes, dtypes or requires_grad traces again.
+call with other shapes, dtypes or requires_grad traces again.  Given Dynamo's
+example inputs with symbolic sizes (``aot_module_simplified``), they are made
+at once, on those FakeTensors: the graphs' sizes are SymInts, and one
+compilation serves every size Dynamo's guards admit.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 
 from .. import _logging
 from .._creation import empty_strided
 from .._dispatcher.dispatcher import ops
-from .._subclasses.fake_tensor import FakeTensorMode
+from .._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from ..autograd import function as _function
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
 from .._tensor import Tensor
 from ..fx.experimental.proxy_tensor import ProxyTorchDispatchMode, make_fx
+from ..fx.experimental.sym_node import SymInt
+from ..fx.experimental.symbolic_shapes import hint_int
 from ..fx.graph_module import GraphModule
 from ..fx.interpreter import Interpreter
 from ..fx.node import Node
@@ -83,8 +89,11 @@ class _Metadata:
     input or of another output, and the outputs themselves (FakeTensors)."""
 
     def __init__(self, flat_fn, flat_args):
-        with FakeTensorMode(allow_non_fake_inputs=True) as mode, enable_grad():
-            fakes = [mode.from_tensor(a) if isinstance(a, Tensor) else a for a in flat_args]
+        mode = _fake_mode_of(flat_args) or FakeTensorMode(allow_non_fake_inputs=True)
+        with mode, enable_grad():
+            fakes = [a if mode.is_our_fake(a) else
+                     mode.from_tensor(a, static_shapes=True) if isinstance(a, Tensor) else a
+                     for a in flat_args]
             versions = [f._version if isinstance(f, Tensor) else None for f in fakes]
             outs = flat_fn(*fakes)
         self.mutated = [i for i, (f, v) in enumerate(zip(fakes, versions))
@@ -95,6 +104,17 @@ class _Metadata:
                                 if o is f and isinstance(o, Tensor)}
         self.outs = outs          # FakeTensors: the outputs' metadata
         self.num_outputs = len(outs)
+
+
+def _fake_mode_of(flat_args):
+    """The FakeTensorMode of Dynamo's example inputs when their sizes are
+    symbolic (a ShapeEnv's): the graphs are then traced once, on them, for
+    every size the guards admit (PyTorch's dynamic shapes); else None."""
+    for a in flat_args:
+        if isinstance(a, FakeTensor) and a.fake_mode.shape_env is not None and \
+                any(isinstance(n, SymInt) for n in (*a.shape, *a.stride())):
+            return a.fake_mode
+    return None
 
 
 def _alias_of(out, j: int, inputs: list, outs) -> tuple | None:
@@ -222,7 +242,8 @@ class _Compiled:
     def __init__(self, flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
                  decompositions, inference_compiler, keep_input_mutations=False):
         requires_grad = [isinstance(a, Tensor) and a.requires_grad for a in flat_args]
-        self.training = is_grad_enabled() and any(requires_grad)
+        self.grad_enabled = is_grad_enabled()
+        self.training = self.grad_enabled and any(requires_grad)
         self.meta = meta = _Metadata(flat_fn, flat_args)
         # the inputs written: returned and copied back here, or written by the graph
         self.written_back = [] if keep_input_mutations and not self.training else meta.mutated
@@ -241,9 +262,14 @@ class _Compiled:
                    for a, g in zip(flat_args, requires_grad)]
         outs = meta.outs
         self.differentiable = [False] * len(meta.mutated) + _tangent_mask(meta, outs)
-        tangents = [empty_strided(o.shape, o.stride(), dtype=o.dtype)
-                    for o, t in zip(outs, _tangent_mask(meta, outs)) if t]
-        self.tangents = [(tuple(t.shape), t.stride()) for t in tangents]
+        symbolic = _fake_mode_of(flat_args)
+        with symbolic or contextlib.nullcontext():
+            tangents = [_tangent_like(o, symbolic is not None)
+                        for o, t in zip(outs, _tangent_mask(meta, outs)) if t]
+        # how a gradient must lie in memory for the backward graph: its traced
+        # strides, or (symbolic sizes) the order of its dims in memory
+        self.tangents = [_dim_order(t) if symbolic else (tuple(t.shape), t.stride())
+                         for t in tangents]
         joint = _trace(create_joint(flat_fn, requires_grad, meta), (primals, tangents),
                        decompositions)
         self.num_graph_outputs = len(meta.mutated) + meta.num_outputs
@@ -254,6 +280,8 @@ class _Compiled:
         self.replays = _view_replays(joint, meta, len(meta.mutated))
         self.forward = fw_compiler(fw, flat_args)
         self.bw_compiler, self.backward = bw_compiler, None   # compiled at the first backward
+        if symbolic:      # now, so that the guards its compiler adds are Dynamo's too
+            self.backward = bw_compiler(bw, None)
 
     def __call__(self, flat_args: list):
         """Run, then write the written inputs back and rebuild the outputs that
@@ -317,9 +345,8 @@ def _is_view_call(node: Node) -> bool:
     if node.op != "call_function" or schema is None or not schema.returns:
         return False
     alias = schema.returns[0].alias_info
-    rest = list(node.args[1:]) + list(node.kwargs.values())
     return alias is not None and not alias.is_write and \
-        not any(isinstance(a, Node) for a in rest)
+        node.all_input_nodes == [node.args[0]]    # (no size computed in the graph)
 
 
 def _make_function(compiled: _Compiled):
@@ -333,6 +360,8 @@ def _make_function(compiled: _Compiled):
             n = compiled.num_graph_outputs
             outs, saved = results[:n], results[n:]
             ctx.save_for_backward(*[s for s in saved if isinstance(s, Tensor)])
+            # sizes the backward needs (symbolic in the trace, ints now), in their places
+            ctx.saved_sizes = [(i, s) for i, s in enumerate(saved) if not isinstance(s, Tensor)]
             ctx.mark_non_differentiable(*[o for o, d in zip(outs, compiled.differentiable)
                                           if not d and isinstance(o, Tensor)])
             return tuple(outs)
@@ -343,17 +372,45 @@ def _make_function(compiled: _Compiled):
                 [g for g, d in zip(grads, compiled.differentiable) if d], compiled.tangents)]
             if compiled.backward is None:
                 compiled.backward = compiled.bw_compiler(compiled.graphs["backward"], None)
-            return tuple(_call(compiled.backward, list(ctx.saved_tensors) + tangents))
+            saved = list(ctx.saved_tensors)
+            for i, size in ctx.saved_sizes:
+                saved.insert(i, size)
+            return tuple(_call(compiled.backward, saved + tangents))
     return CompiledFunction
 
 
 def _as_traced(grad, traced) -> Tensor:
     """A tangent in the layout the backward graph was traced with (the
-    output's strides), as compiled code reads memory by those strides."""
-    shape, stride = traced
+    output's strides, or with symbolic sizes its dims' order in memory), as
+    compiled code reads memory by those strides."""
+    if isinstance(traced, list):
+        shape, stride = grad.shape, _dense_strides(grad.shape, traced)
+    else:
+        shape, stride = traced
     if grad.stride() == stride or grad.shape != shape:
         return grad
     return empty_strided(shape, stride, dtype=grad.dtype).copy_(grad)
+
+
+def _tangent_like(out, symbolic: bool) -> Tensor:
+    """The example tangent of an output: its strides, or, with symbolic sizes,
+    dense in the order of its dims in memory."""
+    stride = _dense_strides(out.shape, _dim_order(out)) if symbolic else out.stride()
+    return empty_strided(out.shape, stride, dtype=out.dtype)
+
+
+def _dim_order(t) -> list:
+    """``t``'s dims from the innermost in memory out (by the traced values)."""
+    return sorted(range(t.dim()), key=lambda d: (hint_int(t.stride()[d]), -d))
+
+
+def _dense_strides(shape, order: list) -> tuple:
+    """The strides of a dense tensor of ``shape`` whose dims lie in ``order``."""
+    stride, step = [0] * len(shape), 1
+    for d in order:
+        stride[d] = step
+        step = step * shape[d]
+    return tuple(stride)
 
 
 def _signature(flat_args, grad_enabled: bool) -> tuple:
@@ -371,11 +428,7 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
     bw_compiler = bw_compiler or fw_compiler
     cache: dict = {}
 
-    def returned(*args, **kwargs):
-        if not kwargs and all(isinstance(a, _FLAT) for a in args):   # (a Dynamo graph's call)
-            flat_args, in_spec = list(args), _flat_spec(len(args))
-        else:
-            flat_args, in_spec = pytree.tree_flatten((args, kwargs))
+    def compile_for(flat_args, in_spec) -> _Compiled:
         out_spec = []
 
         def flat_fn(*flat):
@@ -383,21 +436,46 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
             leaves, spec = pytree.tree_flatten(fn(*a, **k))
             out_spec[:] = [spec]
             return tuple(leaves)
-        key = _signature(flat_args, is_grad_enabled())
-        compiled = cache.get(key)
-        if compiled is None:
-            with preserve_node_meta():      # a graph run node by node keeps its source lines
-                compiled = cache[key] = _Compiled(flat_fn, flat_args, fw_compiler,
-                                                  bw_compiler, partition_fn, decompositions,
-                                                  inference_compiler,
-                                                  keep_inference_input_mutations)
-            compiled.out_spec = out_spec[0]
-            compiled.flat_out = _is_flat_tuple(compiled.out_spec)
+        with preserve_node_meta():      # a graph run node by node keeps its source lines
+            compiled = _Compiled(flat_fn, flat_args, fw_compiler, bw_compiler, partition_fn,
+                                 decompositions, inference_compiler,
+                                 keep_inference_input_mutations)
+        compiled.out_spec = out_spec[0]
+        compiled.flat_out = _is_flat_tuple(compiled.out_spec)
+        return compiled
+
+    def returned(*args, **kwargs):
+        if not kwargs and all(isinstance(a, _FLAT) for a in args):   # (a Dynamo graph's call)
+            flat_args, in_spec = list(args), _flat_spec(len(args))
+        else:
+            flat_args, in_spec = pytree.tree_flatten((args, kwargs))
+        compiled = returned.symbolic
+        if compiled is None or compiled.grad_enabled != is_grad_enabled():
+            key = _signature(flat_args, is_grad_enabled())
+            compiled = cache.get(key)
+            if compiled is None:
+                compiled = cache[key] = compile_for(flat_args, in_spec)
         returned.compiled = compiled
         if compiled.flat_out:             # (a Dynamo graph's outputs: a tuple of leaves)
             return compiled(flat_args)
         result = pytree.tree_unflatten(compiled(flat_args), compiled.out_spec)
         return list(result) if type(result) is tuple else result   # torch returns a list
+
+    def trace_symbolically(fake_args: list) -> None:
+        """Trace and compile now, on Dynamo's example inputs with symbolic
+        sizes: one pair of graphs for every size the guards admit.  Outputs
+        that alias but cannot be rebuilt by replaying views, or a function the
+        symbolic trace fails on, keep the traces per shape."""
+        try:
+            compiled = compile_for(fake_args, _flat_spec(len(fake_args)))
+        except Exception as error:         # (what symbolic tracing does not cover yet)
+            _logging.trace("dynamic", _logging.current_compile_id,
+                           f"AOTAutograd traces per shape: {type(error).__name__}: {error}")
+            return
+        if all(j in compiled.replays for j, alias in enumerate(compiled.meta.aliases) if alias):
+            returned.symbolic = compiled
+    returned.symbolic = None
+    returned.trace_symbolically = trace_symbolically
     return returned
 
 
@@ -465,6 +543,8 @@ def aot_module_simplified(mod: Module, args, fw_compiler, bw_compiler=None,
                             fw_compiler, bw_compiler, partition_fn, decompositions,
                             num_params_buffers=len(names),
                             inference_compiler=inference_compiler)
+    if _fake_mode_of(args):
+        compiled.trace_symbolically(state + list(args))
 
     def forward(*runtime_args):      # flat: the parameters, then the graph's inputs
         return compiled(*state, *runtime_args)

@@ -24,9 +24,10 @@ from __future__ import annotations
 from collections import deque
 
 from .._ops.tags import Tag
+from ..fx.experimental.symbolic_shapes import hint_int
 from ..fx.graph import Graph
 from ..fx.graph_module import GraphModule
-from ..fx.node import Node, map_arg
+from ..fx.node import Node
 
 __all__ = ["default_partition", "min_cut_rematerialization_partition"]
 
@@ -127,14 +128,14 @@ def _recomputable(node: Node) -> bool:
 
 
 def _nbytes(node: Node) -> float:
-    """What saving ``node`` costs: its bytes (a tuple result cannot be saved
-    whole: its getitems are)."""
+    """What saving ``node`` costs: its bytes, at the traced sizes (a tuple
+    result cannot be saved whole: its getitems are)."""
     val = node.meta.get("val")
     if isinstance(val, (tuple, list)):
         return float("inf")
     if val is None or not hasattr(val, "numel"):
         return 1
-    return max(1, val.numel() * val.element_size())
+    return max(1, hint_int(val.numel()) * val.element_size())
 
 
 def min_cut_rematerialization_partition(joint_module: GraphModule, _joint_inputs, *,

@@ -51,8 +51,11 @@ class CompiledGraph:
 
     def __init__(self, gm, name: str):
         self.graph = GraphLowering(gm, name=name).run()
+        unbound = self.graph.symbols() - set(self.graph.size_sources)
+        if unbound:
+            raise SymbolicSizesUnsupported(f"no input holds the sizes {sorted(unbound)}")
         self.scheduler = Scheduler(self.graph)
-        if config.max_autotune:
+        if config.max_autotune and not self.graph.size_sources:   # (timed at fixed sizes)
             self.code, self.autotune_report = autotune.tuned_code(self.graph, self.scheduler, name)
         else:
             self.code, self.autotune_report = WrapperCode(self.graph, self.scheduler, name), None
@@ -76,7 +79,8 @@ class CompiledGraph:
                          for name, layout in self.code.static.items())
         for name, params in self.code.kernels:
             fn = getattr(library, name)
-            fn.argtypes = [ctypes.c_void_p] * len(params)
+            fn.argtypes = [ctypes.c_void_p if out is not None else ctypes.c_int64
+                           for _, out in params]      # (None: a size)
             fn.restype = None
             namespace[name] = fn
         if self.code.c_wrapper:
@@ -88,31 +92,35 @@ class CompiledGraph:
 
 
 def _has_symbols(gm) -> bool:
-    """Whether the graph has symbolic sizes (compiled for now as its ATen kernels)."""
-    from ..fx.experimental.sym_node import SymInt
-    for node in gm.graph.nodes:
-        val = node.meta.get("val")
-        for v in val if isinstance(val, (list, tuple)) else [val]:
-            if isinstance(v, SymInt) or any(isinstance(s, SymInt)
-                                            for s in getattr(v, "shape", ())):
-                return True
-    return False
+    from .graph import GraphLowering
+    return bool(GraphLowering(gm).symbols())
+
+
+class SymbolicSizesUnsupported(Exception):
+    """A graph whose symbolic sizes the generated code cannot take as
+    arguments (a size no input holds, one C cannot write)."""
 
 
 def compile_fx_inner(gm, example_inputs=None, name: str = "0_inference"):
     """One AOT graph compiled; a boxed callable (``call(list_of_args)``).
-    ``name`` is the graph's AOT id (``0_forward``, ``0_backward``)."""
+    ``name`` is the graph's AOT id (``0_forward``, ``0_backward``).  A graph
+    with symbolic sizes takes them as arguments (Note [Symbolic sizes] in
+    ir.py), or else is compiled per shape (``PerShape``)."""
     if not codecache.available():
         from .._functorch.aot_autograd import make_boxed_func
         return make_boxed_func(gm.forward)
-    if _has_symbols(gm):
-        call = PerShape(gm, name)
-        call._boxed_call = True
-        return call
     try:
         compiled = CompiledGraph(gm, name)
     except codecache.CompileError as error:
         return _ran_as_aten(gm, error)
+    except Exception as error:         # (what the symbolic lowering does not cover yet)
+        if not _has_symbols(gm):
+            raise
+        _logging.trace("dynamic", _logging.current_compile_id,
+                       f"Inductor: {name} is compiled per shape: {type(error).__name__}: {error}")
+        call = PerShape(gm, name)
+        call._boxed_call = True
+        return call
     compile_id = _logging.current_compile_id
     if _logging.is_enabled("output_code") or config.debug:
         _logging.trace("output_code", compile_id, output_code_text(compiled))
@@ -123,10 +131,10 @@ def compile_fx_inner(gm, example_inputs=None, name: str = "0_inference"):
 
 
 class PerShape:
-    """A graph with symbolic sizes, compiled once per concrete geometry of its
-    arguments: the nodes' sizes are propagated from the call's tensors (on
-    FakeTensors), then the graph is lowered as a static one.  The C kernels
-    keep constant sizes, which is what lets the compiler vectorize them."""
+    """A graph with symbolic sizes that the generated code cannot take as
+    arguments, compiled once per concrete geometry of its arguments: the
+    nodes' sizes are propagated from the call's tensors (on FakeTensors),
+    then the graph is lowered as a static one."""
 
     def __init__(self, gm, name: str):
         self.gm, self.name, self.compiled = gm, name, {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 
 from .._core import dtype as dt
+from ..fx.experimental.sym_node import SymInt, Symbol
 from . import config, ir
 from .ir import V, ComputedBuffer, InputBuffer, Layout, Pointwise, Reduction
 
@@ -54,6 +55,9 @@ class GraphLowering:
         self.lowered = []            # (fx node, what it lowered to) for the glass box
         self._realized = {}          # id(value) -> (value, its buffer): realized once
         self._count = 0
+        # symbol -> where the wrapper reads it: an int input, or an input's size or
+        # stride (Note [Symbolic sizes])
+        self.size_sources = {}
 
     # -- buffers ----------------------------------------------------------------------
 
@@ -139,13 +143,33 @@ class GraphLowering:
     def _placeholder(self, node):
         val = node.meta.get("val")
         if not hasattr(val, "stride"):
+            self._bind_size(val, node.name)
             return val
-        layout = Layout(val.dtype, tuple(int(s) for s in val.shape),
-                        tuple(int(s) for s in val.stride()), 0)
+        for kind, values in (("size", val.shape), ("stride", val.stride())):
+            for d, n in enumerate(values):
+                self._bind_size(n, f"{node.name}.{kind}({d})")
+        layout = Layout(val.dtype, tuple(val.shape), tuple(val.stride()), 0)
         buf = InputBuffer(node.name, layout)
         self.inputs[node.name] = buf
         self.name_to_buffer[node.name] = buf
         return buf
+
+    def _bind_size(self, value, source: str) -> None:
+        """A size symbol is read from the first input that holds it alone."""
+        if ir.is_symbolic(value) and type(value.node.expr) is Symbol:
+            self.size_sources.setdefault(value.node.expr.name, source)
+
+    def symbols(self) -> set:
+        """The size symbols of the graph's values."""
+        found = set()
+        for node in self.gm.graph.nodes:
+            val = node.meta.get("val")
+            for v in val if isinstance(val, (list, tuple)) else [val]:
+                if hasattr(v, "stride"):
+                    found |= ir.size_symbols(list(v.shape) + list(v.stride()))
+                elif ir.is_symbolic(v):
+                    found |= ir.size_symbols(v)
+        return found
 
     def _constant(self, node):
         value = getattr(self.gm, node.target)
@@ -161,6 +185,9 @@ class GraphLowering:
         if node.target is operator.getitem:
             container, i = _map(node.args, env)
             return self._maybe_realize(node, container[i])
+        val = node.meta.get("val")
+        if isinstance(val, (int, SymInt)):     # size arithmetic (sym_size, s0 * 2): its
+            return val                         # value, an int or a symbolic size
         args, kwargs = _map(node.args, env), _map(node.kwargs, env)
         self.current_args = (args, kwargs)
         fn = lowering.lowerings.get(node.target)
@@ -248,8 +275,8 @@ def _feeds_extern(user) -> bool:
 def _meta_layout(node, value):
     """The layout eager gives ``node``'s result, when its size is the value's."""
     val = node.meta.get("val") if node is not None else None
-    if hasattr(val, "stride") and tuple(int(s) for s in val.shape) == tuple(value.size):
-        stride = tuple(int(s) for s in val.stride())
+    if hasattr(val, "stride") and ir.same_size(tuple(val.shape), tuple(value.size)):
+        stride = tuple(val.stride())
         if _dense(value.size, stride):
             return Layout(value.dtype, value.size, stride)
     return None
@@ -257,10 +284,11 @@ def _meta_layout(node, value):
 
 def _dense(size, stride) -> bool:
     """A permutation of a contiguous layout (what a fresh buffer can have)."""
-    dims = sorted((s, n) for s, n in zip(stride, size) if n != 1)
+    dims = sorted(((ir.size_hint(s), s, n) for s, n in zip(stride, size) if not ir.is_one(n)),
+                  key=lambda d: d[0])
     step = 1
-    for s, n in dims:
-        if s != step:
+    for _, s, n in dims:
+        if not ir.same_size(s, step):
             return False
         step *= n
     return True

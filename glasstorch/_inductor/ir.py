@@ -21,12 +21,91 @@ Indices are ``Index`` objects: integer affine sums ``c0 + c1*x0 + c2*x1 ...``
 over loop variables that know their range, with floor division and modulo
 kept as opaque terms; that is enough for strides, broadcasting, permutes,
 slices and reshapes, and it prints as C.
+
+Note [Symbolic sizes]
+    A graph traced with dynamic shapes has SymInts for sizes (``s0``,
+    ``8*s0``).  They flow through the IR as they are: ranges, strides, index
+    coefficients and bounds may be SymInts, and they print as C expressions
+    over ``int64_t`` parameters named after the symbols (``c_expr``), which
+    the wrapper reads from its inputs' sizes, so one compiled graph serves
+    every size.  A decision that needs a Python value (``if n > 64``) asks
+    the ShapeEnv, which answers from the symbols' ranges or else from the
+    traced sizes with a guard, so the graph is reused only where the answer
+    holds.  Structural questions (do two loops match?) use ``same_size``,
+    which never guards: a no where sizes are not identical expressions.
 """
 from __future__ import annotations
 
 import threading
 
 from .._core import dtype as dt
+from ..fx.experimental.sym_node import Poly, SymInt, Symbol
+from ..fx.experimental.symbolic_shapes import free_symbols, hint_int, statically_known_true
+
+# -- symbolic sizes (Note [Symbolic sizes]) ---------------------------------------------
+
+
+def is_symbolic(n) -> bool:
+    return isinstance(n, SymInt)
+
+
+def same_size(a, b) -> bool:
+    """Whether sizes (or tuples or dicts of them) are the same expressions,
+    deciding without a guard."""
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(same_size(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) or isinstance(b, dict):
+        return a.keys() == b.keys() and all(same_size(a[k], b[k]) for k in a)
+    if is_symbolic(a) or is_symbolic(b):
+        return is_symbolic(a) and is_symbolic(b) and a.node.expr == b.node.expr
+    return a == b
+
+
+def is_one(n) -> bool:
+    """``n == 1`` without a guard (a size symbol is never 1: 0 and 1 specialize)."""
+    return not is_symbolic(n) and n == 1
+
+
+def c_expr(n) -> str:
+    """A size as C text: a number, or a SymInt's expression over its symbols."""
+    return _c(n.node.expr) if is_symbolic(n) else _c(int(n))
+
+
+def _c(e) -> str:
+    if type(e) is int:
+        return f"{e}L" if abs(e) > 2**31 - 1 else str(e)
+    if type(e) is Symbol:
+        return e.name
+    if type(e) is Poly:
+        terms = []
+        for monomial, coeff in e.terms.items():
+            factors = [_c_factor(base) for base, exp in monomial for _ in range(exp)]
+            terms.append("*".join(([] if coeff == 1 and factors else [_c(coeff)]) + factors))
+        return " + ".join(terms).replace("+ -", "- ")
+    a, b = (_c_factor(arg) for arg in e.args)
+    if e.func == "FloorDiv":          # of sizes: non-negative, so C's division floors
+        return f"{a} / {b}"
+    if e.func == "Mod":
+        return f"{a} % {b}"
+    if e.func in ("Max", "Min"):
+        return f"({a} {'>' if e.func == 'Max' else '<'} {b} ? {a} : {b})"
+    raise NotImplementedError(f"no C for the size {e}")
+
+
+def _c_factor(e) -> str:
+    text = _c(e)
+    return text if type(e) in (int, Symbol) and not text.startswith("-") else f"({text})"
+
+
+def size_symbols(n) -> set:
+    """The names of the symbols a size depends on."""
+    return {s.name for s in free_symbols(n)}
+
+
+def size_hint(n) -> int:
+    """A size's value in the traced run (a heuristic's input; no guard)."""
+    return hint_int(n)
+
 
 # -- index expressions -------------------------------------------------------------
 
@@ -60,7 +139,7 @@ class Index:
     __slots__ = ("terms", "const")
 
     def __init__(self, terms=None, const: int = 0):
-        self.terms = {s: c for s, c in (terms or {}).items() if c}
+        self.terms = {s: c for s, c in (terms or {}).items() if is_symbolic(c) or c}
         self.const = const
         if any(s.op for s in self.terms):
             self._fold_divmod()
@@ -102,11 +181,13 @@ class Index:
 
     @staticmethod
     def of(value) -> "Index":
-        return value if isinstance(value, Index) else Index(const=int(value))
+        if isinstance(value, Index):
+            return value
+        return Index(const=value if is_symbolic(value) else int(value))
 
     @staticmethod
     def var(name: str, bound: int) -> "Index":
-        return Index({Sym(name, bound): 1}) if bound != 1 else Index()
+        return Index({Sym(name, bound): 1}) if not is_one(bound) else Index()
 
     def __add__(self, other):
         other = Index.of(other)
@@ -121,7 +202,7 @@ class Index:
         return self + Index.of(other) * -1
 
     def __mul__(self, k: int):
-        k = int(k)
+        k = k if is_symbolic(k) else int(k)
         return Index({s: c * k for s, c in self.terms.items()}, self.const * k)
 
     __rmul__ = __mul__
@@ -131,18 +212,19 @@ class Index:
 
     def max(self) -> int:
         """The largest value over the variables' ranges (negative coefficients at 0)."""
-        return self.const + sum(c * (s.bound - 1) for s, c in self.terms.items() if c > 0)
+        return self.const + sum(c * s.bound - c for s, c in self.terms.items() if c > 0)
 
-    def min(self) -> int:
-        return self.const + sum(c * (s.bound - 1) for s, c in self.terms.items() if c < 0)
+    def min(self) -> int:      # (c * bound - c: symbolic sizes stay a sum of products)
+        return self.const + sum(c * s.bound - c for s, c in self.terms.items() if c < 0)
 
     def floordiv(self, d: int) -> "Index":
         """``self // d`` for a non-negative expression, exact where the terms that
         are not multiples of ``d`` always stay below it."""
-        if d == 1:
+        if is_one(d):
             return self
-        whole = Index({s: c // d for s, c in self.terms.items() if c % d == 0})
-        rest = Index({s: c for s, c in self.terms.items() if c % d}, self.const)
+        whole = Index({s: _div(c, d) for s, c in self.terms.items() if _is_zero(_mod(c, d))})
+        rest = Index({s: c for s, c in self.terms.items() if not _is_zero(_mod(c, d))},
+                     self.const)
         if rest.min() >= 0 and rest.max() < d:
             return whole
         if not whole.terms and rest.min() >= 0:
@@ -151,9 +233,10 @@ class Index:
 
     def mod(self, n: int) -> "Index":
         """``self % n`` for a non-negative expression."""
-        if n == 1:
+        if is_one(n):
             return Index()
-        rest = Index({s: c % n for s, c in self.terms.items() if c % n}, self.const % n)
+        rest = Index({s: _mod(c, n) for s, c in self.terms.items() if not _is_zero(_mod(c, n))},
+                     _mod(self.const, n))
         if rest.min() >= 0 and rest.max() < n:
             return rest
         if len(rest.terms) == 1 and not rest.const:
@@ -166,17 +249,41 @@ class Index:
     def __str__(self):
         parts = []
         for s, c in sorted(self.terms.items(), key=lambda sc: sc[0].name):
-            parts.append(s.name if c == 1 else f"{c}L*{s.name}")
-        if self.const or not parts:
-            parts.append(f"{self.const}L" if abs(self.const) > 2**31 - 1 else str(self.const))
+            parts.append(s.name if is_one(c) else f"({c_expr(c)})*{s.name}"
+                         if is_symbolic(c) else f"{c}L*{s.name}")
+        if is_symbolic(self.const) or self.const or not parts:
+            parts.append(c_expr(self.const))
         return " + ".join(parts).replace("+ -", "- ")
 
     __repr__ = __str__
 
 
+def _is_zero(n) -> bool:
+    return not is_symbolic(n) and n == 0
+
+
+def _below(c, n) -> bool:
+    """``0 <= c < n`` for every value of the sizes' symbols (decided without a
+    guard: ``1 < s0`` holds, a size symbol is at least 2)."""
+    return (is_symbolic(c) or is_symbolic(n)) and statically_known_true(c >= 0) and \
+        statically_known_true(c < n)
+
+
+def _mod(c, n):
+    """``c % n`` of a coefficient: ``c`` itself when it is known to be below ``n``."""
+    return c if _below(c, n) else c % n
+
+
+def _div(c, n):
+    """``c // n`` of a coefficient: 0 when it is known to be below ``n``."""
+    return 0 if _below(c, n) else c // n
+
+
 def _opaque(op: str, arg: Index, n: int, bound: int) -> Index:
-    operand = f"({arg})" if len(arg.terms) + bool(arg.const) > 1 else str(arg)
-    text = f"({operand} {'/' if op == 'div' else '%'} {n})"
+    operand = f"({arg})" if len(arg.terms) + (is_symbolic(arg.const) or bool(arg.const)) > 1 \
+        else str(arg)
+    divisor = _c_factor(n.node.expr if is_symbolic(n) else n)
+    text = f"({operand} {'/' if op == 'div' else '%'} {divisor})"
     return Index({Sym(text, bound, arg.free(), op, arg, n): 1})
 
 
@@ -312,6 +419,11 @@ class Layout:
     def index(self, index) -> Index:
         return sum((i * s for i, s in zip(index, self.stride) if s), Index(const=self.offset))
 
+    def is_symbolic(self) -> bool:
+        """Whether its geometry depends on symbolic sizes (then it cannot be
+        allocated once, ahead of the calls)."""
+        return any(map(is_symbolic, (*self.size, *self.stride, self.offset)))
+
     def is_contiguous(self) -> bool:
         return all(st == c for st, c, n in zip(self.stride, contiguous_strides(self.size),
                                                self.size) if n != 1)
@@ -358,8 +470,8 @@ class ComputedBuffer(Buffer):
         size 1 take no loop (a scatter loops over its source)."""
         data = self.data
         ranges = data.source_ranges if self.is_scatter() else data.ranges
-        return (tuple(n for n in ranges if n != 1),
-                tuple(n for n in getattr(data, "reduction_ranges", ()) if n != 1))
+        return (tuple(n for n in ranges if not is_one(n)),
+                tuple(n for n in getattr(data, "reduction_ranges", ()) if not is_one(n)))
 
     def is_scatter(self) -> bool:
         return isinstance(self.data, ScatterAdd)
@@ -383,7 +495,7 @@ class ComputedBuffer(Buffer):
 def _with_unit_dims(index, ranges) -> list:
     """A loop index (no entries for size-1 dims) as an index over ``ranges``."""
     it = iter(index)
-    return [Index() if n == 1 else next(it) for n in ranges]
+    return [Index() if is_one(n) else next(it) for n in ranges]
 
 
 class AllocatedBuffer(Buffer):

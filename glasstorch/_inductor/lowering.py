@@ -47,7 +47,7 @@ def meta():
 
 
 def out_size():
-    return tuple(int(s) for s in meta().shape)
+    return tuple(meta().shape)
 
 
 def out_dtype():
@@ -355,8 +355,8 @@ def _meta_strides(size):
     """The strides eager gives this view (for its size-1 dims), when the
     node being lowered is the view."""
     val = V.graph.current_node.meta.get("val")
-    if hasattr(val, "stride") and tuple(val.shape) == tuple(size):
-        return tuple(int(s) for s in val.stride())
+    if hasattr(val, "stride") and ir.same_size(tuple(val.shape), tuple(size)):
+        return tuple(val.stride())
     return None
 
 
@@ -408,7 +408,7 @@ def reshape(x: IRNode, size) -> IRNode:
     group by group, so splitting and merging stay affine where they can."""
     old = tuple(x.size)
     size = tuple(size)
-    if old == size:
+    if ir.same_size(old, size):
         return x
     if 0 in size:   # no element: nothing is ever read
         return make_view(x, size, lambda index: [Index() for _ in old])
@@ -694,7 +694,7 @@ def _native_layer_norm(x, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     dims = list(range(len(x.size) - k, len(x.size)))
     var, mean = _variance(x, dims, 0, True, compute)
-    stat_size = tuple(int(s) for s in mean_val.shape)
+    stat_size = tuple(mean_val.shape)
     rstd = make_pointwise(lambda v: ops.rsqrt(ops.add(v, ops.constant(eps, compute))),
                           var, dtype=mean_val.dtype, compute=compute, size=stat_size)
     rstd = V.graph.realize(rstd)
@@ -774,8 +774,14 @@ def fallback(op, args, kwargs, val):
         return a
     args = prepare(list(args))
     kwargs = {k: prepare(v) for k, v in kwargs.items()}
-    if any(isinstance(a, (ir.Buffer, ReinterpretView)) for a in tree_leaves((args, kwargs))):
-        val = op(*tree_map(_on_meta, args), **tree_map(_on_meta, kwargs))
+    realized = [a for a in tree_leaves((args, kwargs))
+                if isinstance(a, (ir.Buffer, ReinterpretView))]
+    if realized:
+        if any(a.layout.is_symbolic() for a in realized):
+            with _fake_mode():
+                val = op(*tree_map(_on_fake, args), **tree_map(_on_fake, kwargs))
+        else:
+            val = op(*tree_map(_on_meta, args), **tree_map(_on_meta, kwargs))
     graph = V.graph
     if _is_tensor(val):
         return graph.register(ExternKernel(graph.new_name(), _layout_of(val), op, args, kwargs))
@@ -801,6 +807,24 @@ def _on_meta(a):
     return a
 
 
+def _on_fake(a):
+    """A realized IR value as a FakeTensor of its layout, whose sizes may be
+    symbolic (called under the graph's FakeTensorMode)."""
+    if isinstance(a, (ir.Buffer, ReinterpretView)):
+        lay = a.layout
+        return empty_strided(lay.size, lay.stride, dtype=lay.dtype)
+    return a
+
+
+def _fake_mode():
+    """The FakeTensorMode the graph was traced in (that of its values)."""
+    for node in V.graph.gm.graph.nodes:
+        for v in tree_leaves(node.meta.get("val")):
+            if hasattr(v, "fake_mode"):
+                return v.fake_mode
+    raise AssertionError("a graph with symbolic sizes has FakeTensor values")
+
+
 def fallback_current():
     node = V.graph.current_node
     args, kwargs = V.graph.current_args
@@ -812,8 +836,7 @@ def _is_tensor(v) -> bool:
 
 
 def _layout_of(val) -> Layout:
-    return Layout(val.dtype, tuple(int(s) for s in val.shape),
-                  tuple(int(s) for s in val.stride()), 0)
+    return Layout(val.dtype, tuple(val.shape), tuple(val.stride()), 0)
 
 
 @register_lowering(aten.to)

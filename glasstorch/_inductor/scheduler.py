@@ -16,7 +16,8 @@ one-dimensional kernel is cut into chunks the threads share.
 from __future__ import annotations
 
 from . import config
-from .ir import V, AllocatedBuffer, ComputedBuffer, ExternKernel, Index, MultiOutput
+from .ir import (V, AllocatedBuffer, ComputedBuffer, ExternKernel, Index, MultiOutput,
+                 same_size, size_hint)
 
 
 class _ReadRecorder:
@@ -96,13 +97,15 @@ class FusedKernel:
         return {n.target_name(): n for n in self.nodes}
 
     def work(self) -> int:
+        """The most elements one of its nodes loops over (the largest at the
+        traced sizes: a SymInt when sizes are symbolic)."""
         most = 0
         for node in self.nodes:
             outer, reduction = node.loop_ranges()
             n = 1
             for s in (*outer, *reduction):
                 n *= s
-            most = max(most, n)
+            most = max(most, n, key=size_hint)
         return most
 
     def finish(self):
@@ -222,21 +225,21 @@ class Scheduler:
         outer, reduction = node.loop_ranges()
         if kernel.outer is None:
             if node.is_reduction():
-                if tuple(kernel.shape[:len(outer)]) != tuple(outer):
+                if not same_size(tuple(kernel.shape[:len(outer)]), tuple(outer)):
                     return f"reduction over {list(outer)} does not lead the kernel's " \
                            f"{list(kernel.shape)}"
                 new_outer = tuple(outer)
             else:
-                if tuple(outer) != tuple(kernel.shape):
+                if not same_size(tuple(outer), tuple(kernel.shape)):
                     return f"shape {list(outer)} differs from the kernel's {list(kernel.shape)}"
                 new_outer = tuple(outer)
         else:
             new_outer = kernel.outer
             if node.is_reduction():
-                if tuple(outer) != tuple(new_outer):
+                if not same_size(tuple(outer), tuple(new_outer)):
                     return f"reduction keeps {list(outer)}, the kernel loops over " \
                            f"{list(new_outer)}"
-            elif tuple(outer[:len(new_outer)]) != tuple(new_outer):
+            elif not same_size(tuple(outer[:len(new_outer)]), tuple(new_outer)):
                 return f"shape {list(outer)} does not start with the kernel's loops " \
                        f"{list(new_outer)}"
         if not new_outer and (outer or reduction) and (
@@ -261,7 +264,7 @@ class Scheduler:
             mine = {s.name: c for s, c in index.terms.items() if s.name in outer_names}
             theirs = {s.name: c for s, c in stored.terms.items() if s.name in outer_names}
             rest = index - Index({s: c for s, c in index.terms.items() if s.name in outer_names})
-            if mine != theirs or rest.free() & outer_names:
+            if not same_size(mine, theirs) or rest.free() & outer_names:
                 return f"reads {name} at {index}, outside the outer iteration that writes it"
         return None
 
@@ -280,7 +283,7 @@ class Scheduler:
             return
         inner = tuple(outer[len(kernel.outer):])
         last = kernel.sections[-1]
-        same_loop = last.kind == "pointwise" and last.inner == inner and all(
+        same_loop = last.kind == "pointwise" and same_size(last.inner, inner) and all(
             str(index) == str(store_index(p))
             for name, index in reads_of(node)
             for p in last.nodes if p.target_name() == name)

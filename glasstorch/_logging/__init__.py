@@ -15,7 +15,7 @@ import sys
 __all__ = ["set_logs", "is_enabled", "trace", "trace_graph"]
 
 ARTIFACTS = ("graph_breaks", "recompiles", "guards", "graph_code", "dynamo", "output_code",
-             "aot_graphs", "graph", "bytecode", "autotuning")
+             "aot_graphs", "graph", "bytecode", "autotuning", "dynamic")
 _enabled: set = set()
 _log = logging.getLogger("torch._logging")
 if not _log.handlers:

@@ -385,7 +385,9 @@ def validate_outputs(node, outputs):
         if edge is None or grad is None:
             continue
         shape, dtype, device = edge[0]._input_metadata[edge[1]]
-        if grad._shape != shape:
+        # (lengths first: a tuple compares its items before its length, and symbolic
+        # sizes compared across dims would leave guards for nothing)
+        if len(grad._shape) != len(shape) or grad._shape != shape:
             if not _expandable_to(shape, grad._shape):
                 raise RuntimeError(
                     f"Function {node.name()} returned an invalid gradient at index {i} - got "

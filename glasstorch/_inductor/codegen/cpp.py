@@ -27,7 +27,7 @@ import re
 
 from ..._core import dtype as dt
 from .. import config
-from ..ir import V, Index, compute_dtype
+from ..ir import V, Index, c_expr, compute_dtype, is_symbolic
 
 C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "_Float16",
            dt.bfloat16: "uint16_t", dt.int64: "int64_t", dt.int32: "int32_t",
@@ -398,6 +398,8 @@ class CppKernel:
 
     def constant(self, value, dtype) -> CValue:
         dtype = compute_dtype(dtype)
+        if is_symbolic(value):         # a size (a mean's count): its C expression
+            return self.value(f"({C_TYPES[dtype]})({c_expr(value)})", dtype)
         return self.value(c_literal(value, dtype), dtype)
 
     def index_expr(self, index: Index, dtype) -> CValue:
@@ -570,8 +572,17 @@ def _int_bounds(dtype):
 
 def loop_header(var: str, size: int, pragma: str | None = None) -> list:
     lines = [pragma] if pragma else []
-    lines.append(f"for (int64_t {var} = 0; {var} < {size}; {var}++)")
+    lines.append(f"for (int64_t {var} = 0; {var} < {c_expr(size)}; {var}++)")
     return lines
+
+
+def parallel_clause(work) -> str | None:
+    """What a loop nest of ``work`` elements adds to ``#pragma omp parallel for``:
+    "" when it is large enough to share among the threads, None (no pragma)
+    when it is not, and with symbolic sizes an ``if`` deciding at run time."""
+    if is_symbolic(work):
+        return f" if({c_expr(work)} >= {config.cpp.min_parallel_work})"
+    return "" if work >= config.cpp.min_parallel_work else None
 
 
 def render(lines, removed=frozenset(), relocated=None, indent="    ") -> list:
@@ -653,12 +664,15 @@ class KernelWriter:
         removed = {name for name in self.removable if name not in ck.loaded}
         unused_rows = {row for row in ck.rows.values() if row not in ck.rows_used}
         params = [(name, out) for name, (_, out) in ck.args.items() if name not in removed]
-        signature = ", ".join(
-            f"{'' if out else 'const '}{C_TYPES[self.graph.buffer_dtype(name)]}* "
-            f"__restrict__ {ck.args[name][0]}" for name, out in params)
         relocated = ck.relocated_rows({name for name, out in params if out})
         body = _without_unused_values(render(ck.block.lines, removed | unused_rows, relocated))
-        source = f"void {fused.name}({signature})\n{{\n" + "\n".join(body) + "\n}\n"
+        signature = [f"{'' if out else 'const '}{C_TYPES[self.graph.buffer_dtype(name)]}* "
+                     f"__restrict__ {ck.args[name][0]}" for name, out in params]
+        sizes = sizes_used(body, self.graph.size_sources)
+        params += [(name, None) for name in sizes]       # (Note [Symbolic sizes])
+        signature += [f"const int64_t {name}" for name in sizes]
+        source = f"void {fused.name}({', '.join(signature)})\n{{\n" + "\n".join(body) + \
+            "\n}\n"
         return source, params, ck.libm_used, removed
 
     def _is_column_reduction(self) -> bool:
@@ -686,39 +700,38 @@ class KernelWriter:
     def _outer_headers(self, fused, outer) -> list:
         if self._is_column_reduction():
             return self._column_headers(fused, outer)
-        work = fused.work()
-        parallel = work >= config.cpp.min_parallel_work
+        clause = parallel_clause(fused.work())
         if fused.chunked:
             chunk = config.cpp.chunk_size
-            n = fused.sections[0].inner[0]
+            n = c_expr(fused.sections[0].inner[0])
             pragma = f"#pragma omp parallel for if({n} >= {config.cpp.min_parallel_work})"
-            return [pragma if parallel else None,
-                    f"for (int64_t c0 = 0; c0 < {n}; c0 += {chunk})"][0 if parallel else 1:]
+            return [pragma if clause is not None else None,
+                    f"for (int64_t c0 = 0; c0 < {n}; c0 += {chunk})"][
+                0 if clause is not None else 1:]
         if not outer:
             return []
-        pragma = None
-        if parallel:
+        headers = []
+        if clause is not None:
             collapse = f" collapse({len(outer)})" if len(outer) > 1 else ""
-            pragma = f"#pragma omp parallel for{collapse}"
-        headers = [pragma] if pragma else []
+            headers.append(f"#pragma omp parallel for{collapse}{clause}")
         for i, n in enumerate(outer):
-            headers.append(f"for (int64_t x{i} = 0; x{i} < {n}; x{i}++)")
+            headers += loop_header(f"x{i}", n)
         return headers
 
     def _column_headers(self, fused, outer) -> list:
         block = config.cpp.column_block
-        pragma = f"#pragma omp parallel for collapse({len(outer)})" \
-            if fused.work() >= config.cpp.min_parallel_work else None
-        headers = [pragma] if pragma else []
+        clause = parallel_clause(fused.work())
+        headers = [f"#pragma omp parallel for collapse({len(outer)}){clause}"] \
+            if clause is not None else []
         for i, n in enumerate(outer[:-1]):
-            headers.append(f"for (int64_t x{i} = 0; x{i} < {n}; x{i}++)")
-        headers.append(f"for (int64_t xb = 0; xb < {outer[-1]}; xb += {block})")
+            headers += loop_header(f"x{i}", n)
+        headers.append(f"for (int64_t xb = 0; xb < {c_expr(outer[-1])}; xb += {block})")
         return headers
 
     def _column_reduction(self, ck, nodes, outer_vars):
         """Each node's block of accumulators, filled row by row."""
         k = len(outer_vars) - 1
-        n = self.kernel.outer[-1]
+        n = c_expr(self.kernel.outer[-1])
         block = config.cpp.column_block
         end = f"(xb + {block} < {n} ? xb + {block} : {n})"
         lane = f"for (int64_t x{k} = xb; x{k} < {end}; x{k}++)"
@@ -762,6 +775,7 @@ class KernelWriter:
         n = fused.sections[0].inner[0]
         chunk = config.cpp.chunk_size
         index = [Index.var("x0", n)]
+        n = c_expr(n)
         header = ["#pragma omp simd",
                   f"for (int64_t x0 = c0; x0 < (c0 + {chunk} < {n} ? c0 + {chunk} : {n}); x0++)"]
 
@@ -840,7 +854,7 @@ class KernelWriter:
         vectorized (they are distinct)."""
         ptr = ck.param(node.target_name(), output=True)
         ctype = C_TYPES[node.dtype]
-        ck.emit(f"memset({ptr}, 0, {node.numel()} * sizeof({ctype}));")
+        ck.emit(f"memset({ptr}, 0, ({c_expr(node.numel())}) * sizeof({ctype}));")
         ranges, _ = node.loop_ranges()
         index = [Index.var(f"x{i}", n) for i, n in enumerate(ranges)]
         headers = []
@@ -883,16 +897,17 @@ class KernelWriter:
         for i, n in enumerate(rranges):
             last = i == len(rranges) - 1
             pragma = f"#pragma omp simd{clause}" if last and clause else None
-            if last and not outer and clause and len(rranges) == 1 and \
-                    n >= config.cpp.min_parallel_work:
-                pragma = f"#pragma omp parallel for simd{clause}"
+            threads = parallel_clause(n)
+            if last and not outer and clause and len(rranges) == 1 and threads is not None:
+                pragma = f"#pragma omp parallel for simd{clause}{threads}"
             headers += loop_header(f"r{i}", n, pragma)
         if rtype in ("argmax", "argmin"):
-            flat_r = " + ".join(f"{s}L*r{i}" for i, s in enumerate(
-                _strides(rranges))) or "0"
+            flat_r = " + ".join(f"({c_expr(s)})*r{i}" if is_symbolic(s) else f"{s}L*r{i}"
+                                for i, s in enumerate(_strides(rranges))) or "0"
         self.rows_walked.add(tuple(rranges))
         with ck.loop(headers):
-            if len(rranges) == 1 and rranges[0] <= config.cpp.row_cache_size:
+            if len(rranges) == 1 and not is_symbolic(rranges[0]) and \
+                    rranges[0] <= config.cpp.row_cache_size:   # (a fixed-size array)
                 ck.block.row_writer = (rranges[0], "r0")
             v = node.compute(outer_vars, rvars)
             v = ck.to_dtype(v, acc_dtype)
@@ -946,9 +961,11 @@ class KernelWriter:
             for m in reversed(rranges):
                 rvars.insert(0, flat.floordiv(step).mod(m) if len(rranges) > 1 else flat)
                 step *= m
+            whole_blocks = not is_symbolic(n) and n % WELFORD_LANES == 0
+            n = c_expr(n)
             with ck.loop([f"for (int64_t rb = 0; rb < {n}; rb += {lanes})"]):
                 ck.emit(f"{ctype} {inv} = 1 / ({ctype})(rb / {lanes} + 1);")
-                end = f"rb + {lanes}" if n % WELFORD_LANES == 0 else \
+                end = f"rb + {lanes}" if whole_blocks else \
                     f"(rb + {lanes} < {n} ? rb + {lanes} : {n})"   # whole blocks: a fixed count
                 with ck.loop(["#pragma omp simd", f"for (int64_t r0 = rb; r0 < {end}; r0++)"]):
                     v = ck.to_dtype(node.compute(outer_vars, rvars), acc_dtype)
@@ -961,6 +978,15 @@ class KernelWriter:
         result = ck.welford[key][data.reduction_type == "welford_m2"]
         ck.store(node.target_name(), node.store_index(outer_vars),
                  ck.value(result, acc_dtype, hoistable=False))
+
+
+def sizes_used(body: list, symbols) -> list:
+    """The size symbols a kernel's C mentions, in order: its int64_t parameters."""
+    used = {name for line in body for name in _SIZE_NAME.findall(line) if name in symbols}
+    return sorted(used, key=lambda name: (len(name), name))
+
+
+_SIZE_NAME = re.compile(r"\b([a-z]\d+)\b")
 
 
 def _strides(size):

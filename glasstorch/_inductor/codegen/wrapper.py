@@ -10,6 +10,8 @@ calls of kernels and matrix products move into generated C (``wrapper_c``).
 """
 from __future__ import annotations
 
+import re
+
 from ..ir import AllocatedBuffer, Buffer, Layout, MultiOutput, ReinterpretView
 from .. import config
 from ..scheduler import FusedKernel
@@ -95,12 +97,14 @@ class WrapperCode:
         for i, step in enumerate(self.scheduler.steps):
             if isinstance(step, FusedKernel):
                 for node in self._kernel_buffers(step):
-                    if config.static_memory and node.name not in outputs:
+                    if config.static_memory and node.name not in outputs and \
+                            not node.layout.is_symbolic():
                         self.static[node.name] = node.layout
                         lines.append(f"    {node.name} = static_{node.name}")
                     else:
                         lines.append(f"    {node.name} = {_alloc(node.layout)}")
-                ptrs = ", ".join(f"data_ptr({name})" for name, _ in params[step.name])
+                ptrs = ", ".join(f"data_ptr({name})" if out is not None else name
+                                 for name, out in params[step.name])
                 lines.append(f"    {step.name}({ptrs})")
             elif isinstance(step, AllocatedBuffer):
                 lines.append(f"    {step.name} = {_alloc(step.layout)}")
@@ -111,7 +115,7 @@ class WrapperCode:
                 lines.append(f"    del {', '.join(dead)}")
         rendered = ", ".join(_value(v) for v in graph.outputs)
         lines.append(f"    return ({rendered}{',' if len(graph.outputs) == 1 else ''})")
-        return "\n".join(lines) + "\n"
+        return "\n".join(with_sizes(lines, graph.size_sources)) + "\n"
 
     def _kernel_buffers(self, step) -> list:
         """The nodes of a kernel with memory of their own: not removed, and not
@@ -164,6 +168,18 @@ class WrapperCode:
                         last[out.name] = i
         keep = outputs | set(self.graph.inputs) | set(self.graph.constants) | self.removed
         return {n: i for n, i in last.items() if n not in keep}
+
+
+def with_sizes(lines: list, sources: dict) -> list:
+    """``lines`` with the size symbols they use read from the inputs once the
+    arguments are taken (``s0 = arg0_1.size(0)``: Note [Symbolic sizes])."""
+    at = lines.index("    args.clear()") + 1
+    used = set(_NAME.findall("\n".join(lines[at:])))
+    return lines[:at] + [f"    {name} = {source}" for name, source in sources.items()
+                         if name in used] + lines[at:]
+
+
+_NAME = re.compile(r"\b\w+\b")
 
 
 def _alloc(layout: Layout) -> str:

@@ -57,9 +57,9 @@ from ..._core import dtype as dt
 from ..._core.allocator import storage_nbytes
 from ..._ops.kernels import native
 from .. import config
-from ..ir import ExternKernel
+from ..ir import ExternKernel, c_expr, is_one, is_symbolic
 from ..scheduler import FusedKernel
-from .cpp import C_TYPES
+from .cpp import C_TYPES, sizes_used
 
 _C_KEYWORDS = frozenset((
     "auto break case char const continue default do double else enum extern float for goto "
@@ -182,19 +182,26 @@ class MatrixProduct:
         c_off, c_bs, ldc = self.output
 
         def at(name, offset, batch_stride):
-            terms = [_c_name(name)] + ([str(offset)] if offset else []) + \
-                ([f"{batch_stride} * i"] if self.batch > 1 and batch_stride else [])
+            terms = [_c_name(name)] + ([f"({c_expr(offset)})"] if _nonzero(offset) else []) + \
+                ([f"({c_expr(batch_stride)}) * i"]
+                 if not is_one(self.batch) and _nonzero(batch_stride) else [])
             return " + ".join(terms)
-        shape = f"{ta}, {tb}, {self.m}, {self.n}, {self.k}"
+        lda, ldb, ldc = map(c_expr, (lda, ldb, ldc))
+        shape = f"{ta}, {tb}, {c_expr(self.m)}, {c_expr(self.n)}, {c_expr(self.k)}"
         a, b, c = at(a, a_off, a_bs), at(b, b_off, b_bs), at(self.step.name, c_off, c_bs)
-        if self.batch == 1:
+        if is_one(self.batch):
             suffix = self.SUFFIX[self.step.layout.dtype]
             return [f"gt_mm_{suffix}({shape}, {a}, {lda}, {b}, {ldb}, {c}, {ldc});"]
         gemm = "gt_sgemm" if self.step.layout.dtype is dt.float32 else "gt_dgemm"
-        work = self.batch * self.m * self.n * self.k      # the matrices shared among threads
+        work = c_expr(self.batch * self.m * self.n * self.k)   # the matrices shared among threads
         return [f"#pragma omp parallel for if({work} >= {native.MIN_PARALLEL_MATMUL})",
-                f"for (int64_t i = 0; i < {self.batch}; i++)   /* bmm: a gemm per matrix */",
+                f"for (int64_t i = 0; i < {c_expr(self.batch)}; i++)   "
+                "/* bmm: a gemm per matrix */",
                 f"    {gemm}(CblasRowMajor, {shape}, 1, {a}, {lda}, {b}, {ldb}, 0, {c}, {ldc});"]
+
+
+def _nonzero(n) -> bool:
+    return is_symbolic(n) or n != 0
 
 
 def blas_prelude(blas: Blas, prefix: str, dtypes) -> str:
@@ -297,6 +304,7 @@ class CWrapper:
         self.runs = [s for s in self.segments if isinstance(s, Run) and s.statements]
         for i, run in enumerate(self.runs):
             run.name = f"{self.prefix}_run_{i}"
+            run.touched.update(dict.fromkeys(sizes_used(run.statements, self.graph.size_sources)))
         self.product_dtypes = {p.step.layout.dtype for run in self.runs for p in run.products}
         self.slots = {}             # buffer name -> its index in data_ptrs
         self.fixed = []             # buffers whose slot is filled once (static, constants)
@@ -330,7 +338,8 @@ class CWrapper:
         for segment in self.segments:
             if isinstance(segment, Run) and config.static_memory:
                 self.code.static.update((name, layout) for name, layout in segment.allocated
-                                        if name not in self.outputs)
+                                        if name not in self.outputs and
+                                        not layout.is_symbolic())
         for run in self.runs:
             for name in run.touched:
                 if name in self.code.static or name in self.graph.constants:
@@ -350,7 +359,9 @@ class CWrapper:
         if self.product_dtypes:
             parts.append(blas_prelude(self.blas, self.prefix, self.product_dtypes))
         for run in self.runs:
-            decls = [f"{C_TYPES[self.graph.buffer_dtype(name)]} *{_c_name(name)} = "
+            decls = [f"int64_t {name} = (int64_t)(intptr_t)p[{self.slots[name]}];"
+                     if name in self.graph.size_sources else
+                     f"{C_TYPES[self.graph.buffer_dtype(name)]} *{_c_name(name)} = "
                      f"p[{self.slots[name]}];" for name in run.touched]
             body = "\n".join(f"    {line}" for line in decls + run.statements)
             parts.append(f"void {run.name}(void **p)\n{{\n{body}\n}}\n")
@@ -359,7 +370,7 @@ class CWrapper:
     # -- Python ------------------------------------------------------------------------
 
     def _python(self) -> str:
-        from .wrapper import _alloc, _value
+        from .wrapper import _alloc, _value, with_sizes
         code, graph = self.code, self.graph
         lines = [f"# kernels: {', '.join(k for k, _ in code.kernels) or 'none'}",
                  f"# C wrapper: {', '.join(run.name for run in self.runs)} "
@@ -388,7 +399,8 @@ class CWrapper:
                     continue
                 new = [name for name in segment.touched if name not in pointed]
                 pointed.update(new)
-                lines += _set_pointers(new, self.slots[new[0]], workspace) if new else []
+                lines += _set_pointers(new, self.slots[new[0]], workspace,
+                                       graph.size_sources) if new else []
                 lines.append(f"    {segment.name}(data_ptrs)")
                 if workspace:
                     lines.append("    del workspace")
@@ -406,7 +418,7 @@ class CWrapper:
                 bound.difference_update(dead)
         rendered = ", ".join(_value(v) for v in graph.outputs)
         lines.append(f"    return ({rendered}{',' if len(graph.outputs) == 1 else ''})")
-        return "\n".join(lines) + "\n"
+        return "\n".join(with_sizes(lines, graph.size_sources)) + "\n"
 
     def _workspace(self, run: Run, last_use: dict) -> dict:
         """The buffers ``run`` allocates that are dead once it returns (no
@@ -418,7 +430,7 @@ class CWrapper:
         if config.static_memory or run.name is None:
             return {}
         inside = [(name, layout) for name, layout in run.allocated
-                  if last_use.get(name, run.last + 1) <= run.last]
+                  if last_use.get(name, run.last + 1) <= run.last and not layout.is_symbolic()]
         if len(inside) < 2:
             return {}
         offsets, at = {}, 0
@@ -460,11 +472,12 @@ class CWrapper:
 _ALIGN_TO = 64    # bytes: a workspace buffer's offset, as c10 aligns allocations
 
 
-def _set_pointers(names: list, first: int, workspace: dict) -> list:
+def _set_pointers(names: list, first: int, workspace: dict, sizes) -> list:
     """Python lines setting slots ``first, first + 1, ...`` of data_ptrs to the
-    data of ``names`` (those in ``workspace`` at their offset from ``base``)."""
+    data of ``names`` (those in ``workspace`` at their offset from ``base``;
+    a size symbol in ``sizes`` to its value)."""
     values = [(f"base + {workspace[name]}" if workspace[name] else "base") if name in workspace
-              else f"data_ptr({name})" for name in names]
+              else name if name in sizes else f"data_ptr({name})" for name in names]
     if len(names) == 1:
         return [f"    data_ptrs[{first}] = {values[0]}"]
     values = [value + "," for value in values]

@@ -16,7 +16,8 @@ def sum_to(t, shape):
     """``at::sum_to``: sum ``t`` down to ``shape`` (leading dims, and dims that
     were 1 and got broadcast), keeping the result's dims as ``shape`` has them."""
     shape = tuple(shape)
-    if t._shape == shape:
+    # (lengths first: symbolic sizes compared across dims would leave guards)
+    if len(t._shape) == len(shape) and t._shape == shape:
         return t
     lead = t.dim() - len(shape)
     dims = list(range(lead))

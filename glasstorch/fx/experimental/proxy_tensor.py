@@ -301,14 +301,12 @@ class _MakeFxTracer:
     def trace(self, f, *args) -> GraphModule:
         tracer = PythonKeyTracer()
         tracer.record_stack_traces = self.record_stack_traces
-        symbolic = self.tracing_mode == "symbolic"
-        fake_mode = FakeTensorMode(allow_non_fake_inputs=self.allow_non_fake_inputs,
-                                   shape_env=ShapeEnv() if symbolic else None) \
-            if self.tracing_mode != "real" else None
+        fake_mode = _fake_mode_for(self.tracing_mode, args, self.allow_non_fake_inputs)
+        symbolic = fake_mode is not None and fake_mode.shape_env is not None
         tracer.fake_mode = fake_mode or FakeTensorMode(allow_non_fake_inputs=True)
         names, class_name = _names_of(f, args)
         if fake_mode is not None:
-            args = _to_fake(fake_mode, args)
+            args = _to_fake(fake_mode, args, self.tracing_mode == "symbolic")
         flat_args, in_spec = pytree.tree_flatten(tuple(args))
         nested = not all(child.is_leaf() for child in in_spec.children())
         graph = tracer.graph
@@ -339,19 +337,34 @@ class _MakeFxTracer:
         return GraphModule(tracer.root, graph, class_name)
 
 
-def _to_fake(fake_mode: FakeTensorMode, args):
+def _fake_mode_for(tracing_mode: str, args, allow_non_fake_inputs: bool):
+    """The FakeTensorMode a trace runs under: ``fake`` reuses that of inputs
+    already fake (Dynamo's, whose sizes may be symbolic: AOTAutograd's graphs
+    then keep them so), else a new one; ``symbolic`` a new one with a ShapeEnv."""
+    if tracing_mode == "real":
+        return None
+    if tracing_mode == "fake":
+        for leaf in pytree.tree_leaves(args):
+            if isinstance(leaf, FakeTensor):
+                return leaf.fake_mode
+    return FakeTensorMode(allow_non_fake_inputs=allow_non_fake_inputs,
+                          shape_env=ShapeEnv() if tracing_mode == "symbolic" else None)
+
+
+def _to_fake(fake_mode: FakeTensorMode, args, symbolic: bool):
     """make_fx's inputs as fakes.  Symbolic: each tensor's sizes come from the
     source ``input<n>`` (n counts tensors), and an int becomes a SymInt from the
-    same source name as the next tensor, as PyTorch names them."""
+    same source name as the next tensor, as PyTorch names them.  Otherwise a
+    real tensor (a parameter beside Dynamo's fakes) keeps its sizes."""
     count = 0
-    shape_env = fake_mode.shape_env
+    shape_env = fake_mode.shape_env if symbolic else None
 
     def convert(a):
         nonlocal count
         source = f"input{count}" if shape_env is not None else None
         if isinstance(a, Tensor) and not isinstance(a, FakeTensor):
             count += 1
-            return fake_mode.from_tensor(a, source=source)
+            return fake_mode.from_tensor(a, source=source, static_shapes=not symbolic)
         if type(a) is int and shape_env is not None:
             return shape_env.create_symintnode(
                 shape_env.create_symbol(a, source, positive=None), hint=a)
