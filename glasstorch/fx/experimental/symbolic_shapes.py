@@ -128,8 +128,6 @@ class ShapeEnv:
                 expr = val
             elif val in candidates:
                 expr = candidates[val]
-            elif dynamic_dims is not None:       # Dynamo: what no dynamic size explains is static
-                expr = val
             else:
                 expr = self.create_symbol(val, f"{source_name}.stride()[{i}]")
             strides[i] = expr
