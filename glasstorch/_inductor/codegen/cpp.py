@@ -27,7 +27,7 @@ import re
 
 from ..._core import dtype as dt
 from .. import config
-from ..ir import V, Index, c_expr, compute_dtype, is_symbolic
+from ..ir import V, Index, c_expr, compute_dtype, is_symbolic, same_size
 
 C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "_Float16",
            dt.bfloat16: "uint16_t", dt.int64: "int64_t", dt.int32: "int32_t",
@@ -273,7 +273,9 @@ class CppKernel:
                 self.row_dtypes[row] = dtype
                 size, index = self.block.row_writer
                 self.row_sizes[row] = size
-                self.row_decls.append(("row_decl", row, f"{C_TYPES[dtype]} {row}[{size}];"))
+                # a symbolic length is guarded to fit the largest array (_reduction)
+                length = config.cpp.row_cache_size if is_symbolic(size) else size
+                self.row_decls.append(("row_decl", row, f"{C_TYPES[dtype]} {row}[{length}];"))
                 self.emit(("row", row, f"{row}[{index}] = {var};"))
         self.numbers[var.name] = self.value_numbers.setdefault(key, f"v{len(self.value_numbers)}")
         self.homes[var.name] = home
@@ -314,7 +316,8 @@ class CppKernel:
         if self.block.row_reader is not None:
             return self.block.row_reader
         writer = self.block.row_writer
-        return writer[1] if writer is not None and writer[0] == self.row_sizes[row] else None
+        return writer[1] if writer is not None and same_size(writer[0], self.row_sizes[row]) \
+            else None
 
     def relocated_rows(self, kept_buffers) -> dict:
         """Row arrays that can live in an output instead: row -> the output
@@ -906,8 +909,8 @@ class KernelWriter:
                                 for i, s in enumerate(_strides(rranges))) or "0"
         self.rows_walked.add(tuple(rranges))
         with ck.loop(headers):
-            if len(rranges) == 1 and not is_symbolic(rranges[0]) and \
-                    rranges[0] <= config.cpp.row_cache_size:   # (a fixed-size array)
+            # (a symbolic row length is guarded to fit the array: longer rows recompile)
+            if len(rranges) == 1 and rranges[0] <= config.cpp.row_cache_size:
                 ck.block.row_writer = (rranges[0], "r0")
             v = node.compute(outer_vars, rvars)
             v = ck.to_dtype(v, acc_dtype)
@@ -961,7 +964,7 @@ class KernelWriter:
             for m in reversed(rranges):
                 rvars.insert(0, flat.floordiv(step).mod(m) if len(rranges) > 1 else flat)
                 step *= m
-            whole_blocks = not is_symbolic(n) and n % WELFORD_LANES == 0
+            whole_blocks = n % WELFORD_LANES == 0    # (symbolic: guarded, as the row length)
             n = c_expr(n)
             with ck.loop([f"for (int64_t rb = 0; rb < {n}; rb += {lanes})"]):
                 ck.emit(f"{ctype} {inv} = 1 / ({ctype})(rb / {lanes} + 1);")
