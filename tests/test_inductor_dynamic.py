@@ -205,3 +205,20 @@ def test_views_over_changing_sizes(sizes):
         for g, e in zip(got, want):
             assert g.shape == tuple(e.shape) and g.stride() == e.stride()
             _close(g, e)
+
+
+def _row_ops(lib, x):
+    return lib.softmax(x, -1), lib.nn.functional.layer_norm(x, x.shape[-1:])
+
+
+def test_guarded_layouts_recompile_once_per_side(c_compiles):
+    """A row array fits rows up to ``row_cache_size`` and Welford's fixed blocks
+    need a multiple of 64: both are guards on the row length, so lengths on
+    the other side of one compile again, once, and every length is right."""
+    compiled = gt.compile(lambda x: _row_ops(gt, x), dynamic=True)
+    for n in (70, 130, 192, 256, 5000, 6000):
+        x = np.random.default_rng(n).standard_normal((3, n), np.float32)
+        for g, e in zip(compiled(gt.from_numpy(x)), _row_ops(torch, torch.from_numpy(x))):
+            _close(g, e, rtol=1e-5, atol=1e-5)
+    # 70 and 130; 192 and 256 (whole blocks); 5000 and 6000 (rows too long for the array)
+    assert counters["stats"]["unique_graphs"] == 3
