@@ -422,9 +422,12 @@ def _signature(flat_args, grad_enabled: bool) -> tuple:
 def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partition,
                  decompositions=None, num_params_buffers: int = 0,
                  keep_inference_input_mutations: bool = False, inference_compiler=None,
-                 *, dynamic: bool = False, enable_log: bool = True):
+                 *, dynamic: bool = False, enable_log: bool = True, _guarded: bool = False):
     """``fn`` with its forward and backward traced and compiled ahead of time
-    (see the module docstring); returns a function taking ``fn``'s arguments."""
+    (see the module docstring); returns a function taking ``fn``'s arguments.
+    ``_guarded``: the caller's guards fix the inputs' shapes, dtypes and
+    requires_grad (Dynamo's do), so the first graphs serve every call made in
+    the same grad mode, with no signature computed per call."""
     bw_compiler = bw_compiler or fw_compiler
     cache: dict = {}
 
@@ -449,12 +452,14 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
             flat_args, in_spec = list(args), _flat_spec(len(args))
         else:
             flat_args, in_spec = pytree.tree_flatten((args, kwargs))
-        compiled = returned.symbolic
+        compiled = returned.fixed
         if compiled is None or compiled.grad_enabled != is_grad_enabled():
             key = _signature(flat_args, is_grad_enabled())
             compiled = cache.get(key)
             if compiled is None:
                 compiled = cache[key] = compile_for(flat_args, in_spec)
+            if _guarded:
+                returned.fixed = compiled
         returned.compiled = compiled
         if compiled.flat_out:             # (a Dynamo graph's outputs: a tuple of leaves)
             return compiled(flat_args)
@@ -473,8 +478,8 @@ def aot_function(fn, fw_compiler, bw_compiler=None, partition_fn=default_partiti
                            f"AOTAutograd traces per shape: {type(error).__name__}: {error}")
             return
         if all(j in compiled.replays for j, alias in enumerate(compiled.meta.aliases) if alias):
-            returned.symbolic = compiled
-    returned.symbolic = None
+            returned.fixed = compiled
+    returned.fixed = None          # the graphs every call runs, once known
     returned.trace_symbolically = trace_symbolically
     return returned
 
@@ -539,11 +544,12 @@ def aot_module_simplified(mod: Module, args, fw_compiler, bw_compiler=None,
     params = _params_and_buffers(mod)       # taken once, as PyTorch does
     names, state = list(params), list(params.values())
     run = _module_functional(mod, names)
+    symbolic = _fake_mode_of(args) is not None
     compiled = aot_function(lambda *flat: run(flat[:len(names)], flat[len(names):], {}),
                             fw_compiler, bw_compiler, partition_fn, decompositions,
                             num_params_buffers=len(names),
-                            inference_compiler=inference_compiler)
-    if _fake_mode_of(args):
+                            inference_compiler=inference_compiler, _guarded=not symbolic)
+    if symbolic:
         compiled.trace_symbolically(state + list(args))
 
     def forward(*runtime_args):      # flat: the parameters, then the graph's inputs
