@@ -23,6 +23,7 @@ import glasstorch
 from .._core.dispatch_key import DispatchKeySet
 from .._core.tls import state as _tls
 from ..amp import autocast_state as _amp
+from ..autograd.variable import requires_grad as _requires_grad
 from .source import Source
 
 
@@ -80,9 +81,11 @@ class TensorSpec:
         return (f"{self.cls.__name__}, {self.dtype}, {self.device}, size={list(self.size)}, "
                 f"stride={list(self.stride)}, requires_grad={self.requires_grad}")
 
-    @property
-    def dynamic(self) -> bool:
-        return None in self.size or None in self.stride
+    def __post_init__(self):
+        self.dynamic = None in self.size or None in self.stride
+        # a plain tensor's requires_grad is read without the __torch_function__ check
+        self.read_requires_grad = _requires_grad if self.cls is glasstorch.Tensor else \
+            (lambda x: x.requires_grad)
 
 
 def _keys_seen_by(tensor):
@@ -93,8 +96,9 @@ def _keys_seen_by(tensor):
 
 def check_tensor(x, spec: TensorSpec) -> bool:
     """TENSOR_MATCH: a dynamic dim's size (None) is left to the shape guards."""
-    if not (type(x) is spec.cls and x.dtype is spec.dtype and x.device == spec.device
-            and x.requires_grad == spec.requires_grad):
+    if not (type(x) is spec.cls and x.dtype is spec.dtype and
+            (x.device is spec.device or x.device == spec.device) and
+            spec.read_requires_grad(x) == spec.requires_grad):
         return False
     if not spec.dynamic:
         return x._shape == spec.size and x._stride == spec.stride
