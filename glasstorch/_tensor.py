@@ -203,19 +203,22 @@ class Tensor:
         (``data_ptr()`` is 0), so every op on it must be answered by ``cls``'s
         ``__torch_dispatch__``, which the Python key routes it to."""
         from ._core.device import device as Device
-        size = tuple(int(s) for s in size)
-        stride = tuple(int(s) for s in strides) if strides is not None else \
+        from .fx.experimental.symbolic_shapes import hint_int
+        size = tuple(map(_size_value, size))       # (symbolic sizes stay SymInts)
+        stride = tuple(map(_size_value, strides)) if strides is not None else \
             contiguous_strides(size)
         dtype = dtype if dtype is not None else dt.get_default_dtype()
         dev = Device(device) if device is not None else Device("cpu")
         keys = keys_for_device(dev.type) | cls._python_keys | \
             (dk.DispatchKeySet(_extra_dispatch_keys).repr if _extra_dispatch_keys else 0)
+        sizes, strides_now = tuple(map(hint_int, size)), tuple(map(hint_int, stride))
         nbytes = storage_size if storage_size is not None else \
-            (1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0) * dtype.itemsize
-        storage = UntypedStorage._meta(nbytes)
+            (1 + sum((n - 1) * st for n, st in zip(sizes, strides_now)) if all(sizes) else 0) * \
+            dtype.itemsize
+        storage = UntypedStorage._meta(hint_int(nbytes))
         storage.device = dev
         cls._note_instance()
-        out = cls._make(storage, size, stride, int(storage_offset or 0), dtype, dev, keys)
+        out = cls._make(storage, size, stride, _size_value(storage_offset or 0), dtype, dev, keys)
         if requires_grad:
             out.requires_grad_(True)
         return out
@@ -709,3 +712,9 @@ def _strided_view(t: Tensor) -> np.ndarray:
     return np.ndarray(t._shape, t.dtype.numpy, buffer=data,
                       offset=t._offset * itemsize if needed else 0,
                       strides=tuple(s * itemsize for s in t._stride))
+
+
+def _size_value(n):
+    """A size as a wrapper subclass keeps it: an int, or a SymInt as it is."""
+    from .fx.experimental.sym_node import SymInt
+    return n if isinstance(n, SymInt) else int(n)

@@ -210,3 +210,43 @@ def test_guarded_layouts_recompile_once_per_side(c_compiles):
             _close(g, e, rtol=1e-5, atol=1e-5)
     # 70 and 130; 192 and 256 (whole blocks); 5000 and 6000 (rows too long for the array)
     assert counters["stats"]["unique_graphs"] == 3
+
+
+class _ConvNet(gt.nn.Module):
+    def __init__(self):
+        super().__init__()
+        nn = gt.nn
+        self.conv, self.bn = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x, y):
+        h = gt.nn.functional.max_pool2d(gt.relu(self.bn(self.conv(x))), 2)
+        return gt.nn.functional.cross_entropy(self.fc(h.mean((2, 3))), y)
+
+
+def test_batch_norm_training_with_a_changing_batch(c_compiles):
+    """A training loop whose batches change size (a last, smaller batch):
+    automatic dynamic compiles the second size with symbolic sizes, through
+    BatchNorm's running statistics (functionalized writes) and its backward
+    decomposition, then every later size reuses it; losses, weights and
+    running statistics as the eager model's."""
+    import copy
+    gt.manual_seed(0)
+    model = _ConvNet()
+    reference = copy.deepcopy(model)
+    compiled = gt.compile(model)
+    optimizers = [gt.optim.SGD(m.parameters(), lr=0.1) for m in (model, reference)]
+    for n in (8, 8, 5, 7, 3):
+        x = gt.from_numpy(np.random.default_rng(n).standard_normal((n, 3, 8, 8), np.float32))
+        y = gt.from_numpy(np.random.default_rng(n + 1).integers(0, 5, n))
+        losses = []
+        for fn, opt in ((compiled, optimizers[0]), (reference, optimizers[1])):
+            loss = fn(x, y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss)
+        np.testing.assert_allclose(to_numpy(losses[0]), to_numpy(losses[1]), rtol=1e-5)
+    for a, b in zip(model.state_dict().values(), reference.state_dict().values()):
+        np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-4, atol=1e-5)
+    assert counters["stats"]["unique_graphs"] == 2

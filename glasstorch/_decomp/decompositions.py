@@ -473,6 +473,13 @@ def _to_channel_shape(x, shape):
     return x
 
 
+def _per_element(total, count):
+    """``total`` shared among ``count`` elements: times ``1.0 / count``, as
+    PyTorch's decomposition rounds it; a symbolic count (a SymInt, whose
+    reciprocal would be a SymFloat) divides."""
+    return total * (1.0 / count) if isinstance(count, int) else total / count
+
+
 @register_decomposition(aten.native_batch_norm_backward)
 @out_wrapper("out0", "out1", "out2")
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
@@ -489,7 +496,7 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     ndim = input.dim()
     if ndim < 2:
         raise AssertionError(f"rank of the input must be at least 2, got {ndim}")
-    per_channel = math.prod(input.shape) / input.shape[1]
+    per_channel = math.prod(input.shape) // input.shape[1]     # elements of each channel
     if train:
         if mean is None or invstd is None:
             raise AssertionError("mean and invstd must not be None in training mode")
@@ -503,11 +510,11 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     shape[1] = input.shape[1]
     reduction_dims = [d for d in range(ndim) if d != 1]
     mean = _to_channel_shape(mean, shape)
-    norm = 1.0 / per_channel
     grad_sum = torch.sum(grad_c, reduction_dims)
     dot_p = torch.sum(grad_c * (input_c - mean), reduction_dims)
-    grad_mean = _to_channel_shape(grad_sum * norm, shape)
-    proj_scale = _to_channel_shape(torch.mul(dot_p * norm, invstd * invstd), shape)
+    grad_mean = _to_channel_shape(_per_element(grad_sum, per_channel), shape)
+    proj_scale = _to_channel_shape(torch.mul(_per_element(dot_p, per_channel),
+                                             invstd * invstd), shape)
     if weight_c is None:
         grad_scale = _to_channel_shape(invstd, shape) * 1.0
     else:
