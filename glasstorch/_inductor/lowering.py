@@ -475,9 +475,8 @@ def _as_strided(x, size, stride, storage_offset=None):
 @register_lowering(aten.split, aten.split_with_sizes)
 def _split(x, sizes, dim=0):
     dim %= len(x.size)
-    n = x.size[dim]
-    if isinstance(sizes, int):
-        sizes = [min(sizes, n - s) for s in range(0, n, sizes)] if n else [0]
+    if not isinstance(sizes, (list, tuple)):     # a chunk size: the pieces' sizes as traced
+        sizes = [piece.shape[dim] for piece in meta()]
     out, start = [], 0
     for s in sizes:
         out.append(make_view(x, x.size[:dim] + (s,) + x.size[dim + 1:], (
