@@ -250,3 +250,19 @@ def test_batch_norm_training_with_a_changing_batch(c_compiles):
     for a, b in zip(model.state_dict().values(), reference.state_dict().values()):
         np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-4, atol=1e-5)
     assert counters["stats"]["unique_graphs"] == 2
+
+
+def test_a_size_held_only_in_a_sum_is_solved(c_compiles):
+    """A padded input's backward sees its size only as ``s + 3``: the wrapper
+    solves ``s`` from it, so the backward takes its sizes as arguments too;
+    gradients as torch's at every size."""
+    def f(lib, x):
+        return lib.nn.functional.pad(x, (1, 2)).relu().cumsum(1)
+    compiled = gt.compile(lambda x: f(gt, x), dynamic=True)
+    for n in (4, 7, 12):
+        x = np.random.default_rng(n).standard_normal((2, n), np.float32)
+        ours, theirs = gt.from_numpy(x).requires_grad_(), torch.from_numpy(x).requires_grad_()
+        compiled(ours).sum().backward()
+        f(torch, theirs).sum().backward()
+        _close(ours.grad, theirs.grad)
+    assert c_compiles[0] == 2 and counters["stats"]["unique_graphs"] == 1

@@ -443,8 +443,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         if running_mean is not None:
             running_mean.copy_(momentum * save_mean + (1 - momentum) * running_mean)
         if running_var is not None:
-            n = input.numel() / input.shape[1]
-            unbiased = torch.squeeze(var, reduction_dims) * (n / (n - 1))
+            n = input.numel() // input.shape[1]
+            unbiased = _times_ratio(torch.squeeze(var, reduction_dims), n, n - 1)
             running_var.copy_(momentum * unbiased + (1 - momentum) * running_var)
     else:
         if running_mean is None or running_var is None:
@@ -473,11 +473,13 @@ def _to_channel_shape(x, shape):
     return x
 
 
-def _per_element(total, count):
-    """``total`` shared among ``count`` elements: times ``1.0 / count``, as
-    PyTorch's decomposition rounds it; a symbolic count (a SymInt, whose
-    reciprocal would be a SymFloat) divides."""
-    return total * (1.0 / count) if isinstance(count, int) else total / count
+def _times_ratio(t, numerator, count):
+    """``t`` times ``numerator / count`` (a mean's ``1 / N``): the ratio first,
+    as PyTorch's decompositions round it; with a symbolic count (a SymInt,
+    whose ratio would be a SymFloat) ``t * numerator`` divided by it."""
+    if isinstance(count, int):
+        return (numerator / count) * t
+    return t * numerator / count
 
 
 @register_decomposition(aten.native_batch_norm_backward)
@@ -512,8 +514,8 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     mean = _to_channel_shape(mean, shape)
     grad_sum = torch.sum(grad_c, reduction_dims)
     dot_p = torch.sum(grad_c * (input_c - mean), reduction_dims)
-    grad_mean = _to_channel_shape(_per_element(grad_sum, per_channel), shape)
-    proj_scale = _to_channel_shape(torch.mul(_per_element(dot_p, per_channel),
+    grad_mean = _to_channel_shape(_times_ratio(grad_sum, 1.0, per_channel), shape)
+    proj_scale = _to_channel_shape(torch.mul(_times_ratio(dot_p, 1.0, per_channel),
                                              invstd * invstd), shape)
     if weight_c is None:
         grad_scale = _to_channel_shape(invstd, shape) * 1.0
@@ -555,8 +557,9 @@ def mse_loss(self, target, reduction=MEAN):
 @_opmath
 def mse_loss_backward(grad_output, input, target, reduction):
     """2 (x - y) * grad, divided by the element count for the mean."""
-    norm = 2.0 / input.numel() if reduction == MEAN else 2.0
-    return norm * (input - target) * grad_output
+    scaled = _times_ratio(input - target, 2.0, input.numel()) if reduction == MEAN else \
+        2.0 * (input - target)
+    return scaled * grad_output
 
 
 @register_decomposition(aten.nll_loss_forward)

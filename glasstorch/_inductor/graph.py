@@ -13,7 +13,7 @@ from __future__ import annotations
 import operator
 
 from .._core import dtype as dt
-from ..fx.experimental.sym_node import SymInt, Symbol
+from ..fx.experimental.sym_node import Poly, SymInt, Symbol
 from . import config, ir
 from .ir import V, ComputedBuffer, InputBuffer, Layout, Pointwise, Reduction
 
@@ -58,6 +58,7 @@ class GraphLowering:
         # symbol -> where the wrapper reads it: an int input, or an input's size or
         # stride (Note [Symbolic sizes])
         self.size_sources = {}
+        self._solved = set()         # the symbols read as (size - b) // a so far
 
     # -- buffers ----------------------------------------------------------------------
 
@@ -155,9 +156,23 @@ class GraphLowering:
         return buf
 
     def _bind_size(self, value, source: str) -> None:
-        """A size symbol is read from the first input that holds it alone."""
-        if ir.is_symbolic(value) and type(value.node.expr) is Symbol:
-            self.size_sources.setdefault(value.node.expr.name, source)
+        """A size symbol is read from the first input that holds it alone, or
+        else solved from one holding ``a*s + b`` (a backward graph may see
+        ``s0 + 3`` only: a padded input's gradient)."""
+        if not ir.is_symbolic(value):
+            return
+        expr = value.node.expr
+        if type(expr) is Symbol:
+            if expr.name not in self.size_sources or expr.name in self._solved:
+                self.size_sources[expr.name] = source      # (a plain read beats a solved one)
+                self._solved.discard(expr.name)
+            return
+        linear = _linear_in_one_symbol(expr)
+        if linear is not None and linear[0].name not in self.size_sources:
+            symbol, a, b = linear
+            solved = f"{source} - {b}" if b > 0 else f"{source} + {-b}" if b else source
+            self.size_sources[symbol.name] = solved if a == 1 else f"({solved}) // {a}"
+            self._solved.add(symbol.name)
 
     def symbols(self) -> set:
         """The size symbols of the graph's values."""
@@ -247,6 +262,22 @@ _SAME_VALUE = {"to", "_to_copy", "clone", "alias", "detach"}
 def _name(node) -> str:
     return getattr(node.target, "__name__", "").split(".")[0] \
         if node.op == "call_function" else ""
+
+
+def _linear_in_one_symbol(expr):
+    """``(s, a, b)`` when ``expr`` is ``a*s + b``, integers ``a > 0`` and ``b``."""
+    if type(expr) is not Poly:
+        return None
+    symbol, a, b = None, 0, 0
+    for monomial, coeff in expr.terms.items():
+        if not monomial:
+            b = coeff
+        elif len(monomial) == 1 and type(monomial[0][0]) is Symbol and monomial[0][1] == 1 \
+                and symbol is None:
+            symbol, a = monomial[0][0], coeff
+        else:
+            return None
+    return (symbol, a, b) if symbol is not None and a > 0 else None
 
 
 def _readers(node) -> list:

@@ -16,6 +16,7 @@ import math
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..._ops.structured import wrap_dim
+from ...fx.experimental.sym_node import SymInt
 from .common import is_complex_dtype
 
 __all__ = ["unsqueeze_multiple", "sum_backward", "mean_backward", "prod_backward",
@@ -230,7 +231,9 @@ def norm_backward(grad, self, p, norm, dim=(), keepdim=False):
 def var_backward(grad, self, dim, correction, keepdim):
     """2 (x - mean) / (N - correction), times the gradient; N - correction
     <= 0 over the whole input gives inf (NaN where x equals the mean)."""
-    correction = 1.0 if correction is None else float(correction)
+    correction = 1 if correction is None else correction
+    if float(correction).is_integer():     # N - correction stays an int (a SymInt under
+        correction = int(correction)       # dynamic shapes, which takes no float)
     dim = _dim_list(dim)
     if self.dim() == 0 or dim is None:
         dof = self.numel() - correction
@@ -238,13 +241,20 @@ def var_backward(grad, self, dim, correction, keepdim):
             at_mean = aten.eq.Tensor(self, aten.mean.default(self))
             return aten.mul.Tensor(grad, aten.where.Scalar(at_mean, math.nan, math.inf))
         centered = aten.sub.Tensor(self, aten.mean.default(self))
-        return aten.mul.Tensor(aten.mul.Scalar(grad, 2.0 / dof), centered)
+        return aten.mul.Tensor(_twice_over(grad, dof), centered)
     if not keepdim and self.dim() > 1:
         grad = unsqueeze_multiple(grad, dim, self.dim())
     centered = aten.sub.Tensor(self, aten.mean.dim(self, dim, True))
     dof = _safe_size(self.shape, dim) - correction
-    scale = 2.0 / dof if dof != 0 else math.inf       # C++ double division
-    return aten.mul.Tensor(aten.mul.Scalar(grad, scale), centered)
+    return aten.mul.Tensor(_twice_over(grad, dof), centered)
+
+
+def _twice_over(grad, dof):
+    """``grad * (2 / dof)`` (C++'s double division: inf for 0); a symbolic
+    ``dof``, whose ratio would be a SymFloat, divides ``2 grad`` instead."""
+    if isinstance(dof, SymInt):
+        return aten.div.Scalar(aten.mul.Scalar(grad, 2.0), dof)
+    return aten.mul.Scalar(grad, 2.0 / dof if dof != 0 else math.inf)
 
 
 def std_backward(result, grad, self, dim, correction, keepdim):
