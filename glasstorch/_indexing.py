@@ -220,8 +220,9 @@ def _apply_slicing(self, indices):
 def _is_full_slice(x, t, dim) -> bool:
     """applySlice's shortcut: ``start == 0``, ``stop >= size`` and ``step == 1`` (as
     written, before clamping) return the tensor itself, so no slice op is dispatched or
-    recorded.  Over a symbolic size it holds only when known for every value (``x[:, :n]``
-    with n = x.shape[1]), so ``x[:, 0]`` keeps its slice under make_fx's symbolic mode."""
+    recorded.  Over a symbolic size or bound it holds only when known for every value
+    (``x[:, :n]`` with n = x.shape[1]), so ``x[:, 0]`` keeps its slice under make_fx's
+    symbolic mode, and ``mask[:T]`` asks no guard of ``T``."""
     if dim >= len(t._shape):
         return False
     try:
@@ -231,7 +232,7 @@ def _is_full_slice(x, t, dim) -> bool:
     except TypeError:
         return False                    # _apply_slice raises it
     size = t._shape[dim]
-    if type(size) is int:
+    if type(size) is int and not any(map(_is_symint, (start, stop, step))):
         return step == 1 and start == 0 and size <= stop
     # PyTorch's size symbols range up to infinity, so an open end (INT64_MAX) is not
     # known to cover them (ours stop below INT64_MAX so that slice clamps decide)
