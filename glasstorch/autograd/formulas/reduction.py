@@ -16,7 +16,6 @@ import math
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..._ops.structured import wrap_dim
-from ...fx.experimental.sym_node import SymInt
 from .common import is_complex_dtype
 
 __all__ = ["unsqueeze_multiple", "sum_backward", "mean_backward", "prod_backward",
@@ -252,7 +251,7 @@ def var_backward(grad, self, dim, correction, keepdim):
 def _twice_over(grad, dof):
     """``grad * (2 / dof)`` (C++'s double division: inf for 0); a symbolic
     ``dof``, whose ratio would be a SymFloat, divides ``2 grad`` instead."""
-    if isinstance(dof, SymInt):
+    if not isinstance(dof, (int, float)):          # a SymInt
         return aten.div.Scalar(aten.mul.Scalar(grad, 2.0), dof)
     return aten.mul.Scalar(grad, 2.0 / dof if dof != 0 else math.inf)
 
