@@ -702,6 +702,8 @@ def _native_layer_norm(x, normalized_shape, weight, bias, eps):
     def fn(a, m, r, *affine):
         v = ops.mul(ops.sub(a, m), r)
         affine = list(affine)
+        if weight is not None and bias is not None:     # one multiply-add, as ATen's
+            return ops.fma(v, affine[0], affine[1])
         if weight is not None:
             v = ops.mul(v, affine.pop(0))
         if bias is not None:

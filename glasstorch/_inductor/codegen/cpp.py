@@ -497,6 +497,11 @@ class CppKernel:
             return self.value(f"gt_{name}f({a})", a.dtype)
         return self.value(f"{self._libm(name, a)}({args})", a.dtype)
 
+    def fma(self, a, b, c):
+        """``a * b + c`` rounded once: one vector instruction, as ATen's
+        vectorized kernels multiply-add."""
+        return self.value(f"{self._libm('fma', a)}({a}, {b}, {c})", a.dtype)
+
     def rsqrt(self, a):
         one = c_literal(1, a.dtype)
         return self.value(f"{one} / {self._libm('sqrt', a)}({a})", a.dtype)
@@ -973,8 +978,10 @@ class KernelWriter:
                 with ck.loop(["#pragma omp simd", f"for (int64_t r0 = rb; r0 < {end}; r0++)"]):
                     v = ck.to_dtype(node.compute(outer_vars, rvars), acc_dtype)
                     delta = ck.value(f"{v} - {mean}[r0 - rb]", acc_dtype, hoistable=False)
-                    ck.emit(f"{mean}[r0 - rb] += {delta} * {inv};")
-                    ck.emit(f"{m2}[r0 - rb] += {delta} * ({v} - {mean}[r0 - rb]);")
+                    fma = "fmaf" if acc_dtype is dt.float32 else "fma"     # (multiply-adds,
+                    lane = f"[r0 - rb]"                                     # as ATen's Welford)
+                    ck.emit(f"{mean}{lane} = {fma}({delta}, {inv}, {mean}{lane});")
+                    ck.emit(f"{m2}{lane} = {fma}({delta}, {v} - {mean}{lane}, {m2}{lane});")
             ck.emit(f"{ctype} {mean}_row, {m2}_row;")
             ck.emit(f"gt_welford_combine_{suffix}({mean}, {m2}, {n}, &{mean}_row, &{m2}_row);")
             ck.welford[key] = (f"{mean}_row", f"{m2}_row")
