@@ -22,7 +22,7 @@ from .._ops.structured import empty_tensor
 from .._tensor import Tensor
 from . import autotune, codecache, config
 from .codegen.wrapper import WrapperCode
-from .graph import GraphLowering
+from .graph import GraphLowering, graph_symbols
 from .scheduler import Scheduler
 
 _ids = itertools.count()
@@ -51,7 +51,7 @@ class CompiledGraph:
 
     def __init__(self, gm, name: str):
         self.graph = GraphLowering(gm, name=name).run()
-        unbound = self.graph.symbols() - set(self.graph.size_sources)
+        unbound = graph_symbols(gm) - set(self.graph.size_sources)
         if unbound:
             raise SymbolicSizesUnsupported(f"no input holds the sizes {sorted(unbound)}")
         self.scheduler = Scheduler(self.graph)
@@ -91,11 +91,6 @@ class CompiledGraph:
         return self.call(args)
 
 
-def _has_symbols(gm) -> bool:
-    from .graph import GraphLowering
-    return bool(GraphLowering(gm).symbols())
-
-
 class SymbolicSizesUnsupported(Exception):
     """A graph whose symbolic sizes the generated code cannot take as
     arguments (a size no input holds, one C cannot write)."""
@@ -114,7 +109,7 @@ def compile_fx_inner(gm, example_inputs=None, name: str = "0_inference"):
     except codecache.CompileError as error:
         return _ran_as_aten(gm, error)
     except Exception as error:         # (what the symbolic lowering does not cover yet)
-        if not _has_symbols(gm):
+        if not graph_symbols(gm):
             raise
         _logging.trace("dynamic", _logging.current_compile_id,
                        f"Inductor: {name} is compiled per shape: {type(error).__name__}: {error}")

@@ -174,18 +174,6 @@ class GraphLowering:
             self.size_sources[symbol.name] = solved if a == 1 else f"({solved}) // {a}"
             self._solved.add(symbol.name)
 
-    def symbols(self) -> set:
-        """The size symbols of the graph's values."""
-        found = set()
-        for node in self.gm.graph.nodes:
-            val = node.meta.get("val")
-            for v in val if isinstance(val, (list, tuple)) else [val]:
-                if hasattr(v, "stride"):
-                    found |= ir.size_symbols(list(v.shape) + list(v.stride()))
-                elif ir.is_symbolic(v):
-                    found |= ir.size_symbols(v)
-        return found
-
     def _constant(self, node):
         value = getattr(self.gm, node.target)
         if not hasattr(value, "stride"):
@@ -262,6 +250,19 @@ _SAME_VALUE = {"to", "_to_copy", "clone", "alias", "detach"}
 def _name(node) -> str:
     return getattr(node.target, "__name__", "").split(".")[0] \
         if node.op == "call_function" else ""
+
+
+def graph_symbols(gm) -> set:
+    """The names of the size symbols in an FX graph's values."""
+    found = set()
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        for v in val if isinstance(val, (list, tuple)) else [val]:
+            if hasattr(v, "stride"):
+                found |= ir.size_symbols(list(v.shape) + list(v.stride()))
+            elif ir.is_symbolic(v):
+                found |= ir.size_symbols(v)
+    return found
 
 
 def _linear_in_one_symbol(expr):
