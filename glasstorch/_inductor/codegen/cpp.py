@@ -712,10 +712,8 @@ class KernelWriter:
         if fused.chunked:
             chunk = config.cpp.chunk_size
             n = c_expr(fused.sections[0].inner[0])
-            pragma = f"#pragma omp parallel for if({n} >= {config.cpp.min_parallel_work})"
-            return [pragma if clause is not None else None,
-                    f"for (int64_t c0 = 0; c0 < {n}; c0 += {chunk})"][
-                0 if clause is not None else 1:]
+            pragma = [f"#pragma omp parallel for{clause}"] if clause is not None else []
+            return pragma + [f"for (int64_t c0 = 0; c0 < {n}; c0 += {chunk})"]
         if not outer:
             return []
         headers = []
