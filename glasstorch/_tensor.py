@@ -671,10 +671,10 @@ def _equal_sizes(a, b) -> bool:
     their symbols (no guard: a layout contiguous for some sizes only, a mask
     sliced to ``[:T, :T]``, is not contiguous, as PyTorch's definitely-contiguous
     test says)."""
-    if type(a) is int and type(b) is int:
+    if type(a) is int and type(b) is int:       # (the eager hot path: no import)
         return a == b
-    from .fx.experimental.symbolic_shapes import statically_known_true
-    return statically_known_true(a == b)
+    from .fx.experimental.symbolic_shapes import statically_known_equals
+    return statically_known_equals(a, b)
 
 
 def _non_overlapping_and_dense(shape, stride) -> bool:

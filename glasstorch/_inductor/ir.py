@@ -32,7 +32,7 @@ Note [Symbolic sizes]
     the ShapeEnv, which answers from the symbols' ranges or else from the
     traced sizes with a guard, so the graph is reused only where the answer
     holds.  Structural questions (do two loops match?) use ``same_size``,
-    which never guards: a no where sizes are not identical expressions.
+    which never guards: a no where sizes are not equal for every size.
 """
 from __future__ import annotations
 
@@ -40,7 +40,8 @@ import threading
 
 from .._core import dtype as dt
 from ..fx.experimental.sym_node import Poly, SymInt, Symbol
-from ..fx.experimental.symbolic_shapes import free_symbols, hint_int, statically_known_true
+from ..fx.experimental.symbolic_shapes import (free_symbols, hint_int, statically_known_equals,
+                                               statically_known_true)
 
 # -- symbolic sizes (Note [Symbolic sizes]) ---------------------------------------------
 
@@ -50,15 +51,13 @@ def is_symbolic(n) -> bool:
 
 
 def same_size(a, b) -> bool:
-    """Whether sizes (or tuples or dicts of them) are the same expressions,
-    deciding without a guard."""
+    """Whether sizes (or tuples or dicts of them) are equal for every value of
+    their symbols, decided without a guard."""
     if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(same_size(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) or isinstance(b, dict):
         return a.keys() == b.keys() and all(same_size(a[k], b[k]) for k in a)
-    if is_symbolic(a) or is_symbolic(b):
-        return is_symbolic(a) and is_symbolic(b) and a.node.expr == b.node.expr
-    return a == b
+    return statically_known_equals(a, b)
 
 
 def is_one(n) -> bool:

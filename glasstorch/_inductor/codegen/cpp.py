@@ -976,10 +976,10 @@ class KernelWriter:
                 with ck.loop(["#pragma omp simd", f"for (int64_t r0 = rb; r0 < {end}; r0++)"]):
                     v = ck.to_dtype(node.compute(outer_vars, rvars), acc_dtype)
                     delta = ck.value(f"{v} - {mean}[r0 - rb]", acc_dtype, hoistable=False)
-                    fma = "fmaf" if acc_dtype is dt.float32 else "fma"     # (multiply-adds,
-                    lane = f"[r0 - rb]"                                     # as ATen's Welford)
-                    ck.emit(f"{mean}{lane} = {fma}({delta}, {inv}, {mean}{lane});")
-                    ck.emit(f"{m2}{lane} = {fma}({delta}, {v} - {mean}{lane}, {m2}{lane});")
+                    # the updates as multiply-adds, as ATen's vectorized Welford compiles
+                    fma, mean_j, m2_j = ck._libm("fma", delta), f"{mean}[r0 - rb]", f"{m2}[r0 - rb]"
+                    ck.emit(f"{mean_j} = {fma}({delta}, {inv}, {mean_j});")
+                    ck.emit(f"{m2_j} = {fma}({delta}, {v} - {mean_j}, {m2_j});")
             ck.emit(f"{ctype} {mean}_row, {m2}_row;")
             ck.emit(f"gt_welford_combine_{suffix}({mean}, {m2}, {n}, &{mean}_row, &{m2}_row);")
             ck.welford[key] = (f"{mean}_row", f"{m2}_row")

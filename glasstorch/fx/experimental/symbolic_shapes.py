@@ -24,7 +24,7 @@ from .sym_node import (Function, Poly, Rel, SymBool, SymInt, SymNode, Symbol, ex
 
 __all__ = ["GuardOnDataDependentSymNode", "ShapeEnv", "ShapeGuard", "guard_int", "guard_bool",
            "hint_int", "is_concrete_int", "is_concrete_bool", "has_free_symbols", "free_symbols", "statically_known_true",
-           "guard_size_oblivious", "is_accessor_node"]
+           "statically_known_equals", "guard_size_oblivious", "is_accessor_node"]
 
 _INF = math.inf
 # A size symbol: 0 and 1 are specialized away, and a size fits int64 (so the
@@ -276,6 +276,13 @@ def statically_known_true(a) -> bool:
     if not isinstance(a, SymBool):
         return bool(a)
     return a.node.shape_env._maybe_evaluate_static(a.node.expr) is True
+
+
+def statically_known_equals(a, b) -> bool:
+    """``a == b`` for every value of their symbols (no guard); ints compare."""
+    if type(a) is int and type(b) is int:
+        return a == b
+    return statically_known_true(a == b)
 
 
 def guard_size_oblivious(a) -> bool:
