@@ -649,10 +649,13 @@ def _wrap_dim(dim, ndim):
 
 
 def _strides_match(shape, stride, expected) -> bool:
-    return all(_equal_sizes(s, e) or n == 1 for n, s, e in zip(shape, stride, expected))
+    return all(s == e or n == 1 for n, s, e in zip(shape, stride, expected))
 
 
 def _is_contiguous(shape, stride) -> bool:
+    """Row-major contiguity; over symbolic sizes the comparisons guard, as
+    PyTorch's check_contiguous_sizes_strides does (a mask sliced ``[:T, :T]``
+    guards ``T != size``)."""
     if 0 in shape:  # an empty tensor is contiguous whatever its strides
         return True
     expected = 1
@@ -660,21 +663,10 @@ def _is_contiguous(shape, stride) -> bool:
         if n == 0:
             return True
         if n != 1:
-            if not _equal_sizes(s, expected):
+            if s != expected:
                 return False
             expected *= n
     return True
-
-
-def _equal_sizes(a, b) -> bool:
-    """``a == b``; with symbolic sizes, only where it holds for every value of
-    their symbols (no guard: a layout contiguous for some sizes only, a mask
-    sliced to ``[:T, :T]``, is not contiguous, as PyTorch's definitely-contiguous
-    test says)."""
-    if type(a) is int and type(b) is int:       # (the eager hot path: no import)
-        return a == b
-    from .fx.experimental.symbolic_shapes import statically_known_equals
-    return statically_known_equals(a, b)
 
 
 def _non_overlapping_and_dense(shape, stride) -> bool:

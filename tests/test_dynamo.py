@@ -1250,3 +1250,35 @@ def test_compiled_module_frames_named_as_torch():
         codes.append(found)
     assert codes[0] == codes[1]
     assert "L_self_modules_lin" in codes[0][0] and "L_fn_modules_0" in codes[0][2]
+
+
+def _masked_by_length(lib):
+    class Masked(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mask", lib.ones(8, 8).tril())
+
+        def forward(self, x):
+            T = x.shape[1]
+            return x.masked_fill(self.mask[:T, :T] == 0, 0.0)
+    return Masked()
+
+
+def test_symbolic_slices_of_a_buffer_recompile_as_torch():
+    """Windows of changing length, sliced from one tensor (strides no size
+    explains), masked by a buffer sliced to the length: automatic dynamic
+    makes the length and the strides symbolic, the buffer keeps its size, the
+    slice bound stays symbolic, and the whole mask (length 8, contiguous)
+    recompiles on the contiguity guard: as many graphs as torch, same values."""
+    counts = []
+    for lib in (gt, torch):
+        lib._dynamo.reset()
+        graphs = []
+        module = _masked_by_length(lib)
+        compiled = lib.compile(module, backend=lambda gm, inputs: graphs.append(gm) or gm.forward)
+        base = lib.arange(2 * 9 * 9.0).reshape(2, 9, 9)
+        for t in (3, 5, 6, 8, 7):
+            x = base[:, :t, :t]
+            assert lib.equal(compiled(x), module(x))
+        counts.append(len(graphs))
+    assert counts[0] == counts[1]
