@@ -139,6 +139,7 @@ fx.node.has_side_effect(_assert)              # state changes graphs keep, as to
 fx.node.has_side_effect(_C._set_grad_enabled)
 from .fx.experimental.sym_node import SymInt, SymBool, sym_max, sym_min  # noqa: E402,F401
 from . import func  # noqa: E402,F401  (torch.func: function transforms)
+from .func import vmap  # noqa: E402,F401  (torch.vmap)
 from . import _decomp  # noqa: E402,F401  (torch._decomp: the decomposition table)
 from . import _dynamo, _functorch  # noqa: E402,F401  (AOTAutograd; the backend registry)
 from . import compiler  # noqa: E402,F401  (torch.compiler: stages(fn, *args))

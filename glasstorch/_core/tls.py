@@ -36,6 +36,7 @@ class _State(threading.local):
     function_modes = ()
     dispatch_modes = ()
     pre_dispatch_modes = ()      # export's tracer at the PreDispatch key
+    functorch_layers = ()        # the active transforms, innermost last (_functorch/pyfunctorch.py)
     torch_function = 0
 
 

@@ -11,13 +11,17 @@ kernel of its own there, at no cost: the key's bit is masked out of the set.
                        (PyTorch's VariableFallbackKernel with autograd fallback
                        mode "nothing"; the autograd layer registers real kernels)
     PythonTLSSnapshot  fallthrough (the Python fallback sets the state it needs)
+    FuncTorchVmapMode  only random ops have kernels there (vmap's randomness)
 
-and three real boxed fallbacks:
+and these real boxed fallbacks:
 
     PreDispatch        hands the call to export's pre-dispatch tracer
                        (``_dispatcher/pre_dispatch.py``)
     Python             hands the call to TorchDispatchModes and ``__torch_dispatch__``
                        (``_dispatcher/python_key.py``)
+    FuncTorchDynamicLayerFrontMode / BackMode
+                       the function transforms' stack (``_functorch/pyfunctorch.py``)
+    FuncTorchBatched   batching rules (``_functorch/batch_rules``)
     Meta               an op with no Meta kernel (only user ops can lack one: the
                        registry refuses aten ops Meta cannot run) raises PyTorch's
                        "no fake impl" error
@@ -29,7 +33,8 @@ from .._dispatcher.dispatcher import BOXED, KernelFunction, dispatcher, fallthro
 from .._dispatcher.pre_dispatch import pre_dispatch_fallback
 from .._dispatcher.python_key import python_fallback
 
-_FALLTHROUGH_KEYS = ["BackendSelect", "ADInplaceOrView", "Autograd", "PythonTLSSnapshot"] + \
+_FALLTHROUGH_KEYS = ["BackendSelect", "ADInplaceOrView", "Autograd", "PythonTLSSnapshot",
+                     "FuncTorchVmapMode"] + \
     [name for name in FUNCTIONALITIES if name.startswith("Autocast")]
 
 
@@ -41,6 +46,13 @@ def register_builtin_fallbacks() -> None:
         python_fallback, BOXED, "registered at glasstorch/_dispatcher/python_key.py"))
     dispatcher.register_fallback(DispatchKey.PreDispatch, KernelFunction(
         pre_dispatch_fallback, BOXED, "registered at glasstorch/_dispatcher/pre_dispatch.py"))
+    for key, fn, where in (
+            (DispatchKey.FuncTorchDynamicLayerFrontMode, _front_fallback,
+             "_functorch/pyfunctorch.py"),
+            (DispatchKey.FuncTorchDynamicLayerBackMode, _back_fallback,
+             "_functorch/pyfunctorch.py"),
+            (DispatchKey.FuncTorchBatched, _batched_fallback, "_functorch/batch_rules")):
+        dispatcher.register_fallback(key, KernelFunction(fn, BOXED, f"registered at glasstorch/{where}"))
     dispatcher.register_fallback(DispatchKey.Meta, KernelFunction(
         _meta_fallback, BOXED, "registered at glasstorch/_ops/fallbacks.py"))
 
@@ -52,3 +64,28 @@ def _meta_fallback(op, keyset, args, kwargs):
         "operator with PT2 compilation APIs (torch.compile/torch.export); in order to use this "
         "operator with those APIs you'll need to add a fake impl. Please see the following for "
         "next steps:  https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
+
+
+# The function transforms' fallbacks live in glasstorch._functorch, which is
+# imported after the op library (it needs it): these reach them at call time.
+
+def _front_fallback(op, keyset, args, kwargs):
+    from .._functorch.pyfunctorch import dynamic_layer_front_fallback
+    return dynamic_layer_front_fallback(op, keyset, args, kwargs)
+
+
+def _back_fallback(op, keyset, args, kwargs):
+    from .._functorch.pyfunctorch import dynamic_layer_back_fallback
+    return dynamic_layer_back_fallback(op, keyset, args, kwargs)
+
+
+def _batched_fallback(op, keyset, args, kwargs):
+    """FuncTorchBatched: the rules load on the first op batched (not at startup)."""
+    from .._functorch.batch_rules import batched_fallback
+    return batched_fallback(op, keyset, args, kwargs)
+
+
+def vmap_mode_random_kernel(op, keyset, args, kwargs):
+    """FuncTorchVmapMode's kernel for the random ops (``_functorch/batch_rules/random.py``)."""
+    from .._functorch.batch_rules.random import vmap_mode_random_kernel as kernel
+    return kernel(op, keyset, args, kwargs)

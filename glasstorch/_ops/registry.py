@@ -26,12 +26,13 @@ from .._core.tls import overrides as _overrides
 from .._core import startup_cache
 from .._dispatcher import binding
 from .._dispatcher.torch_function import handle_torch_function, has_torch_function
-from .._dispatcher.dispatcher import KEYSET, UNBOXED, KernelFunction, deferred_updates, dispatcher, ops
+from .._dispatcher.dispatcher import (BOXED, KEYSET, UNBOXED, KernelFunction, deferred_updates,
+                                      dispatcher, ops)
 from .._dispatcher.schema import parse_schema
 from .._tensor import Tensor, _non_overlapping_and_dense
 from .. import return_types
 from . import barebones_unsigned, kernels as kernel_modules
-from .fallbacks import register_builtin_fallbacks
+from .fallbacks import register_builtin_fallbacks, vmap_mode_random_kernel
 from .tags import Tag, declared_tags, derived_tags
 from .structured import (TENSOR_ITERATOR_OVERLAP, TensorMeta, allocate_outputs, check_out_cast,
                          check_overlap, convert_array, empty_tensor, in_loop_order,
@@ -241,6 +242,10 @@ def _resize_out(out, shape, stride=None):
 _DEBUG = "registered at native_functions.yaml:{}"
 
 
+_VMAP_RANDOM = KernelFunction(vmap_mode_random_kernel, BOXED,
+                              "registered at glasstorch/_functorch/batch_rules/random.py")
+
+
 def _parse_keys(spec: str):
     return [DispatchKey[k.strip()] for k in spec.split(",")]
 
@@ -271,6 +276,8 @@ def _load_entry(entry, debug):
     DECLARATIONS[qualified] = entry
     op = _overload(schema)
     op.tags = declared_tags(entry)
+    if Tag.nondeterministic_seeded in op.tags:     # vmap's randomness decides (FuncTorchVmapMode)
+        op_entry.register(DispatchKey.FuncTorchVmapMode, _VMAP_RANDOM, update=False)
     variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
     module = entry.get("python_module", "torch")
 

@@ -1,7 +1,7 @@
 """``torch.func``: function transforms (functorch's public API).
 
 A transform takes a function and returns a function that computes something
-else about it; today that is ``functionalize``.  ``functional_call`` runs a
+else about it: ``vmap`` and ``functionalize``.  ``functional_call`` runs a
 Module as a function of its parameters and buffers.
 """
 from __future__ import annotations
@@ -13,7 +13,9 @@ from .._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMo
 from ..nn.utils.stateless import _functional_call as functional_call
 from ..utils import _pytree as pytree
 
-__all__ = ["functional_call", "functionalize"]
+from .._functorch.apis import vmap
+
+__all__ = ["functional_call", "functionalize", "vmap"]
 
 
 def functionalize(func, *, remove="mutations"):

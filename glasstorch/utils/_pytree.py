@@ -393,6 +393,26 @@ def tree_unflatten(leaves, treespec: TreeSpec):
     return treespec.unflatten(leaves)
 
 
+def _broadcast_to_and_flatten(tree, treespec: TreeSpec, is_leaf=None):
+    """``tree`` (a prefix of ``treespec``'s structure) flattened to one value per
+    leaf of ``treespec``, each of its leaves repeated over the subtree it
+    covers; None when ``tree`` is no prefix.  What vmap does with ``in_dims``."""
+    if tree_is_leaf(tree, is_leaf):
+        return [tree] * treespec.num_leaves
+    if treespec.is_leaf() or _node_type(tree) != treespec.type:
+        return None
+    children, context = SUPPORTED_NODES[treespec.type].flatten_fn(tree)
+    if len(children) != treespec.num_children or context != treespec.context:
+        return None
+    flat = []
+    for child, spec in zip(children, treespec.children()):
+        part = _broadcast_to_and_flatten(child, spec, is_leaf)
+        if part is None:
+            return None
+        flat += part
+    return flat
+
+
 def tree_iter(tree, is_leaf=None):
     """The leaves, lazily, left to right."""
     if tree_is_leaf(tree, is_leaf):

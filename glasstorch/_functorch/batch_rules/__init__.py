@@ -1,0 +1,270 @@
+"""Batching rules: how each op runs on BatchedTensors (aten/src/ATen/functorch/BatchRules*.cpp).
+
+The FuncTorchBatched fallback (``batched_fallback``, registered for every op)
+looks at the arguments batched at the current vmap level and then, in order:
+
+    no argument batched here     the op goes on below this level unchanged
+    a batching rule for the op   the rule unwraps the physical tensors, calls
+                                 the op once on the whole batch, wraps the result
+    a decomposition (CIA)        the op's CompositeImplicitAutograd kernel runs on
+                                 the BatchedTensors (its ops are batched one by one)
+    otherwise                    the per-example loop: the op runs once per
+                                 example and the results are stacked, with
+                                 PyTorch's performance warning
+
+A rule is ``rule(op, level, values)``: ``values`` are the op's arguments bound
+to its schema (one per schema argument, defaults filled in), and the rule runs
+with FuncTorchBatched excluded, so the ops it calls on physical tensors go to
+the next level down.  Rules are grouped by the shape of what they do:
+``pointwise.py``, ``reductions.py``, ``views.py``, ``linalg.py``, ``nn.py``,
+``random.py``; ``coverage()`` counts them.
+"""
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+from ..._core.tls import state as _tls
+from ..._tensor import Tensor
+from ..batched_tensor import BatchedTensor, _make_batched
+from ..pyfunctorch import BATCHED
+
+__all__ = ["register", "register_decomposition", "batched_fallback", "coverage", "bind", "call", "unwrap", "wrap",
+           "to_front", "logical_rank", "pad_rank", "wrap_dim", "batch_size_of", "batched_again",
+           "loop_fallback"]
+
+RULES: dict = {}               # OpOverload -> rule
+DECOMPOSITIONS: dict = {}      # OpOverload -> function of the BatchedTensors themselves
+_fallback_warning = [True]     # torch._C._functorch._set_vmap_fallback_warning_enabled
+
+
+def register(*ops):
+    """Decorator: the rule for each of ``ops`` (OpOverloads)."""
+    def decorate(rule):
+        for op in ops:
+            RULES[op] = rule
+        return rule
+    return decorate
+
+
+def overloads(*names):
+    """The OpOverloads named ``"op.overload"`` that this op library has (a
+    rule list may name ops glasstorch does not declare yet)."""
+    from ..._dispatcher.dispatcher import ops
+    found = []
+    for name in names:
+        base, _, overload = name.partition(".")
+        packet = getattr(ops.aten, base, None)
+        op = getattr(packet, overload or "default", None) if packet is not None else None
+        if op is not None:
+            found.append(op)
+    return found
+
+
+def register_decomposition(*ops):
+    """Decorator: ``fn(*args, **kwargs)`` computes each of ``ops`` from other ops
+    on the BatchedTensors themselves (functorch's FuncTorchBatchedDecomposition):
+    for ops that are sums of batchable pieces."""
+    def decorate(fn):
+        for op in ops:
+            DECOMPOSITIONS[op] = fn
+        return fn
+    return decorate
+
+
+# -- arguments ------------------------------------------------------------------------
+
+def bind(op, args, kwargs) -> list:
+    """One value per schema argument: the positional and keyword arguments, then defaults."""
+    values = list(args)
+    params = op._schema.arguments
+    for arg in params[len(args):]:
+        if arg.name in kwargs:
+            values.append(kwargs[arg.name])
+        else:
+            values.append(arg.default_value if arg.has_default_value() else None)
+    return values
+
+
+def call(op, values):
+    """Call ``op`` with bound ``values`` (keyword-only arguments by name)."""
+    params = op._schema.arguments
+    positional = [v for a, v in zip(params, values) if not a.kwarg_only]
+    keywords = {a.name: v for a, v in zip(params, values) if a.kwarg_only}
+    return op(*positional, **keywords)
+
+
+def unwrap(value, level):
+    """(physical tensor, batch dim or None) of a tensor at ``level``."""
+    if isinstance(value, BatchedTensor) and value._level == level:
+        return value._value, value._bdim
+    return value, None
+
+
+def wrap(result, level, bdim=0):
+    """Tensors in ``result`` (a tensor, or a tuple/list of them) batched at ``level``."""
+    if isinstance(result, Tensor):
+        return _make_batched(result, bdim, level)
+    if isinstance(result, (tuple, list)):
+        return type(result)(wrap(r, level, bdim) for r in result) if type(result) in (tuple, list) \
+            else type(result)(*(wrap(r, level, bdim) for r in result))
+    return result
+
+
+def logical_rank(tensor, bdim) -> int:
+    return tensor.dim() - (bdim is not None)
+
+
+def to_front(tensor, bdim, batch_size=None):
+    """The physical tensor with its batch dim first; an unbatched one is
+    expanded to ``batch_size`` when that is given (a view, no copy)."""
+    if bdim is None:
+        if batch_size is None:
+            return tensor
+        return tensor.unsqueeze(0).expand(batch_size, *tensor.shape)
+    return tensor if bdim == 0 else tensor.movedim(bdim, 0)
+
+
+def pad_rank(tensor, rank: int):
+    """A batch-first tensor with size-1 dims inserted after the batch dim until
+    it has logical rank ``rank``, so that broadcasting lines its examples up."""
+    missing = rank - (tensor.dim() - 1)
+    if missing <= 0:
+        return tensor
+    return tensor.reshape(tensor.shape[:1] + (1,) * missing + tensor.shape[1:])
+
+
+def wrap_dim(dim: int, rank: int) -> int:
+    """A logical dim made non-negative (a scalar accepts dims 0 and -1), with
+    PyTorch's error for one out of range."""
+    bound = max(rank, 1)
+    if not -bound <= dim < bound:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-bound}, "
+                         f"{bound - 1}], but got {dim})")
+    return dim + bound if dim < 0 else dim
+
+
+@contextlib.contextmanager
+def batched_again():
+    """Inside a rule: ops on BatchedTensors are batched again (a rule that
+    finishes its work with other batchable ops)."""
+    excluded = _tls.excluded
+    _tls.excluded = excluded & ~BATCHED
+    try:
+        yield
+    finally:
+        _tls.excluded = excluded
+
+
+def batch_size_of(level) -> int:
+    for layer in reversed(_tls.functorch_layers):
+        if layer.level() == level:
+            return layer.batch_size()
+    raise RuntimeError(f"no vmap level {level} is active")
+
+
+# -- the fallback ---------------------------------------------------------------------
+
+def _batched_here(values, level) -> bool:
+    for v in values:
+        if isinstance(v, BatchedTensor):
+            if v._level == level:
+                return True
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                if isinstance(x, BatchedTensor) and x._level == level:
+                    return True
+    return False
+
+
+def batched_fallback(op, keyset, args, kwargs):
+    """FuncTorchBatched: a batching rule, a decomposition, or the per-example loop."""
+    level = _tls.functorch_layers[-1].level()
+    if not _batched_here(args, level) and not _batched_here(kwargs.values(), level):
+        return _below(op, args, kwargs)
+    if not RULES:
+        _load_rules()
+    decomposition = DECOMPOSITIONS.get(op)
+    if decomposition is not None:
+        return decomposition(*args, **kwargs)
+    rule = RULES.get(op)
+    if rule is not None:
+        excluded = _tls.excluded
+        _tls.excluded = excluded | BATCHED
+        try:
+            return rule(op, level, bind(op, args, kwargs))
+        finally:
+            _tls.excluded = excluded
+    result = op.decompose(*args, **kwargs)
+    if result is not NotImplemented:
+        return result
+    return loop_fallback(op, level, bind(op, args, kwargs))
+
+
+def _below(op, args, kwargs):
+    excluded = _tls.excluded
+    _tls.excluded = excluded | BATCHED
+    try:
+        return op(*args, **kwargs)
+    finally:
+        _tls.excluded = excluded
+
+
+def loop_fallback(op, level, values):
+    """The op once per example, the results stacked (functorch's
+    batchedTensorForLoopFallback).  View and out= ops cannot go this way: their
+    results would not alias their inputs."""
+    schema = op._schema
+    if any(r.alias_info is not None for r in schema.returns) and not schema.arguments[0].is_write:
+        raise RuntimeError(f"Batching rule not implemented for {op._name}; the fallback path "
+                           "doesn't work on out= or view ops.")
+    if _fallback_warning[0]:
+        warnings.warn(f"There is a performance drop because we have not yet implemented the "
+                      f"batching rule for {op._name}. Please file us an issue on GitHub so that "
+                      "we can prioritize its implementation.", UserWarning, stacklevel=2)
+    size = batch_size_of(level)
+    excluded = _tls.excluded
+    _tls.excluded = excluded | BATCHED
+    try:
+        results = [call(op, [_example(v, level, i) for v in values]) for i in range(size)]
+        if schema.arguments[0].is_write:        # in place: the examples were written through
+            return values[0]
+        return _stack_results(results, level)
+    finally:
+        _tls.excluded = excluded
+
+
+def _example(value, level, i):
+    if isinstance(value, BatchedTensor) and value._level == level:
+        return value._value.select(value._bdim, i)
+    if isinstance(value, (list, tuple)) and any(isinstance(x, BatchedTensor) for x in value):
+        return type(value)(_example(x, level, i) for x in value)
+    return value
+
+
+def _stack_results(results, level):
+    first = results[0]
+    if isinstance(first, Tensor):
+        return _make_batched(_stack(results), 0, level)
+    if isinstance(first, (tuple, list)):
+        columns = [_stack_results([r[k] for r in results], level) for k in range(len(first))]
+        return type(first)(columns) if type(first) in (tuple, list) else type(first)(*columns)
+    raise RuntimeError("vmap: the fallback can only batch ops that return tensors")
+
+
+def _stack(tensors):
+    from ..._dispatcher.dispatcher import ops
+    return ops.aten.stack.default(tensors)
+
+
+def coverage() -> tuple[int, int]:
+    """(ops with a batching rule, all aten ops): the report issue 15 asks for."""
+    from ..._dispatcher.dispatcher import dispatcher
+    if not RULES:
+        _load_rules()
+    total = sum(1 for name in dispatcher.operators if name.startswith("aten::"))
+    return len(RULES) + len(DECOMPOSITIONS), total
+
+
+def _load_rules() -> None:
+    from . import linalg, nn, pointwise, random, reductions, views  # noqa: F401  (they register)

@@ -1,0 +1,89 @@
+"""Random ops under vmap (BatchRulesRandomness.cpp), at the FuncTorchVmapMode key
+(above FuncTorchBatched), by the vmap's ``randomness``:
+
+    "error"      any random op raises
+    "same"       one draw, shared by every example (a batched tensor argument
+                 is refused: its examples could not share one draw)
+    "different"  one draw per example: the op runs on the whole physical
+                 batch (factories get the batch size prepended to their size)
+"""
+from __future__ import annotations
+
+from ..._core.tls import state as _tls
+from ..._tensor import Tensor
+from ..pyfunctorch import BATCHED, VMAP_MODE
+from . import batched_again, bind, call, logical_rank, to_front, unwrap, wrap
+
+
+def _error() -> RuntimeError:
+    return RuntimeError("vmap: called random operation while in randomness error mode. Please "
+                        "either use the 'same' or 'different' randomness flags on vmap or perform "
+                        "the randomness operation out of vmap")
+
+
+def vmap_mode_random_kernel(op, keyset, args, kwargs):
+    """FuncTorchVmapMode's kernel for every op tagged ``nondeterministic_seeded``."""
+    layer = _tls.functorch_layers[-1]
+    randomness, level = layer.randomness(), layer.level()
+    if randomness == "error":
+        raise _error()
+    values = bind(op, args, kwargs)
+    params = op._schema.arguments
+    slots = [i for i, (a, v) in enumerate(zip(params, values))
+             if a.type.is_tensor and isinstance(v, Tensor)]
+    batched = [i for i in slots if unwrap(values[i], level)[1] is not None]
+    excluded = _tls.excluded
+    _tls.excluded = excluded | BATCHED | VMAP_MODE
+    try:
+        if params and params[0].is_write and 0 in slots:
+            return _in_place(op, values, batched, randomness, level, layer.batch_size())
+        if randomness == "same":
+            if batched:
+                raise RuntimeError("Vmap does not currently support same randomness with a "
+                                   "batched tensor input. Please file an issue with functorch")
+            return call(op, values)
+        size = layer.batch_size()
+        if not slots:                                     # a factory: size gets the batch
+            at = next((i for i, a in enumerate(params) if a.name == "size"), None)
+            if at is None:                                # randperm(n): one per example
+                from ... import stack
+                return wrap(stack([call(op, values) for _ in range(size)]), level)
+            values[at] = [size, *values[at]]
+            return wrap(call(op, values), level)
+        rank = max(logical_rank(*unwrap(values[i], level)) for i in slots)
+        for i in slots:
+            tensor, bdim = unwrap(values[i], level)
+            physical = to_front(tensor, bdim, size)
+            missing = rank - (physical.dim() - 1)
+            values[i] = physical.reshape(physical.shape[:1] + (1,) * missing + physical.shape[1:]) \
+                if missing > 0 else physical
+        return wrap(call(op, values), level)
+    finally:
+        _tls.excluded = excluded
+
+
+def _in_place(op, values, batched, randomness, level, size):
+    self = values[0]
+    self_bdim = unwrap(self, level)[1]
+    if randomness == "different":
+        if self_bdim is None:
+            raise RuntimeError("vmap: Cannot ask for different inplace randomness on an unbatched "
+                               "tensor. This will appear like same randomness. If this is "
+                               "necessary for your usage, please file an issue with functorch.")
+        values[0] = to_front(*unwrap(self, level))
+        for i in batched[1:] if batched and batched[0] == 0 else batched:
+            values[i] = to_front(*unwrap(values[i], level))
+        call(op, values)
+        return self
+    if any(i != 0 for i in batched):
+        raise RuntimeError("Vmap does not currently support same randomness with a batched "
+                           "tensor input. Please file an issue with functorch")
+    if self_bdim is None:
+        return call(op, values)
+    from ... import empty
+    draw = empty(self.shape, dtype=self.dtype, device=self.device)
+    values[0] = draw
+    call(op, values)
+    with batched_again():
+        self.copy_(draw)                                  # the same draw into every example
+    return self

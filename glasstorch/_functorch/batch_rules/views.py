@@ -1,0 +1,153 @@
+"""Views and shape ops (BatchRulesViews.cpp): the batch dim goes first, sizes
+get the batch size prepended, dims move up by one; the result is a view of
+the physical tensor, so in-place ops through it reach the original.
+"""
+from __future__ import annotations
+
+from ..._dispatcher.dispatcher import ops
+from . import RULES, call, logical_rank, overloads, register, to_front, unwrap, wrap, wrap_dim
+
+aten = ops.aten
+
+
+def _front(values, level):
+    tensor, bdim = unwrap(values[0], level)
+    return to_front(tensor, bdim), logical_rank(tensor, bdim)
+
+
+@register(aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+          aten._reshape_alias.default)
+def _sized(op, level, values):
+    tensor, _ = _front(values, level)
+    values[0], values[1] = tensor, [tensor.shape[0], *values[1]]
+    return wrap(call(op, values), level)
+
+
+@register(aten.expand.default)
+def _expand(op, level, values):
+    tensor, rank = _front(values, level)
+    size = list(values[1])
+    if len(size) < rank:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(size)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({rank})")
+    tensor = tensor.reshape(tensor.shape[:1] + (1,) * (len(size) - rank) + tensor.shape[1:])
+    values[0], values[1] = tensor, [tensor.shape[0], *size]
+    return wrap(call(op, values), level)
+
+
+@register(aten.permute.default)
+def _permute(op, level, values):
+    tensor, rank = _front(values, level)
+    values[0], values[1] = tensor, [0, *(wrap_dim(d, rank) + 1 for d in values[1])]
+    return wrap(call(op, values), level)
+
+
+@register(aten.t.default)
+def _t(op, level, values):
+    tensor, rank = _front(values, level)
+    return wrap(tensor if rank < 2 else tensor.transpose(1, 2), level)
+
+
+def _shift(*names):
+    """A rule for ops whose ``names`` arguments are logical dims of ``self``."""
+    def rule(op, level, values):
+        tensor, rank = _front(values, level)
+        params = op._schema.arguments
+        extra = 1 if op is aten.unsqueeze.default else 0
+        for i, a in enumerate(params):
+            if a.name in names and values[i] is not None:
+                v = values[i]
+                values[i] = [wrap_dim(d, rank + extra) + 1 for d in v] \
+                    if isinstance(v, (list, tuple)) else wrap_dim(v, rank + extra) + 1
+        values[0] = tensor
+        return wrap(call(op, values), level)
+    return rule
+
+
+for _names, _dims in (
+        (("transpose.int",), ("dim0", "dim1")), (("select.int",), ("dim",)),
+        (("slice.Tensor",), ("dim",)), (("narrow",), ("dim",)), (("unsqueeze",), ("dim",)),
+        (("squeeze.dim", "squeeze.dims"), ("dim",)),
+        (("split.Tensor", "split_with_sizes", "unbind.int", "chunk", "unsafe_split.Tensor",
+          "unsafe_chunk"), ("dim",)),
+        (("diagonal",), ("dim1", "dim2")), (("movedim.int",), ("source", "destination")),
+        (("flip",), ("dims",)), (("unflatten.int",), ("dim",)), (("unfold",), ("dimension",))):
+    for _o in overloads(*_names):
+        RULES[_o] = _shift(*_dims)
+
+
+@register(aten.squeeze.default)
+def _squeeze(op, level, values):
+    tensor, rank = _front(values, level)
+    dims = [d for d in range(1, rank + 1) if tensor.shape[d] == 1]
+    return wrap(aten.squeeze.dims(tensor, dims) if dims else tensor.view(tensor.shape), level)
+
+
+@register(aten.flatten.using_ints)
+def _flatten(op, level, values):
+    tensor, rank = _front(values, level)
+    if rank == 0:
+        return wrap(tensor.unsqueeze(1), level)
+    start, end = wrap_dim(values[1], rank) + 1, wrap_dim(values[2], rank) + 1
+    return wrap(aten.flatten.using_ints(tensor, start, end), level)
+
+
+@register(aten.repeat.default)
+def _repeat(op, level, values):
+    tensor, rank = _front(values, level)
+    repeats = list(values[1])
+    tensor = tensor.reshape(tensor.shape[:1] + (1,) * (len(repeats) - rank) + tensor.shape[1:])
+    return wrap(aten.repeat.default(tensor, [1, *repeats]), level)
+
+
+@register(aten.roll.default)
+def _roll(op, level, values):
+    tensor, rank = _front(values, level)
+    shifts, dims = values[1], values[2]
+    if not dims:                               # over the flattened example
+        flat = tensor.reshape(tensor.shape[0], -1)
+        return wrap(aten.roll.default(flat, shifts, [1]).reshape(tensor.shape), level)
+    return wrap(aten.roll.default(tensor, shifts, [wrap_dim(d, rank) + 1 for d in dims]), level)
+
+
+@register(aten.cat.default)
+def _cat(op, level, values):
+    tensors = [unwrap(t, level) for t in values[0]]
+    size = next(t.shape[b] for t, b in tensors if b is not None)
+    rank = max(logical_rank(t, b) for t, b in tensors if t.dim() - (b is not None) > 0) \
+        if any(t.dim() - (b is not None) > 0 for t, b in tensors) else 0
+    physical = [to_front(t, b, size) for t, b in tensors if not (t.dim() == 1 and t.shape[0] == 0
+                                                                 and b is None)]
+    return wrap(aten.cat.default(physical, wrap_dim(values[1], rank) + 1), level)
+
+
+@register(aten.stack.default)
+def _stack(op, level, values):
+    tensors = [unwrap(t, level) for t in values[0]]
+    size = next(t.shape[b] for t, b in tensors if b is not None)
+    rank = logical_rank(*tensors[0])
+    return wrap(aten.stack.default([to_front(t, b, size) for t, b in tensors],
+                                   wrap_dim(values[1], rank + 1) + 1), level)
+
+
+def _in_place_view(out_of_place):
+    """``squeeze_``, ``t_`` ...: the out-of-place view's batched result becomes
+    ``self``'s new physical tensor and geometry."""
+    def rule(op, level, values):
+        self = values[0]
+        return _adopt(self, RULES[out_of_place](out_of_place, level, values))
+    return rule
+
+
+def _adopt(self, view):
+    self._value, self._bdim = view._value, view._bdim
+    self._shape, self._stride = view._shape, view._stride
+    self._contiguous = None
+    return self
+
+
+for _in_place, _name in (("squeeze_.dim", "squeeze.dim"), ("squeeze_.dims", "squeeze.dims"),
+                         ("squeeze_", "squeeze"), ("unsqueeze_", "unsqueeze"),
+                         ("transpose_", "transpose.int"), ("t_", "t")):
+    for _op, _view in zip(overloads(_in_place), overloads(_name)):
+        RULES[_op] = _in_place_view(_view)

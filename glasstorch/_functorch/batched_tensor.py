@@ -1,0 +1,96 @@
+"""BatchedTensor: what a function under ``vmap`` sees (functorch's BatchedTensorImpl).
+
+A BatchedTensor wraps a *physical* tensor ``value`` that has one extra
+dimension, ``bdim``, holding the examples of level ``level``'s vmap.  Its own
+sizes and strides are the *logical* ones: ``value``'s without ``bdim``.  It has
+no bytes of its own: every op on it reaches the FuncTorchBatched key, whose
+batching rule unwraps ``value``, runs the op once on the whole batch, and
+wraps the result (``_functorch/batch_rules``).
+
+    x = torch.randn(3, 5)              vmap(f)(x): f sees
+    BatchedTensor(lvl=1, bdim=0, value=x)  with shape (5,)
+
+``value`` may itself be a BatchedTensor of an outer level (nested vmap).
+"""
+from __future__ import annotations
+
+from .._core import dispatch_key as dk
+from .._core.dispatch_key import DispatchKey
+from .._tensor import Tensor
+
+__all__ = ["BatchedTensor", "add_batch_dim", "remove_batch_dim", "is_batched_at",
+           "unwrap_at", "maybe_get_level", "maybe_get_bdim", "is_batchedtensor", "get_unwrapped"]
+
+_BATCHED_KEY = dk.key_bits(DispatchKey.FuncTorchBatched)
+
+
+class BatchedTensor(Tensor):
+    """A tensor batched over ``bdim`` of ``value`` at vmap level ``level``."""
+
+    def __repr__(self, *, tensor_contents=None):
+        inner = repr(self._value).replace("\n", "\n    ")
+        return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n    {inner}\n)"
+
+
+def _make_batched(value: Tensor, bdim: int, level: int) -> BatchedTensor:
+    shape = value.shape
+    strides = value.stride()
+    out = Tensor._make_wrapper_subclass(
+        BatchedTensor, shape[:bdim] + shape[bdim + 1:], strides[:bdim] + strides[bdim + 1:],
+        value.storage_offset(), dtype=value.dtype, device=value.device,
+        _extra_dispatch_keys=_BATCHED_KEY)
+    out._value = value
+    out._bdim = bdim
+    out._level = level
+    return out
+
+
+def add_batch_dim(tensor: Tensor, bdim: int, level: int) -> BatchedTensor:
+    """``torch._C._functorch._add_batch_dim``: ``tensor``'s dim ``bdim`` becomes
+    the batch of ``level`` (a negative ``bdim`` counts from the end)."""
+    if bdim < 0:
+        bdim += tensor.dim()
+    return _make_batched(tensor, bdim, level)
+
+
+def is_batched_at(tensor, level: int) -> bool:
+    return isinstance(tensor, BatchedTensor) and tensor._level == level
+
+
+def unwrap_at(tensor, level: int):
+    """(physical value, batch dim) for a tensor batched at ``level``, else
+    (tensor, None): what a batching rule works with."""
+    if isinstance(tensor, BatchedTensor) and tensor._level == level:
+        return tensor._value, tensor._bdim
+    return tensor, None
+
+
+def remove_batch_dim(tensor, level: int, batch_size: int, out_dim: int):
+    """``torch._C._functorch._remove_batch_dim``: the physical tensor with
+    ``level``'s batch at ``out_dim``; a tensor not batched at ``level`` (an
+    output that did not depend on the inputs) is expanded to ``batch_size``."""
+    if not is_batched_at(tensor, level):
+        expanded = tensor.unsqueeze(out_dim)
+        sizes = list(expanded.shape)
+        sizes[out_dim] = batch_size
+        return expanded.expand(sizes)
+    return tensor._value.movedim(tensor._bdim, out_dim)
+
+
+def is_batchedtensor(tensor) -> bool:
+    return isinstance(tensor, BatchedTensor)
+
+
+def maybe_get_level(tensor) -> int:
+    """The level of the transform that made ``tensor``, -1 for a plain tensor."""
+    return tensor._level if isinstance(tensor, BatchedTensor) else -1
+
+
+def maybe_get_bdim(tensor) -> int:
+    return tensor._bdim if isinstance(tensor, BatchedTensor) else -1
+
+
+def get_unwrapped(tensor):
+    if not isinstance(tensor, BatchedTensor):
+        raise RuntimeError("get_unwrapped: expected a BatchedTensor")
+    return tensor._value

@@ -1,0 +1,198 @@
+"""The transform stack: functorch's DynamicLayer machinery
+(aten/src/ATen/functorch/DynamicLayer.cpp, Interpreter.cpp; torch/_functorch/pyfunctorch.py).
+
+Every active transform (a ``vmap``, a ``grad`` ...) is one *interpreter* on a
+thread-local stack, numbered by its *level* (1 for the outermost).  Tensors
+made by a transform remember the level they belong to, so nested transforms
+never confuse one another's tensors.
+
+While the stack is not empty, two keys are in this thread's included set:
+
+    FuncTorchDynamicLayerFrontMode   (near the top of the key order)
+    FuncTorchDynamicLayerBackMode    (below autograd and functionalization,
+                                      above the Python key and the backends)
+
+and every op takes this path:
+
+    op(*args)
+      FrontMode fallback:  the top interpreter's ``process``: it sets the keys
+                           of its own transform (vmap: FuncTorchBatched; grad:
+                           the Autograd keys) and excludes the other transforms'
+                           keys and FrontMode, then calls the op again
+      <the transform's key>: a batching rule, or autograd recording ...
+      BackMode fallback:   the top interpreter's ``send_to_next``: the layer is
+                           popped, the thread's key sets are restored to what
+                           they were before ``process``, and the op is called
+                           again, now handled by the next interpreter down (or,
+                           with the stack empty, by the plain dispatcher)
+
+So an op inside ``vmap(vmap(f))`` is batched once per level, innermost first.
+"""
+from __future__ import annotations
+
+import contextlib
+import enum
+
+from .._core import dispatch_key as dk
+from .._core.dispatch_key import DispatchKey, FUNC, functionality_bit
+from .._core.tls import state as _tls
+
+__all__ = ["TransformType", "Interpreter", "VmapInterpreter", "retrieve_current_functorch_interpreter",
+           "push_interpreter", "pop_interpreter", "current_level"]
+
+FRONT_MODE = functionality_bit(FUNC["FuncTorchDynamicLayerFrontMode"])
+BACK_MODE = functionality_bit(FUNC["FuncTorchDynamicLayerBackMode"])
+BATCHED = functionality_bit(FUNC["FuncTorchBatched"]) | functionality_bit(FUNC["BatchedNestedTensor"])
+VMAP_MODE = functionality_bit(FUNC["FuncTorchVmapMode"])
+GRAD_WRAPPER = functionality_bit(FUNC["FuncTorchGradWrapper"])
+# The keys a transform level may own (functorch's all_dynlayer_keyset): every
+# key from BackMode up to FrontMode, less the Autocast keys and FuncTorchVmapMode.
+ALL_TRANSFORM_KEYS = 0
+for _f in range(FUNC["FuncTorchDynamicLayerBackMode"], FUNC["FuncTorchDynamicLayerFrontMode"] + 1):
+    ALL_TRANSFORM_KEYS |= functionality_bit(_f)
+ALL_TRANSFORM_KEYS &= ~(dk.AUTOCAST_KEYS | VMAP_MODE)
+
+
+class TransformType(enum.Enum):
+    """``torch._C._functorch.TransformType``."""
+    Torch = 0
+    Vmap = 1
+    Grad = 2
+    Jvp = 3
+    Functionalize = 4
+
+
+class Interpreter:
+    """One layer of the stack.  ``process`` runs an op with this transform's
+    keys on; ``send_to_next`` hands it to the layer below."""
+
+    transform: TransformType
+    own_keys = 0                    # the keys this transform handles ops with
+    also_include = 0                # keys added to the included set while processing
+
+    def __init__(self, level: int):
+        self._level = level
+        self._saved_tls = None      # the key sets in force when ``process`` was entered
+
+    def level(self) -> int:
+        return self._level
+
+    def key(self) -> TransformType:
+        return self.transform
+
+    def process(self, op, args, kwargs):
+        """functorch's ``setup_dispatch_key_tls`` then ``op.callBoxed``: the other
+        transforms' keys and FrontMode excluded, this one's on."""
+        previous = (_tls.included, _tls.excluded)
+        saved, self._saved_tls = self._saved_tls, previous
+        _tls.excluded = (previous[1] | (ALL_TRANSFORM_KEYS & ~BACK_MODE)) & ~self.own_keys
+        _tls.included = previous[0] | self.also_include
+        try:
+            return self.run(op, args, kwargs)
+        finally:
+            _tls.included, _tls.excluded = previous
+            self._saved_tls = saved
+
+    def run(self, op, args, kwargs):
+        return op(*args, **kwargs)
+
+    def send_to_next(self, op, args, kwargs):
+        """Pop this layer, restore the key sets ``process`` started from, run the op."""
+        previous = (_tls.included, _tls.excluded)
+        pop_interpreter()
+        _tls.included, _tls.excluded = self._saved_tls
+        if not _tls.functorch_layers:
+            _tls.included &= ~(FRONT_MODE | BACK_MODE)
+        try:
+            return self.lower(op, args, kwargs)
+        finally:
+            push_interpreter(self)
+            _tls.included, _tls.excluded = previous
+
+    def lower(self, op, args, kwargs):
+        return op(*args, **kwargs)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(level={self._level})"
+
+
+class VmapInterpreter(Interpreter):
+    """A ``vmap`` level: ops on its BatchedTensors go to their batching rules
+    (FuncTorchBatched); random ops check ``randomness`` (FuncTorchVmapMode)."""
+
+    transform = TransformType.Vmap
+    own_keys = BATCHED | VMAP_MODE
+    also_include = VMAP_MODE
+
+    def __init__(self, level: int, batch_size: int, randomness: str):
+        super().__init__(level)
+        self._batch_size = batch_size
+        self._randomness = randomness
+
+    def batch_size(self) -> int:
+        return self._batch_size
+
+    def randomness(self) -> str:
+        return self._randomness
+
+    def __repr__(self):
+        return f"VmapInterpreter(level={self._level}, batch_size={self._batch_size}, " \
+               f"randomness={self._randomness!r})"
+
+
+# -- the stack ---------------------------------------------------------------------
+
+def push_interpreter(interpreter: Interpreter) -> None:
+    if not _tls.functorch_layers:
+        _tls.included |= FRONT_MODE | BACK_MODE
+    _tls.functorch_layers = _tls.functorch_layers + (interpreter,)
+
+
+def pop_interpreter() -> Interpreter:
+    layers = _tls.functorch_layers
+    _tls.functorch_layers = layers[:-1]
+    if len(layers) == 1:
+        _tls.included &= ~(FRONT_MODE | BACK_MODE)
+    return layers[-1]
+
+
+def current_level() -> int:
+    """The innermost level now active, 0 when no transform is."""
+    layers = _tls.functorch_layers
+    return layers[-1].level() if layers else 0
+
+
+def retrieve_current_functorch_interpreter() -> Interpreter | None:
+    layers = _tls.functorch_layers
+    return layers[-1] if layers else None
+
+
+@contextlib.contextmanager
+def interpreter_scope(interpreter: Interpreter):
+    """Run a block with ``interpreter`` pushed (what ``_vmap_increment_nesting`` /
+    ``_vmap_decrement_nesting`` bracket in PyTorch)."""
+    push_interpreter(interpreter)
+    try:
+        yield interpreter
+    finally:
+        pop_interpreter()
+
+
+def next_level() -> int:
+    return current_level() + 1
+
+
+# -- the two fallbacks (registered in _ops/fallbacks.py) ----------------------------
+
+def dynamic_layer_front_fallback(op, keyset, args, kwargs):
+    """FuncTorchDynamicLayerFrontMode: the innermost transform processes the op."""
+    return _tls.functorch_layers[-1].process(op, args, kwargs)
+
+
+def dynamic_layer_back_fallback(op, keyset, args, kwargs):
+    """FuncTorchDynamicLayerBackMode: the op leaves this level for the next one."""
+    return _tls.functorch_layers[-1].send_to_next(op, args, kwargs)
+
+
+_TRANSFORM_KEY_NAMES = (DispatchKey.FuncTorchDynamicLayerFrontMode,
+                        DispatchKey.FuncTorchDynamicLayerBackMode)
