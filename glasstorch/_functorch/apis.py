@@ -1,6 +1,7 @@
-"""The public function transforms (torch/_functorch/apis.py): ``vmap`` today."""
+"""The public function transforms (torch/_functorch/apis.py)."""
 from __future__ import annotations
 
+from .eager_transforms import grad, grad_and_value, hessian, jacrev, vjp
 from .vmap import vmap
 
-__all__ = ["vmap"]
+__all__ = ["vmap", "grad", "grad_and_value", "vjp", "jacrev", "hessian"]

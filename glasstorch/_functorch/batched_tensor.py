@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .._core import dispatch_key as dk
 from .._core.dispatch_key import DispatchKey
-from .._tensor import Tensor
+from .._tensor import Tensor, _disabled_torch_function_impl
 
 __all__ = ["BatchedTensor", "add_batch_dim", "remove_batch_dim", "is_batched_at",
            "unwrap_at", "maybe_get_level", "maybe_get_bdim", "is_batchedtensor", "get_unwrapped"]
@@ -26,6 +26,8 @@ _BATCHED_KEY = dk.key_bits(DispatchKey.FuncTorchBatched)
 
 class BatchedTensor(Tensor):
     """A tensor batched over ``bdim`` of ``value`` at vmap level ``level``."""
+
+    __torch_function__ = _disabled_torch_function_impl   # a C++ tensor in PyTorch: no override
 
     def __repr__(self, *, tensor_contents=None):
         inner = repr(self._value).replace("\n", "\n    ")

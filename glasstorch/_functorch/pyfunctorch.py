@@ -36,8 +36,10 @@ import enum
 from .._core import dispatch_key as dk
 from .._core.dispatch_key import DispatchKey, FUNC, functionality_bit
 from .._core.tls import state as _tls
+from .._tensor import Tensor
+from .tensor_wrapper import TensorWrapper, is_wrapped_at, unwrap_at, wrap_at
 
-__all__ = ["TransformType", "Interpreter", "VmapInterpreter", "retrieve_current_functorch_interpreter",
+__all__ = ["TransformType", "Interpreter", "VmapInterpreter", "GradInterpreter", "retrieve_current_functorch_interpreter",
            "push_interpreter", "pop_interpreter", "current_level"]
 
 FRONT_MODE = functionality_bit(FUNC["FuncTorchDynamicLayerFrontMode"])
@@ -73,6 +75,7 @@ class Interpreter:
     def __init__(self, level: int):
         self._level = level
         self._saved_tls = None      # the key sets in force when ``process`` was entered
+        self.alive = [True]         # shared with the tensors of this level; False once it ends
 
     def level(self) -> int:
         return self._level
@@ -140,9 +143,83 @@ class VmapInterpreter(Interpreter):
                f"randomness={self._randomness!r})"
 
 
+class GradInterpreter(Interpreter):
+    """A ``grad``/``vjp``/``jacrev`` level: ops run through autograd on this
+    level's TensorWrappers (``_functorch/tensor_wrapper.py``); the values
+    underneath are computed by the next level down."""
+
+    transform = TransformType.Grad
+    own_keys = dk.AUTOGRAD_KEYS | dk.ADINPLACEORVIEW
+
+    def __init__(self, level: int, prev_grad_mode: bool):
+        super().__init__(level)
+        self._prev_grad_mode = prev_grad_mode
+
+    def prev_grad_mode(self) -> bool:
+        return self._prev_grad_mode
+
+    def run(self, op, args, kwargs):
+        """Tensors from outside this level become constant wrappers of it
+        (functorch's materializeGradWrappers); writing to one is refused."""
+        level = self._level
+        for arg, value in zip(op._schema.arguments, args):
+            if arg.is_write and isinstance(value, Tensor) and (
+                    not is_wrapped_at(value, level) or value._immutable):
+                raise RuntimeError(
+                    "During a grad (vjp, jvp, grad, etc) transform, the function provided "
+                    f"attempted to call in-place operation ({op._name}) that would mutate a "
+                    "captured Tensor. This is not supported; please rewrite the function being "
+                    "transformed to explicitly accept the mutated Tensor(s) as inputs.")
+        lift = lambda t: t if is_wrapped_at(t, level) else wrap_at(t, self, immutable=True)  # noqa: E731
+        return op(*_map_tensors(lift, args), **dict(zip(kwargs, _map_tensors(lift, kwargs.values()))))
+
+    def lower(self, op, args, kwargs):
+        """Unwrap this level's wrappers, run the op below (under the grad mode
+        outside the transform), wrap the results; an op that returns one of its
+        inputs (in-place, ``out=``) returns that input's wrapper."""
+        from ..autograd import grad_mode
+        level = self._level
+        inputs = {}
+
+        def unwrap(t):
+            value = unwrap_at(t, level)
+            if value is not t:
+                inputs[id(value)] = t
+            return value
+        args = _map_tensors(unwrap, args)
+        kwargs = dict(zip(kwargs, _map_tensors(unwrap, kwargs.values())))
+        with grad_mode.set_grad_enabled(self._prev_grad_mode and _tls.grad_enabled):
+            result = op(*args, **kwargs)
+        def rewrap(t):
+            original = inputs.get(id(t))
+            return wrap_at(t, self) if original is None else original
+        if isinstance(result, Tensor):
+            return rewrap(result)
+        if isinstance(result, (tuple, list)):
+            items = _map_tensors(rewrap, result)
+            return type(result)(*items) if hasattr(result, "_fields") else type(result)(items)
+        return result
+
+    def __repr__(self):
+        return f"GradInterpreter(level={self._level}, prev_grad_mode={self._prev_grad_mode})"
+
+
+def _map_tensors(fn, values) -> list:
+    """``fn`` applied to every tensor in ``values``, also inside lists and tuples."""
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            v = fn(v)
+        elif isinstance(v, (list, tuple)) and any(isinstance(x, Tensor) for x in v):
+            v = type(v)(fn(x) if isinstance(x, Tensor) else x for x in v)
+        out.append(v)
+    return out
+
+
 # -- the stack ---------------------------------------------------------------------
 
 def push_interpreter(interpreter: Interpreter) -> None:
+    """Make ``interpreter`` the innermost transform."""
     if not _tls.functorch_layers:
         _tls.included |= FRONT_MODE | BACK_MODE
     _tls.functorch_layers = _tls.functorch_layers + (interpreter,)
@@ -170,12 +247,13 @@ def retrieve_current_functorch_interpreter() -> Interpreter | None:
 @contextlib.contextmanager
 def interpreter_scope(interpreter: Interpreter):
     """Run a block with ``interpreter`` pushed (what ``_vmap_increment_nesting`` /
-    ``_vmap_decrement_nesting`` bracket in PyTorch)."""
+    ``_vmap_decrement_nesting`` bracket in PyTorch); its tensors die with it."""
     push_interpreter(interpreter)
     try:
         yield interpreter
     finally:
         pop_interpreter()
+        interpreter.alive[0] = False
 
 
 def next_level() -> int:
@@ -185,8 +263,42 @@ def next_level() -> int:
 # -- the two fallbacks (registered in _ops/fallbacks.py) ----------------------------
 
 def dynamic_layer_front_fallback(op, keyset, args, kwargs):
-    """FuncTorchDynamicLayerFrontMode: the innermost transform processes the op."""
+    """FuncTorchDynamicLayerFrontMode: the innermost transform processes the op
+    (after the wrappers of ended levels are replaced by their values)."""
+    if _has_dead(args) or _has_dead(kwargs.values()):
+        args, kwargs = _without_dead(args, kwargs)
     return _tls.functorch_layers[-1].process(op, args, kwargs)
+
+
+def grad_wrapper_fallback(op, keyset, args, kwargs):
+    """FuncTorchGradWrapper, reached only outside a grad level: a wrapper that
+    escaped its (ended) level stands for its value."""
+    args, kwargs = _without_dead(args, kwargs)
+    return op(*args, **kwargs)
+
+
+def _is_dead(t) -> bool:
+    return isinstance(t, TensorWrapper) and not t._alive[0]
+
+
+def _has_dead(values) -> bool:
+    for v in values:
+        if isinstance(v, Tensor):
+            if v._keys & GRAD_WRAPPER and _is_dead(v):
+                return True
+        elif isinstance(v, (list, tuple)):
+            if any(isinstance(x, Tensor) and _is_dead(x) for x in v):
+                return True
+    return False
+
+
+def _without_dead(args, kwargs):
+    def value(t):
+        while _is_dead(t):
+            t = t._value
+        return t
+    return (tuple(_map_tensors(value, args)),
+            dict(zip(kwargs, _map_tensors(value, kwargs.values()))))
 
 
 def dynamic_layer_back_fallback(op, keyset, args, kwargs):

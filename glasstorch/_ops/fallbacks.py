@@ -21,6 +21,7 @@ and these real boxed fallbacks:
                        (``_dispatcher/python_key.py``)
     FuncTorchDynamicLayerFrontMode / BackMode
                        the function transforms' stack (``_functorch/pyfunctorch.py``)
+    FuncTorchGradWrapper  a grad level's tensor that outlived its level
     FuncTorchBatched   batching rules (``_functorch/batch_rules``)
     Meta               an op with no Meta kernel (only user ops can lack one: the
                        registry refuses aten ops Meta cannot run) raises PyTorch's
@@ -51,6 +52,7 @@ def register_builtin_fallbacks() -> None:
              "_functorch/pyfunctorch.py"),
             (DispatchKey.FuncTorchDynamicLayerBackMode, _back_fallback,
              "_functorch/pyfunctorch.py"),
+            (DispatchKey.FuncTorchGradWrapper, _grad_wrapper_fallback, "_functorch/pyfunctorch.py"),
             (DispatchKey.FuncTorchBatched, _batched_fallback, "_functorch/batch_rules")):
         dispatcher.register_fallback(key, KernelFunction(fn, BOXED, f"registered at glasstorch/{where}"))
     dispatcher.register_fallback(DispatchKey.Meta, KernelFunction(
@@ -77,6 +79,11 @@ def _front_fallback(op, keyset, args, kwargs):
 def _back_fallback(op, keyset, args, kwargs):
     from .._functorch.pyfunctorch import dynamic_layer_back_fallback
     return dynamic_layer_back_fallback(op, keyset, args, kwargs)
+
+
+def _grad_wrapper_fallback(op, keyset, args, kwargs):
+    from .._functorch.pyfunctorch import grad_wrapper_fallback
+    return grad_wrapper_fallback(op, keyset, args, kwargs)
 
 
 def _batched_fallback(op, keyset, args, kwargs):

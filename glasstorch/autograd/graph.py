@@ -328,12 +328,17 @@ def _with_history(t, grad_fn, output_nr, accumulator):
     return out
 
 
+_DATA_ELSEWHERE = dk.PYTHON | dk.key_bits(dk.DispatchKey.FuncTorchBatched) | \
+    dk.key_bits(dk.DispatchKey.FuncTorchGradWrapper)
+
+
 def _detached_alias(t):
     """Same storage, geometry and version counter; no autograd history.  While
     Python dispatch is involved (a dispatch mode, or a subclass whose data lives in
-    Python attributes) this is the ``detach`` op, as in PyTorch, so the mode sees it
-    and the subclass makes the alias itself."""
-    if _tls.dispatch_modes or t._keys & dk.PYTHON:
+    Python attributes) or ``t`` wraps another tensor (a function transform's
+    BatchedTensor or TensorWrapper) this is the ``detach`` op, as in PyTorch, so
+    the mode sees it and the subclass or transform makes the alias itself."""
+    if _tls.dispatch_modes or t._keys & _DATA_ELSEWHERE:
         from .._dispatcher.dispatcher import ops
         return ops.aten.detach.default(t)
     out = type(t)._make(t._storage, t._shape, t._stride, t._offset, t.dtype, t.device, t._keys)

@@ -1,7 +1,7 @@
 """``torch.func``: function transforms (functorch's public API).
 
 A transform takes a function and returns a function that computes something
-else about it: ``vmap`` and ``functionalize``.  ``functional_call`` runs a
+else about it: ``vmap``, ``grad``, ``vjp``, ``jacrev``, ``hessian``, ``functionalize``.  ``functional_call`` runs a
 Module as a function of its parameters and buffers.
 """
 from __future__ import annotations
@@ -13,9 +13,10 @@ from .._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMo
 from ..nn.utils.stateless import _functional_call as functional_call
 from ..utils import _pytree as pytree
 
-from .._functorch.apis import vmap
+from .._functorch.apis import grad, grad_and_value, hessian, jacrev, vjp, vmap
 
-__all__ = ["functional_call", "functionalize", "vmap"]
+__all__ = ["functional_call", "functionalize", "vmap", "grad", "grad_and_value", "vjp", "jacrev",
+           "hessian"]
 
 
 def functionalize(func, *, remove="mutations"):

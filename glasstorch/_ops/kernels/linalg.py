@@ -90,9 +90,13 @@ def _scalar(value, compute):
 
 
 def _matmul(a, b, out):
-    """``out = a @ b``: 2-d products split over the intra-op threads (native.matmul)."""
+    """``out = a @ b``: 2-d products split over the intra-op threads (native.matmul);
+    a product over k = 1 is an outer product, one broadcast multiply (numpy's
+    matmul would run its unblocked loop for such stacked matrices)."""
     if a.ndim == 2 and b.ndim == 2 and out.ndim == 2:
         native.matmul(a, b, out)
+    elif a.shape[-1] == 1 and a.ndim >= 2 and b.ndim >= 2:
+        np.multiply(a, b, out=out)
     else:
         np.matmul(a, b, out=out)
 
