@@ -289,3 +289,62 @@ def _set_grad_enabled(enabled: bool) -> None:
 
 
 _set_grad_enabled.__module__ = "torch._C"
+
+
+class _functorch:
+    """``torch._C._functorch``: the transform stack and its tensors, seen from
+    Python (``glasstorch/_functorch``)."""
+
+    @staticmethod
+    def is_batchedtensor(tensor) -> bool:
+        from ._functorch.batched_tensor import BatchedTensor
+        return isinstance(tensor, BatchedTensor)
+
+    @staticmethod
+    def is_gradtrackingtensor(tensor) -> bool:
+        from ._functorch.tensor_wrapper import TensorWrapper
+        return isinstance(tensor, TensorWrapper)
+
+    @staticmethod
+    def maybe_get_level(tensor) -> int:
+        """The level of the transform that made ``tensor``; -1 for a plain tensor."""
+        return getattr(tensor, "_level", -1) if _functorch._is_wrapper(tensor) else -1
+
+    @staticmethod
+    def maybe_get_bdim(tensor) -> int:
+        return tensor._bdim if _functorch.is_batchedtensor(tensor) else -1
+
+    @staticmethod
+    def get_unwrapped(tensor):
+        if not _functorch._is_wrapper(tensor):
+            raise RuntimeError("get_unwrapped: expected a BatchedTensor or a TensorWrapper")
+        return tensor._value
+
+    @staticmethod
+    def _is_wrapper(tensor) -> bool:
+        return _functorch.is_batchedtensor(tensor) or _functorch.is_gradtrackingtensor(tensor)
+
+    @staticmethod
+    def maybe_current_level():
+        """The innermost active transform's level, None when none is active."""
+        return _tls.functorch_layers[-1].level() if _tls.functorch_layers else None
+
+    @staticmethod
+    def _add_batch_dim(tensor, bdim: int, level: int):
+        from ._functorch.batched_tensor import add_batch_dim
+        return add_batch_dim(tensor, bdim, level)
+
+    @staticmethod
+    def _remove_batch_dim(tensor, level: int, batch_size: int, out_dim: int):
+        from ._functorch.batched_tensor import remove_batch_dim
+        return remove_batch_dim(tensor, level, batch_size, out_dim)
+
+    @staticmethod
+    def _set_vmap_fallback_warning_enabled(enabled: bool) -> None:
+        from ._functorch.batch_rules import _fallback_warning
+        _fallback_warning[0] = bool(enabled)
+
+    @staticmethod
+    def _is_vmap_fallback_warning_enabled() -> bool:
+        from ._functorch.batch_rules import _fallback_warning
+        return _fallback_warning[0]

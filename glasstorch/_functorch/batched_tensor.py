@@ -76,6 +76,8 @@ def remove_batch_dim(tensor, level: int, batch_size: int, out_dim: int):
         sizes = list(expanded.shape)
         sizes[out_dim] = batch_size
         return expanded.expand(sizes)
+    if tensor._bdim == (out_dim if out_dim >= 0 else out_dim + tensor._value.dim()):
+        return tensor._value
     return tensor._value.movedim(tensor._bdim, out_dim)
 
 

@@ -57,7 +57,12 @@ def _wrap_all(tree, interpreter):
 
 
 def _unwrap(tree, level):
-    return pytree.tree_map(lambda t: unwrap_at(t, level) if isinstance(t, Tensor) else t, tree)
+    """Every leaf of ``tree`` (all tensors) seen from below ``level``."""
+    def unwrap(t):
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(t)}")
+        return unwrap_at(t, level)
+    return pytree.tree_map(unwrap, tree)
 
 
 def _create_differentiable(tree):
@@ -199,13 +204,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         cotangents = pytree.tree_unflatten(
             [part.reshape(total, *o.shape) for part, o in zip(basis.split(sizes, 1), flat_out)],
             out_spec)
-        columns = vmap(vjp_fn, chunk_size=chunk_size)(cotangents)   # one per diff arg
+        columns = vmap(vjp_fn, chunk_size=chunk_size)(cotangents)   # per diff arg, a pytree
+        flat_cols, cols_spec = pytree.tree_flatten(columns)
         per_output = []
-        for k, (o, start) in enumerate(zip(flat_out, _offsets(sizes))):
-            per_output.append(tuple(c.narrow(0, start, sizes[k]).reshape(*o.shape, *c.shape[1:])
-                                    for c in columns))
-        if isinstance(argnums, int):
-            per_output = [p[0] for p in per_output]
+        for o, start, size in zip(flat_out, _offsets(sizes), sizes):
+            blocks = [c.narrow(0, start, size).reshape(*o.shape, *c.shape[1:]) for c in flat_cols]
+            per_arg = pytree.tree_unflatten(blocks, cols_spec)
+            per_output.append(per_arg[0] if isinstance(argnums, int) else per_arg)
         jac = pytree.tree_unflatten(per_output, out_spec)
         return (jac, result[2]) if has_aux else jac
     return wrapper

@@ -192,7 +192,11 @@ class GradInterpreter(Interpreter):
             result = op(*args, **kwargs)
         def rewrap(t):
             original = inputs.get(id(t))
-            return wrap_at(t, self) if original is None else original
+            if original is None:
+                return wrap_at(t, self)
+            if original._shape != t._shape or original._stride != t._stride:
+                _adopt_geometry(original, t)         # an in-place view: squeeze_, t_ ...
+            return original
         if isinstance(result, Tensor):
             return rewrap(result)
         if isinstance(result, (tuple, list)):
@@ -202,6 +206,11 @@ class GradInterpreter(Interpreter):
 
     def __repr__(self):
         return f"GradInterpreter(level={self._level}, prev_grad_mode={self._prev_grad_mode})"
+
+
+def _adopt_geometry(wrapper, value) -> None:
+    wrapper._shape, wrapper._stride, wrapper._offset = value._shape, value._stride, value._offset
+    wrapper._contiguous = None
 
 
 def _map_tensors(fn, values) -> list:

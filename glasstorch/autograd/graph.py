@@ -328,23 +328,26 @@ def _with_history(t, grad_fn, output_nr, accumulator):
     return out
 
 
-_DATA_ELSEWHERE = dk.PYTHON | dk.key_bits(dk.DispatchKey.FuncTorchBatched) | \
+_TRANSFORM_TENSOR = dk.key_bits(dk.DispatchKey.FuncTorchBatched) | \
     dk.key_bits(dk.DispatchKey.FuncTorchGradWrapper)
 
 
 def _detached_alias(t):
     """Same storage, geometry and version counter; no autograd history.  While
     Python dispatch is involved (a dispatch mode, or a subclass whose data lives in
-    Python attributes) or ``t`` wraps another tensor (a function transform's
-    BatchedTensor or TensorWrapper) this is the ``detach`` op, as in PyTorch, so
-    the mode sees it and the subclass or transform makes the alias itself."""
-    if _tls.dispatch_modes or t._keys & _DATA_ELSEWHERE:
+    Python attributes) this is the ``detach`` op, as in PyTorch, so the mode sees it
+    and the subclass makes the alias itself.  A function transform's tensor
+    (BatchedTensor, TensorWrapper) is copied with what it wraps, as its C++
+    ``shallow_copy_and_detach`` does: the copy stays a tensor of its level."""
+    if _tls.dispatch_modes or t._keys & dk.PYTHON:
         from .._dispatcher.dispatcher import ops
         return ops.aten.detach.default(t)
     out = type(t)._make(t._storage, t._shape, t._stride, t._offset, t.dtype, t.device, t._keys)
     out._array = t._array
     out._base = t._base
     out._version_counter = t._version_counter
+    if t._keys & _TRANSFORM_TENSOR:
+        out.__dict__.update(t.__dict__)
     return out
 
 

@@ -14,9 +14,10 @@ from ..nn.utils.stateless import _functional_call as functional_call
 from ..utils import _pytree as pytree
 
 from .._functorch.apis import grad, grad_and_value, hessian, jacrev, vjp, vmap
+from .._functorch.functional_call import stack_module_state
 
 __all__ = ["functional_call", "functionalize", "vmap", "grad", "grad_and_value", "vjp", "jacrev",
-           "hessian"]
+           "hessian", "stack_module_state"]
 
 
 def functionalize(func, *, remove="mutations"):

@@ -244,6 +244,8 @@ def _example(value, level, i):
 
 def _stack_results(results, level):
     first = results[0]
+    if first is None and all(r is None for r in results):   # an undefined gradient
+        return None
     if isinstance(first, Tensor):
         return _make_batched(_stack(results), 0, level)
     if isinstance(first, (tuple, list)):

@@ -36,7 +36,7 @@ def _embedding(op, level, values):
     weight = to_front(weight, w_bdim)
     size, rows = weight.shape[0], weight.shape[1]
     indices = to_front(indices, i_bdim, size)
-    offsets = aten.arange.start(0, size * rows, rows, device=indices.device)
+    offsets = aten.arange.start_step(0, size * rows, rows, device=indices.device)
     shifted = indices + offsets.reshape((size,) + (1,) * (indices.dim() - 1))
     values[0], values[1] = weight.reshape(size * rows, -1), shifted
     return wrap(op(*values), level)

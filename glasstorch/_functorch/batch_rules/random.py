@@ -22,7 +22,12 @@ def _error() -> RuntimeError:
 
 
 def vmap_mode_random_kernel(op, keyset, args, kwargs):
-    """FuncTorchVmapMode's kernel for every op tagged ``nondeterministic_seeded``."""
+    """FuncTorchVmapMode's kernel for every op tagged ``nondeterministic_seeded``;
+    one with a decomposition (``dropout``) runs it, as PyTorch registers it there,
+    so only the random ops it reaches decide (``dropout(p=0)`` draws nothing)."""
+    result = op.decompose(*args, **kwargs)
+    if result is not NotImplemented:
+        return result
     layer = _tls.functorch_layers[-1]
     randomness, level = layer.randomness(), layer.level()
     if randomness == "error":
