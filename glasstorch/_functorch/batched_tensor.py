@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from .._core import dispatch_key as dk
 from .._core.dispatch_key import DispatchKey
-from .._tensor import Tensor, _disabled_torch_function_impl
+from .._core.storage import UntypedStorage
+from .._tensor import Tensor, _disabled_torch_function_impl, keys_for_device
 
 __all__ = ["BatchedTensor", "add_batch_dim", "remove_batch_dim", "is_batched_at",
            "unwrap_at", "maybe_get_level", "maybe_get_bdim", "is_batchedtensor", "get_unwrapped"]
@@ -34,13 +35,21 @@ class BatchedTensor(Tensor):
         return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n    {inner}\n)"
 
 
+def make_transform_tensor(cls, value: Tensor, shape, stride, key: int):
+    """A ``cls`` tensor of the given logical geometry standing for ``value``: no
+    bytes of its own (a meta storage), the keys of ``value``'s device plus
+    ``key`` (what functorch's wrappers' C++ constructors do; the hot path of
+    every batched or grad-tracked op, so built directly)."""
+    storage = UntypedStorage._meta(0)
+    storage.device = value.device
+    return cls._make(storage, shape, stride, value._offset, value.dtype, value.device,
+                     keys_for_device(value.device.type) | key)
+
+
 def _make_batched(value: Tensor, bdim: int, level: int) -> BatchedTensor:
-    shape = value.shape
-    strides = value.stride()
-    out = Tensor._make_wrapper_subclass(
-        BatchedTensor, shape[:bdim] + shape[bdim + 1:], strides[:bdim] + strides[bdim + 1:],
-        value.storage_offset(), dtype=value.dtype, device=value.device,
-        _extra_dispatch_keys=_BATCHED_KEY)
+    shape, stride = value._shape, value._stride
+    out = make_transform_tensor(BatchedTensor, value, shape[:bdim] + shape[bdim + 1:],
+                                stride[:bdim] + stride[bdim + 1:], _BATCHED_KEY)
     out._value = value
     out._bdim = bdim
     out._level = level

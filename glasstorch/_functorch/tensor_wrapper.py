@@ -18,6 +18,7 @@ from __future__ import annotations
 from .._core import dispatch_key as dk
 from .._core.dispatch_key import DispatchKey
 from .._tensor import Tensor, _disabled_torch_function_impl
+from .batched_tensor import make_transform_tensor
 
 __all__ = ["TensorWrapper", "wrap_at", "unwrap_at", "is_wrapped_at"]
 
@@ -38,9 +39,8 @@ class TensorWrapper(Tensor):
 
 def wrap_at(value: Tensor, interpreter, immutable: bool = False) -> TensorWrapper:
     """``value`` as a tensor of ``interpreter``'s grad level (alive while it is)."""
-    out = Tensor._make_wrapper_subclass(
-        TensorWrapper, value.shape, value.stride(), value.storage_offset(), dtype=value.dtype,
-        device=value.device, _extra_dispatch_keys=_GRAD_WRAPPER_KEY)
+    out = make_transform_tensor(TensorWrapper, value, value._shape, value._stride,
+                                _GRAD_WRAPPER_KEY)
     out._value = value
     out._level = interpreter.level()
     out._immutable = immutable
