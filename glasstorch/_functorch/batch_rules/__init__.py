@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 
+from ..._core.dispatch_key import DispatchKey
 from ..._core.tls import state as _tls
 from ..._tensor import Tensor
 from ..batched_tensor import BatchedTensor, _make_batched
@@ -33,6 +34,7 @@ __all__ = ["register", "register_decomposition", "batched_fallback", "coverage",
            "to_front", "logical_rank", "pad_rank", "wrap_dim", "batch_size_of", "batched_again",
            "loop_fallback"]
 
+REPORTS: list = []             # active _functorch.debug.BatchingReports (they see every op)
 RULES: dict = {}               # OpOverload -> rule
 DECOMPOSITIONS: dict = {}      # OpOverload -> function of the BatchedTensors themselves
 _fallback_warning = [True]     # torch._C._functorch._set_vmap_fallback_warning_enabled
@@ -185,9 +187,11 @@ def batched_fallback(op, keyset, args, kwargs):
     if not RULES:
         _load_rules()
     decomposition = DECOMPOSITIONS.get(op)
+    rule = RULES.get(op)
+    if REPORTS:
+        _report(op, decomposition, rule)
     if decomposition is not None:
         return decomposition(*args, **kwargs)
-    rule = RULES.get(op)
     if rule is not None:
         excluded = _tls.excluded
         _tls.excluded = excluded | BATCHED
@@ -199,6 +203,18 @@ def batched_fallback(op, keyset, args, kwargs):
     if result is not NotImplemented:
         return result
     return loop_fallback(op, level, bind(op, args, kwargs))
+
+
+def _report(op, decomposition, rule) -> None:
+    if decomposition is not None or rule is not None:
+        how = f"rule: {(decomposition or rule).__module__.rsplit('.', 1)[-1]}.py " \
+              f"{(decomposition or rule).__name__}"
+    elif DispatchKey.CompositeImplicitAutograd in op._entry.kernels:
+        how = "decomposition (CompositeImplicitAutograd)"
+    else:
+        how = "loop fallback"
+    for report in REPORTS:
+        report.record(op._name, how)
 
 
 def _below(op, args, kwargs):

@@ -15,12 +15,19 @@ def _front(values, level):
     return to_front(tensor, bdim), logical_rank(tensor, bdim)
 
 
-@register(aten.view.default, aten._unsafe_view.default, aten.reshape.default,
-          aten._reshape_alias.default)
+@register(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 def _sized(op, level, values):
     tensor, _ = _front(values, level)
     values[0], values[1] = tensor, [tensor.shape[0], *values[1]]
     return wrap(call(op, values), level)
+
+
+@register(aten._reshape_alias.default)
+def _reshape_alias(op, level, values):
+    """The strides asked for are the example's; the batch's physical layout
+    decides its own, so this is a reshape (as PyTorch's rule)."""
+    tensor, _ = _front(values, level)
+    return wrap(aten.reshape.default(tensor, [tensor.shape[0], *values[1]]), level)
 
 
 @register(aten.expand.default)
