@@ -162,9 +162,13 @@ class GradInterpreter(Interpreter):
         """Tensors from outside this level become constant wrappers of it
         (functorch's materializeGradWrappers); writing to one is refused."""
         level = self._level
-        for arg, value in zip(op._schema.arguments, args):
-            if arg.is_write and isinstance(value, Tensor) and (
-                    not is_wrapped_at(value, level) or value._immutable):
+        writes = _WRITTEN.get(op)
+        if writes is None:
+            writes = _WRITTEN[op] = tuple(i for i, a in enumerate(op._schema.arguments)
+                                          if a.is_write)
+        for i in writes:
+            value = args[i] if i < len(args) else None
+            if isinstance(value, Tensor) and (not is_wrapped_at(value, level) or value._immutable):
                 raise RuntimeError(
                     "During a grad (vjp, jvp, grad, etc) transform, the function provided "
                     f"attempted to call in-place operation ({op._name}) that would mutate a "
@@ -177,7 +181,6 @@ class GradInterpreter(Interpreter):
         """Unwrap this level's wrappers, run the op below (under the grad mode
         outside the transform), wrap the results; an op that returns one of its
         inputs (in-place, ``out=``) returns that input's wrapper."""
-        from ..autograd import grad_mode
         level = self._level
         inputs = {}
 
@@ -188,8 +191,13 @@ class GradInterpreter(Interpreter):
             return value
         args = _map_tensors(unwrap, args)
         kwargs = dict(zip(kwargs, _map_tensors(unwrap, kwargs.values())))
-        with grad_mode.set_grad_enabled(self._prev_grad_mode and _tls.grad_enabled):
+        grad_enabled = _tls.grad_enabled
+        _tls.grad_enabled = grad_enabled and self._prev_grad_mode
+        try:
             result = op(*args, **kwargs)
+        finally:
+            _tls.grad_enabled = grad_enabled
+
         def rewrap(t):
             original = inputs.get(id(t))
             if original is None:
@@ -206,6 +214,9 @@ class GradInterpreter(Interpreter):
 
     def __repr__(self):
         return f"GradInterpreter(level={self._level}, prev_grad_mode={self._prev_grad_mode})"
+
+
+_WRITTEN: dict = {}     # op -> positions of the arguments it writes to
 
 
 def _adopt_geometry(wrapper, value) -> None:
