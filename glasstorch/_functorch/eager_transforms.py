@@ -1,5 +1,6 @@
-"""Reverse-mode transforms (torch/_functorch/eager_transforms.py): ``grad``,
-``grad_and_value``, ``vjp``, ``jacrev``, ``hessian``.
+"""The autodiff transforms (torch/_functorch/eager_transforms.py): reverse
+mode ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``; forward mode ``jvp``,
+``jacfwd``, ``linearize``; ``hessian``.
 
 Each runs the function at a new grad level (``pyfunctorch.GradInterpreter``):
 
@@ -18,17 +19,18 @@ values then): that is what lets ``jacrev`` batch the backward with ``vmap``.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from .. import autograd
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..utils import _pytree as pytree
-from .pyfunctorch import GradInterpreter, interpreter_scope, next_level
+from .pyfunctorch import GradInterpreter, JvpInterpreter, interpreter_scope, next_level
 from .tensor_wrapper import unwrap_at, wrap_at
 from .vmap import vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "jvp", "jacfwd", "linearize", "hessian"]
 
 
 # -- arguments ------------------------------------------------------------------------
@@ -223,8 +225,112 @@ def _offsets(sizes):
         start += s
 
 
+# -- forward mode --------------------------------------------------------------------
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``torch.func.jvp``: ``(func(*primals), J @ tangents)``, forward mode at a
+    new level whose wrappers carry the tangents (``autograd.forward_ad``)."""
+    from ..autograd import forward_ad
+    where = "jvp(f, primals, tangents)"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{where}: Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
+    flat_primals, primals_spec = pytree.tree_flatten(primals)
+    flat_tangents, tangents_spec = pytree.tree_flatten(tangents)
+    if primals_spec != tangents_spec:
+        raise RuntimeError(f"{where}: Expected primals and tangents to have the same python "
+                           "structure. For example, if primals is a tuple of 3 tensors, tangents "
+                           f"also must be. Got primals with structure {primals_spec} and tangents "
+                           f"with structure {tangents_spec}")
+    for name, flat in (("primals", flat_primals), ("tangents", flat_tangents)):
+        if not flat:
+            raise RuntimeError(f"{where}: Expected {name} to contain at least one Tensor.")
+        for t in flat:
+            if not isinstance(t, Tensor):
+                raise RuntimeError(f"{where}: Expected {name} to only contain Tensors, got "
+                                   f"{type(t)}")
+    level = next_level()
+    interpreter = JvpInterpreter(level, grad_mode.is_grad_enabled())
+    # a nested jvp reuses the forward-AD level already open: functorch's levels,
+    # not forward AD's, keep nested transforms apart
+    nested = forward_ad._current_level >= 0
+    with interpreter_scope(interpreter), \
+            (contextlib.nullcontext() if nested else forward_ad.dual_level()):
+        duals = [forward_ad.make_dual(wrap_at(p, interpreter), wrap_at(t, interpreter))
+                 for p, t in zip(flat_primals, flat_tangents)]
+        outputs = func(*pytree.tree_unflatten(duals, primals_spec))
+        if has_aux:
+            if not (isinstance(outputs, tuple) and len(outputs) == 2):
+                raise RuntimeError(f"{where}: output of function f should be a tuple: "
+                                   "(output, aux) if has_aux is True")
+            outputs, aux = outputs
+        flat_out, out_spec = pytree.tree_flatten(outputs)
+        primals_out, tangents_out = [], []
+        for out in flat_out:
+            if not isinstance(out, Tensor):
+                raise RuntimeError(f"{where}: expected f(*primals) to return only tensors, got "
+                                   f"unsupported type {type(out)}")
+            primal, tangent = forward_ad.unpack_dual(out)
+            primals_out.append(unwrap_at(primal, level))
+            tangents_out.append(unwrap_at(tangent, level) if tangent is not None
+                                else unwrap_at(primal, level).new_zeros(primal.shape))
+        result = (pytree.tree_unflatten(primals_out, out_spec),
+                  pytree.tree_unflatten(tangents_out, out_spec))
+        return result + (_unwrap(aux, level),) if has_aux else result
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """``torch.func.jacfwd``: the Jacobian by forward mode, one ``jvp`` batched by
+    ``vmap`` over the columns of an identity (the inputs' basis)."""
+    @functools.wraps(func)
+    def wrapper(*args):
+        _check_argnums(argnums, len(args))
+        diff = (argnums,) if isinstance(argnums, int) else argnums
+        flat_in, in_spec = pytree.tree_flatten(tuple(args[a] for a in diff))
+        sizes = [t.numel() for t in flat_in]
+        total = sum(sizes)
+        basis = flat_in[0].new_zeros((total, total))
+        basis.diagonal().fill_(1)
+        basis_parts = [part.reshape(total, *t.shape) for part, t in
+                       zip(basis.split(sizes, 1), flat_in)]
+
+        def push(*flat_tangents):
+            def over_diff(*diff_args):
+                full = list(args)
+                for a, v in zip(diff, diff_args):
+                    full[a] = v
+                return func(*full)
+            tangents = pytree.tree_unflatten(list(flat_tangents), in_spec)
+            result = jvp(over_diff, tuple(args[a] for a in diff), tangents, has_aux=has_aux)
+            return (result[1], result[0], result[2]) if has_aux else (result[1], result[0])
+        columns = vmap(push, randomness=randomness,
+                       out_dims=(0, None, None) if has_aux else (0, None))(*basis_parts)
+        tangents_out, primals_out = columns[0], columns[1]
+        flat_t, out_spec = pytree.tree_flatten(tangents_out)
+        flat_p = pytree.tree_flatten(primals_out)[0]
+        per_output = []
+        for t, o in zip(flat_t, flat_p):
+            blocks = [c.movedim(0, -1).reshape(*o.shape, *inp.shape)
+                      for c, inp in zip(t.split(sizes, 0), flat_in)]
+            per_arg = pytree.tree_unflatten(blocks, in_spec)
+            per_output.append(per_arg[0] if isinstance(argnums, int) else per_arg)
+        jac = pytree.tree_unflatten(per_output, out_spec)
+        return (jac, columns[2]) if has_aux else jac
+    return wrapper
+
+
+def linearize(func, *primals):
+    """``torch.func.linearize``: ``(func(*primals), jvp_fn)``.  PyTorch traces the
+    forward once with make_fx; here ``jvp_fn`` runs ``jvp`` again (the same
+    values, the forward recomputed)."""
+    output = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+    return output, jvp_fn
+
+
 def hessian(func, argnums=0):
-    """``torch.func.hessian``: the Jacobian of the Jacobian.  PyTorch takes the
-    outer one by forward mode (``jacfwd(jacrev(f))``); this one is
-    ``jacrev(jacrev(f))``, the same values by reverse mode."""
-    return jacrev(jacrev(func, argnums), argnums)
+    """``torch.func.hessian``: the forward-mode Jacobian of the reverse-mode one
+    (``jacfwd(jacrev(f))``)."""
+    return jacfwd(jacrev(func, argnums), argnums)

@@ -39,7 +39,7 @@ from .._core.tls import state as _tls
 from .._tensor import Tensor
 from .tensor_wrapper import TensorWrapper, is_wrapped_at, unwrap_at, wrap_at
 
-__all__ = ["TransformType", "Interpreter", "VmapInterpreter", "GradInterpreter", "retrieve_current_functorch_interpreter",
+__all__ = ["TransformType", "Interpreter", "VmapInterpreter", "GradInterpreter", "JvpInterpreter", "retrieve_current_functorch_interpreter",
            "push_interpreter", "pop_interpreter", "current_level"]
 
 FRONT_MODE = functionality_bit(FUNC["FuncTorchDynamicLayerFrontMode"])
@@ -214,6 +214,16 @@ class GradInterpreter(Interpreter):
 
     def __repr__(self):
         return f"GradInterpreter(level={self._level}, prev_grad_mode={self._prev_grad_mode})"
+
+
+class JvpInterpreter(GradInterpreter):
+    """A ``jvp``/``jacfwd`` level: as a grad level, but what its wrappers carry
+    through the Autograd keys is forward-mode tangents (``autograd.forward_ad``)."""
+
+    transform = TransformType.Jvp
+
+    def __repr__(self):
+        return f"JvpInterpreter(level={self._level}, prev_grad_mode={self._prev_grad_mode})"
 
 
 _WRITTEN: dict = {}     # op -> positions of the arguments it writes to

@@ -1,7 +1,8 @@
 """``torch.func``: function transforms (functorch's public API).
 
 A transform takes a function and returns a function that computes something
-else about it: ``vmap``, ``grad``, ``vjp``, ``jacrev``, ``hessian``, ``functionalize``.  ``functional_call`` runs a
+else about it: ``vmap``, ``grad``, ``vjp``, ``jacrev``, ``jvp``, ``jacfwd``,
+``hessian``, ``functionalize``.  ``functional_call`` runs a
 Module as a function of its parameters and buffers.
 """
 from __future__ import annotations
@@ -13,11 +14,12 @@ from .._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMo
 from ..nn.utils.stateless import _functional_call as functional_call
 from ..utils import _pytree as pytree
 
-from .._functorch.apis import grad, grad_and_value, hessian, jacrev, vjp, vmap
+from .._functorch.apis import (grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize,
+                               vjp, vmap)
 from .._functorch.functional_call import stack_module_state
 
 __all__ = ["functional_call", "functionalize", "vmap", "grad", "grad_and_value", "vjp", "jacrev",
-           "hessian", "stack_module_state"]
+           "jvp", "jacfwd", "linearize", "hessian", "stack_module_state"]
 
 
 def functionalize(func, *, remove="mutations"):
