@@ -105,9 +105,8 @@ def _unwrap_outputs(func, outputs, out_dims, level, batch_size):
     for out, dim in zip(flat_out, flat_dims):
         if dim is None:
             if isinstance(out, Tensor) and getattr(out, "_level", None) == level:
-                raise ValueError(
-                    f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): Can not return a "
-                    "BatchedTensor when out_dim is None")
+                raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a "
+                                 "BatchedTensor when out_dim is None")
             result.append(out)
             continue
         if not isinstance(out, Tensor):

@@ -17,7 +17,8 @@ to its schema (one per schema argument, defaults filled in), and the rule runs
 with FuncTorchBatched excluded, so the ops it calls on physical tensors go to
 the next level down.  Rules are grouped by the shape of what they do:
 ``pointwise.py``, ``reductions.py``, ``views.py``, ``linalg.py``, ``nn.py``,
-``random.py``; ``coverage()`` counts them.
+``random.py``, ``indexing.py``, ``conv.py``, ``errors.py`` (ops vmap refuses);
+``coverage()`` counts them.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from ..pyfunctorch import BATCHED
 
 __all__ = ["register", "register_decomposition", "batched_fallback", "coverage", "bind", "call", "unwrap", "wrap",
            "to_front", "logical_rank", "pad_rank", "wrap_dim", "batch_size_of", "batched_again",
-           "loop_fallback"]
+           "loop_fallback", "tensor_slots", "inplace_error"]
 
 REPORTS: list = []             # active _functorch.debug.BatchingReports (they see every op)
 RULES: dict = {}               # OpOverload -> rule
@@ -94,6 +95,24 @@ def call(op, values):
     positional = [v for a, v in zip(params, values) if not a.kwarg_only]
     keywords = {a.name: v for a, v in zip(params, values) if a.kwarg_only}
     return op(*positional, **keywords)
+
+
+def tensor_slots(op, values) -> list:
+    """Positions of the ``Tensor`` and ``Tensor?`` arguments that hold a tensor."""
+    return [i for i, (a, v) in enumerate(zip(op._schema.arguments, values))
+            if (a.type.is_tensor or a.type.is_optional_tensor) and isinstance(v, Tensor)]
+
+
+def inplace_error(name: str, level=None) -> RuntimeError:
+    """PyTorch's error for an in-place op whose ``self`` is not batched while
+    another argument is: the examples cannot all be written into ``self``."""
+    where = "in a vmap" if level is None else f"at level {level}"
+    return RuntimeError(
+        f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` "
+        f"in extra_args that has more elements than `self`. This happened due to `other` being "
+        f"vmapped over but `self` not being vmapped over {where}. Please try to use out-of-place "
+        f"operators instead of {name}. If said operator is being called inside the PyTorch "
+        f"framework, please file a bug report instead.")
 
 
 def unwrap(value, level):
@@ -234,6 +253,11 @@ def loop_fallback(op, level, values):
     if any(r.alias_info is not None for r in schema.returns) and not schema.arguments[0].is_write:
         raise RuntimeError(f"Batching rule not implemented for {op._name}; the fallback path "
                            "doesn't work on out= or view ops.")
+    if not all(r.type.is_tensor or r.type.is_tensor_list for r in schema.returns):
+        raise RuntimeError(f"Batching rule not implemented for {op._name}. We could not generate "
+                           "a fallback.")
+    if schema.arguments[0].is_write and unwrap(values[0], level)[1] is None:
+        raise inplace_error(op._name, level)
     if _fallback_warning[0]:
         warnings.warn(f"There is a performance drop because we have not yet implemented the "
                       f"batching rule for {op._name}. Please file us an issue on GitHub so that "
@@ -285,4 +309,5 @@ def coverage() -> tuple[int, int]:
 
 
 def _load_rules() -> None:
-    from . import linalg, nn, pointwise, random, reductions, views  # noqa: F401  (they register)
+    from . import (conv, errors, indexing, linalg, nn, pointwise, random, reductions,  # noqa: F401
+                   views)                                                           # (they register)

@@ -20,14 +20,15 @@ def _matmul_physical(a, a_bdim, b, b_bdim):
 
 @register(aten.mm.default, aten.mv.default, aten.dot.default, aten.bmm.default)
 def _products(op, level, values):
+    """One broadcasting ``matmul`` of the batch-first operands (an unbatched one
+    broadcasts over the batch); a batched ``mv`` vector becomes a column and
+    ``dot`` a product summed over the last dim."""
     (a, a_bdim), (b, b_bdim) = unwrap(values[0], level), unwrap(values[1], level)
-    if op is aten.bmm.default and a_bdim is not None and b_bdim is not None:
-        return wrap(aten.matmul.default(to_front(a, a_bdim), to_front(b, b_bdim)), level)
-    if op is aten.bmm.default:                    # one side unbatched: broadcast it
-        return wrap(_matmul_physical(a, a_bdim, b, b_bdim), level)
     if op is aten.dot.default:
-        a, b = to_front(a, a_bdim), to_front(b, b_bdim)
-        return wrap((a * b).sum(-1), level)
+        return wrap((to_front(a, a_bdim) * to_front(b, b_bdim)).sum(-1), level)
+    if op is aten.mv.default and b_bdim is not None:
+        column = to_front(b, b_bdim).unsqueeze(-1)
+        return wrap(_matmul_physical(a, a_bdim, column, 0).squeeze(-1), level)
     return wrap(_matmul_physical(a, a_bdim, b, b_bdim), level)
 
 
@@ -40,3 +41,10 @@ def _add_products(self, m1, m2, *, beta=1, alpha=1):
     if beta == 0:
         return product
     return product + (self if beta == 1 else self * beta)
+
+
+@register(aten.trace.default)
+def _trace(op, level, values):
+    """Each example's diagonal, summed."""
+    matrices = to_front(*unwrap(values[0], level))
+    return wrap(matrices.diagonal(0, 1, 2).sum(-1), level)

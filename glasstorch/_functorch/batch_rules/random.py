@@ -10,9 +10,8 @@
 from __future__ import annotations
 
 from ..._core.tls import state as _tls
-from ..._tensor import Tensor
 from ..pyfunctorch import BATCHED, VMAP_MODE
-from . import batched_again, bind, call, logical_rank, to_front, unwrap, wrap
+from . import batched_again, bind, call, logical_rank, tensor_slots, to_front, unwrap, wrap
 
 
 def _error() -> RuntimeError:
@@ -34,8 +33,7 @@ def vmap_mode_random_kernel(op, keyset, args, kwargs):
         raise _error()
     values = bind(op, args, kwargs)
     params = op._schema.arguments
-    slots = [i for i, (a, v) in enumerate(zip(params, values))
-             if a.type.is_tensor and isinstance(v, Tensor)]
+    slots = tensor_slots(op, values)
     batched = [i for i in slots if unwrap(values[i], level)[1] is not None]
     excluded = _tls.excluded
     _tls.excluded = excluded | BATCHED | VMAP_MODE
@@ -43,6 +41,9 @@ def vmap_mode_random_kernel(op, keyset, args, kwargs):
         if params and params[0].is_write and 0 in slots:
             return _in_place(op, values, batched, randomness, level, layer.batch_size())
         if randomness == "same":
+            if batched == [0] and op._name.split("::")[-1].split(".")[0].endswith("_like"):
+                tensor, bdim = unwrap(values[0], level)   # rand_like(x): one draw of x's shape
+                values[0], batched = tensor.select(bdim, 0), []
             if batched:
                 raise RuntimeError("Vmap does not currently support same randomness with a "
                                    "batched tensor input. Please file an issue with functorch")
@@ -55,6 +56,10 @@ def vmap_mode_random_kernel(op, keyset, args, kwargs):
                 return wrap(stack([call(op, values) for _ in range(size)]), level)
             values[at] = [size, *values[at]]
             return wrap(call(op, values), level)
+        if op._name == "aten::multinomial":                # the examples' rows are more rows
+            probs = to_front(*unwrap(values[0], level), size)
+            values[0] = probs.reshape(-1, probs.shape[-1])
+            return wrap(call(op, values).reshape(*probs.shape[:-1], -1), level)
         rank = max(logical_rank(*unwrap(values[i], level)) for i in slots)
         for i in slots:
             tensor, bdim = unwrap(values[i], level)

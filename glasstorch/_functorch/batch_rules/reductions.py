@@ -7,7 +7,7 @@ logical scalar (physical rank 1) is reduced over a size-1 dim added for it.
 from __future__ import annotations
 
 from ..._dispatcher.dispatcher import ops
-from . import RULES, call, logical_rank, overloads, to_front, unwrap, wrap, wrap_dim
+from . import RULES, call, logical_rank, overloads, tensor_slots, to_front, unwrap, wrap, wrap_dim
 
 aten = ops.aten
 
@@ -44,7 +44,8 @@ def _full_reduction(dim_op):
         tensor, bdim = unwrap(values[0], level)
         flat = to_front(tensor, bdim).reshape(tensor.shape[bdim], -1)
         extra = {a.name: v for a, v in zip(op._schema.arguments[1:], values[1:])}
-        return wrap(dim_op(flat, [1], **extra), level)
+        dim = [1] if dim_op._schema.arguments[1].type.is_list else 1
+        return wrap(dim_op(flat, dim, **extra), level)
     return rule
 
 
@@ -52,8 +53,7 @@ def _one_dim_rule(op, level, values):
     """Every tensor argument batch-first (unbatched ones expanded), one
     ``int dim`` shifted: softmax, scans, sort, gather-free dim ops."""
     params = op._schema.arguments
-    slots = [i for i, (a, v) in enumerate(zip(params, values))
-             if a.type.is_tensor and v is not None and hasattr(v, "_keys")]
+    slots = tensor_slots(op, values)
     unwrapped = {i: unwrap(values[i], level) for i in slots}
     size = next(t.shape[b] for t, b in unwrapped.values() if b is not None)
     rank = max(logical_rank(t, b) for t, b in unwrapped.values())
@@ -102,10 +102,11 @@ for _op in overloads("sum.dim_IntList", "mean.dim", "amax", "amin", "std.correct
 
 for _op, _dim_op in ((aten.sum.default, aten.sum.dim_IntList), (aten.mean.default, aten.mean.dim),
                      (aten.any.default, aten.any.dims), (aten.all.default, aten.all.dims),
-                     (aten.max.default, aten.amax.default), (aten.min.default, aten.amin.default)):
+                     (aten.max.default, aten.amax.default), (aten.min.default, aten.amin.default),
+                     (aten.prod.default, aten.prod.dim_int)):
     RULES[_op] = _full_reduction(_dim_op)
 
-for _op in overloads("_softmax", "_log_softmax", "cumsum", "cumprod", "logcumsumexp", "cummax",
+for _op in overloads("_softmax", "_log_softmax", "_safe_softmax", "cumsum", "cumprod", "logcumsumexp", "cummax",
                      "cummin", "sort", "sort.stable", "argsort", "argsort.stable", "topk",
                      "kthvalue", "max.dim", "min.dim", "median.dim", "mode", "prod.dim_int",
                      "all.dim", "any.dim", "_softmax_backward_data",

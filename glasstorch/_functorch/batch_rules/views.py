@@ -5,7 +5,8 @@ the physical tensor, so in-place ops through it reach the original.
 from __future__ import annotations
 
 from ..._dispatcher.dispatcher import ops
-from . import RULES, call, logical_rank, overloads, register, to_front, unwrap, wrap, wrap_dim
+from . import (RULES, batch_size_of, call, logical_rank, overloads, register, to_front, unwrap, wrap,
+               wrap_dim)
 
 aten = ops.aten
 
@@ -15,8 +16,11 @@ def _front(values, level):
     return to_front(tensor, bdim), logical_rank(tensor, bdim)
 
 
-@register(aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+@register(aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.new_zeros.default,
+          aten.new_ones.default, aten.new_empty.default, aten.new_full.default)
 def _sized(op, level, values):
+    """Ops given the example's size (a view's, a new tensor's): the batch
+    size goes in front of it (new tensors are batched, as in PyTorch)."""
     tensor, _ = _front(values, level)
     values[0], values[1] = tensor, [tensor.shape[0], *values[1]]
     return wrap(call(op, values), level)
@@ -78,9 +82,41 @@ for _names, _dims in (
         (("split.Tensor", "split_with_sizes", "unbind.int", "chunk", "unsafe_split.Tensor",
           "unsafe_chunk"), ("dim",)),
         (("diagonal",), ("dim1", "dim2")), (("movedim.int",), ("source", "destination")),
-        (("flip",), ("dims",)), (("unflatten.int",), ("dim",)), (("unfold",), ("dimension",))):
+        (("flip", "rot90"), ("dims",)), (("unflatten.int",), ("dim",)), (("unfold",), ("dimension",))):
     for _o in overloads(*_names):
         RULES[_o] = _shift(*_dims)
+
+
+@register(*overloads("constant_pad_nd", "tril", "triu", "tril_", "triu_"))
+def _trailing(op, level, values):
+    """Ops on the trailing dims that take any leading ones (padding, the
+    triangles of matrices): the batch goes first, as one more leading dim."""
+    self = values[0]
+    values[0] = to_front(*unwrap(self, level))
+    result = call(op, values)
+    return self if op._schema.arguments[0].is_write else wrap(result, level)
+
+
+@register(*overloads("select_backward", "slice_backward", "diagonal_backward", "unfold_backward",
+                     "value_selecting_reduction_backward", "select_scatter", "slice_scatter",
+                     "diagonal_scatter"))
+def _rebuild(op, level, values):
+    """Ops that build a whole tensor around a view-shaped piece: a view's
+    backward (given the input's size) and the view scatters.  Every tensor
+    goes batch first (an unbatched one expanded), the size gets the batch
+    size, dims move up by one."""
+    size = batch_size_of(level)
+    params = op._schema.arguments
+    sizes_at = next((i for i, a in enumerate(params) if a.name in ("input_sizes", "sizes")), None)
+    rank = len(values[sizes_at]) if sizes_at is not None else logical_rank(*unwrap(values[0], level))
+    for i, (a, v) in enumerate(zip(params, values)):
+        if a.type.is_tensor:
+            values[i] = to_front(*unwrap(v, level), size)
+        elif a.name in ("dim", "dim1", "dim2"):
+            values[i] = wrap_dim(v, rank) + 1
+    if sizes_at is not None:
+        values[sizes_at] = [size, *values[sizes_at]]
+    return wrap(call(op, values), level)
 
 
 @register(aten.squeeze.default)
