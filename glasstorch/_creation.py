@@ -615,12 +615,8 @@ def _one_element(self):
 
 
 def _bool(self):
-    n = self.numel()
-    if n == 0:
-        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
-    if n > 1:
-        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-    return bool(self.item())
+    """``if tensor:`` is the ``is_nonzero`` op, as in PyTorch (so vmap can refuse it)."""
+    return ops.aten.is_nonzero.default(self)
 
 
 def _real_element(self, c_type):

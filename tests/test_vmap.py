@@ -513,13 +513,7 @@ ERRORS = {
 }
 
 
-NEEDS_IS_NONZERO = pytest.mark.xfail(strict=True, reason=(
-    "Tensor.__bool__ reads the value with item() (aten::_local_scalar_dense); PyTorch dispatches "
-    "aten::is_nonzero, whose vmap rule (batch_rules/errors.py) names data-dependent control flow"))
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=NEEDS_IS_NONZERO)
-                                  if n in ("control_flow", "is_nonzero") else n for n in sorted(ERRORS)])
+@pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors(name):
     check(ERRORS[name], raises=True)
 

@@ -313,6 +313,11 @@ def item(make, lib):
     return (lib.tensor(7, dtype=lib.int16),), {}
 
 
+@sample("aten::is_nonzero")
+def is_nonzero(make, lib):
+    return (lib.tensor([0.5]),), {}
+
+
 # -- random ------------------------------------------------------------------------
 # In-place ops: the generator makes the values comparable.
 

@@ -751,6 +751,17 @@ def _local_scalar_dense_meta(self):
     raise RuntimeError("Tensor.item() cannot be called on meta tensors")
 
 
+@kernel("is_nonzero")
+def is_nonzero(self):
+    """``bool(tensor)`` (Tensor.__bool__): the one element is not zero."""
+    numel = self.numel()
+    if numel == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if numel > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(ops.aten._local_scalar_dense.default(self))
+
+
 @kernel("item")
 def item(self):
     numel = self.numel()
