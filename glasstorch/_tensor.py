@@ -601,6 +601,14 @@ def _clone_storage(storage) -> UntypedStorage:
     return _wrap_storage(array, storage.device, _cpu_allocator)
 
 
+def is_tensor_subclass_like(t) -> bool:
+    """ATen's ``isTensorSubclassLike``: a dispatch mode is on, or ``t``'s values
+    live elsewhere (a ``__torch_dispatch__`` subclass, a BatchedTensor, a grad
+    level's wrapper, a functional tensor).  Composite kernels then avoid
+    in-place writes and data-dependent shortcuts, which such tensors cannot take."""
+    return bool(_tls.dispatch_modes) or bool(t._keys & dk.TENSOR_SUBCLASS_LIKE)
+
+
 def version_counter(t) -> list:
     """The tensor's version counter (c10::VariableVersion): a one-element list
     shared by a base, its views and ``detach()``; in-place ops bump it.  Made on

@@ -180,6 +180,12 @@ ADINPLACEORVIEW = functionality_bit(FUNC["ADInplaceOrView"])
 BACKEND_SELECT = functionality_bit(FUNC["BackendSelect"])
 PYTHON = functionality_bit(FUNC["Python"])
 PYTHON_TLS_SNAPSHOT = functionality_bit(FUNC["PythonTLSSnapshot"])
+# ATen's kTensorSubclassLike: tensors whose values live elsewhere (a Python
+# subclass, a function transform's wrapper, a functional tensor); composite
+# kernels take their out-of-place paths for them (``is_tensor_subclass_like``).
+TENSOR_SUBCLASS_LIKE = (PYTHON | functionality_bit(FUNC["FuncTorchGradWrapper"])
+                        | functionality_bit(FUNC["FuncTorchBatched"])
+                        | functionality_bit(FUNC["Functionalize"]))
 DENSE = functionality_bit(FUNC["Dense"])
 AUTOGRAD_FUNCTIONALITY = functionality_bit(FUNC["AutogradFunctionality"])
 AUTOCAST_FOR_BACKEND = {"cpu": functionality_bit(FUNC["AutocastCPU"]),

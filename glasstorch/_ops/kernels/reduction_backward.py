@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..._core import dispatch_key as dk
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
+from ..._tensor import is_tensor_subclass_like
 from ..structured import wrap_dim
 from . import kernel
 
@@ -25,6 +26,8 @@ def value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim):
         indices = aten.unsqueeze.default(indices, dim)
         grad = aten.unsqueeze.default(grad, dim)
     grad_in = aten.zeros.default(list(sizes), dtype=grad.dtype, device=grad.device)
+    if is_tensor_subclass_like(grad) or is_tensor_subclass_like(indices):
+        return aten.scatter.src(grad_in, dim, indices, grad)    # (a batched grad: out of place)
     return aten.scatter_.src(grad_in, dim, indices, grad)
 
 

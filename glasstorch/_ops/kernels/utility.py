@@ -33,7 +33,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
-from ..._tensor import Tensor
+from ..._tensor import Tensor, is_tensor_subclass_like
 from ..structured import (TensorMeta, assert_no_overlap, broadcast_shapes, elementwise_strides,
                           empty_tensor, overlap_rule, wrap_dim)
 from . import impl, kernel, meta
@@ -450,7 +450,10 @@ def trace_backward(grad, sizes):
     flat = aten.zeros.default([rows * cols], dtype=grad.dtype, device=grad.device)
     diagonal = aten.arange.start_step(0, rows * cols, cols + 1, dtype=dt.int64,
                                       device=grad.device)
-    aten.index_fill_.int_Tensor(flat, 0, diagonal, grad)
+    if is_tensor_subclass_like(grad):                       # (a batched grad: out of place)
+        flat = aten.index_fill.int_Tensor(flat, 0, diagonal, grad)
+    else:
+        aten.index_fill_.int_Tensor(flat, 0, diagonal, grad)
     return aten.view.default(flat, list(sizes))
 
 

@@ -30,9 +30,7 @@ import sys
 
 import numpy as np
 
-from ..._core import dispatch_key as dk
 from ..._core import dtype as dt
-from ..._core.tls import state as _tls
 from ..._core.layout import (as_memory_format, channels_last, channels_last_3d,
                              contiguous_format, preserve_format)
 from ..._dispatcher.dispatcher import ops
@@ -42,7 +40,7 @@ from ..structured import (TensorMeta, broadcast_shapes, check_overlap, convert_a
                           in_loop_order, iterator_strides, unproven_overlap, wrap_dim)
 from . import KERNELS, impl, kernel, meta
 from ._inner import inner, inner_op
-from ..._tensor import version_counter
+from ..._tensor import is_tensor_subclass_like, version_counter
 
 INT64_MAX = sys.maxsize  # what PyTorch passes for an open slice end
 
@@ -206,13 +204,13 @@ def _reshape_alias(self, size, stride):
 def reshape(self, shape):
     """A view when the strides allow it (``view`` for a contiguous tensor, else
     ``_reshape_alias``, as PyTorch records them; ``view`` of the size as given,
-    ``-1`` and all, for a subclass-like call — a dispatch mode on, or a
-    ``__torch_dispatch__`` tensor — as ATen's ``isTensorSubclassLike`` makes it), else a contiguous copy
+    ``-1`` and all, for a subclass-like tensor (``is_tensor_subclass_like``), as
+    ATen's ``isTensorSubclassLike`` makes it), else a contiguous copy
     (clone + _unsafe_view)."""
     proposed, shape = shape, infer_size(shape, self.numel())
     stride = compute_stride(self._shape, self._stride, shape)
     if stride is not None:
-        if _tls.dispatch_modes or self._keys & dk.PYTHON:   # the size as given: [-1] stays
+        if is_tensor_subclass_like(self):                   # the size as given: [-1] stays
             return ops.aten.view.default(self, list(proposed))
         if self._is_contiguous():
             return ops.aten.view.default(self, list(shape))

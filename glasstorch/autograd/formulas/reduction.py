@@ -15,6 +15,7 @@ import math
 
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
+from ..._tensor import is_tensor_subclass_like
 from ..._ops.structured import wrap_dim
 from .common import is_complex_dtype
 
@@ -38,9 +39,10 @@ def _dim_list(dim):
 
 
 def _has_data(t) -> bool:
-    """Whether ``t``'s values can be read (a Meta tensor has none): the
-    data-dependent shortcuts are taken only then, as in PyTorch."""
-    return t.device.type != "meta"
+    """Whether ``t``'s values can be read (a Meta tensor, a subclass-like one has
+    none of its own): the data-dependent shortcuts are taken only then, as in
+    PyTorch."""
+    return t.device.type != "meta" and not is_tensor_subclass_like(t)
 
 
 def _safe_size(sizes, dims):
