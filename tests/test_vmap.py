@@ -768,3 +768,10 @@ def test_coverage_counts_rules():
     from glasstorch._functorch.batch_rules import coverage
     rules, total = coverage()
     assert 0 < rules <= total
+
+
+@pytest.mark.parametrize("offset", [None, 1])
+@pytest.mark.parametrize("in_dim", [0, 1])
+def test_as_strided_views_each_example_at_its_place(offset, in_dim):
+    check(lambda lib: lib.vmap(lambda a: a.as_strided((2, 2), (2, 1), offset), in_dims=in_dim)(
+        lib.arange(24.).reshape(3, 8) if in_dim == 0 else lib.arange(24.).reshape(8, 3)))

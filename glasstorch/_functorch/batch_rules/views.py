@@ -194,3 +194,14 @@ for _in_place, _name in (("squeeze_.dim", "squeeze.dim"), ("squeeze_.dims", "squ
                          ("transpose_", "transpose.int"), ("t_", "t")):
     for _op, _view in zip(overloads(_in_place), overloads(_name)):
         RULES[_op] = _in_place_view(_view)
+
+
+@register(aten.as_strided.default)
+def _as_strided(op, level, values):
+    """Each example's view at its own place: the batch dim keeps its physical
+    stride, in front of the sizes and strides asked for (PyTorch's rule, which
+    also trusts them to stay inside the example)."""
+    tensor, _ = _front(values, level)
+    size, stride, offset = values[1], values[2], values[3]
+    return wrap(aten.as_strided.default(tensor, [tensor.shape[0], *size],
+                                        [tensor.stride(0), *stride], offset), level)
