@@ -16,7 +16,11 @@ from .._dispatcher.dispatcher import dispatcher
 from .._dispatcher.schema import parse_schema
 
 PATH = os.path.join(os.path.dirname(__file__), "derivatives.yaml")
-_RESERVED = {"name", "output_differentiability", "result", "dispatch", "node"}
+_RESERVED = {"name", "output_differentiability", "dispatch", "node"}
+# forward formulas that are not expressions: load_derivatives.py's names, and
+# ``jvp_decomposition`` for the ops PyTorch differentiates forward through a
+# decomposition (torch/_decomp/decompositions_for_jvp.py)
+FORWARD_KEYWORDS = ("auto_element_wise", "auto_linear", "not_implemented", "jvp_decomposition")
 
 
 @dataclass
@@ -29,6 +33,8 @@ class Derivative:
     sources: dict = field(default_factory=dict)    # ("self",) -> formula text
     output_differentiability: list | None = None
     non_differentiable: set = field(default_factory=set)   # inputs that get no gradient
+    # forward-mode AD: output position -> code object, or a FORWARD_KEYWORDS name
+    forward: dict = field(default_factory=dict)
 
 
 def _camel(base: str) -> str:
@@ -38,6 +44,29 @@ def _camel(base: str) -> str:
     PyTorch's codegen does."""
     name = "".join(part.title() for part in base.strip("_").split("_"))
     return name[:-len("Forward")] if name.endswith("Forward") else name  # nll_loss_forward
+
+
+def _output_position(key, schema, arg_names):
+    """A forward formula's key names an output: ``result`` (the only or first
+    one), ``result<i>``, or a named return (``values``)."""
+    if key in arg_names:
+        return None
+    if key == "result":
+        return 0
+    if key.startswith("result") and key[6:].isdigit():
+        return int(key[6:])
+    names = [r.name for r in schema.returns]
+    return names.index(key) if key in names else None
+
+
+def _forward_formula(text, op_name, info, key):
+    if text in FORWARD_KEYWORDS:
+        return text
+    try:
+        return startup_cache.compile_cached(text, f"<{info.node_name}.{key}>", "eval")
+    except SyntaxError as e:
+        raise RuntimeError(f"derivatives.yaml: bad forward formula for {op_name} {key}: {e}") \
+            from None
 
 
 def load(path: str = PATH) -> dict[str, Derivative]:
@@ -66,6 +95,10 @@ def load(path: str = PATH) -> dict[str, Derivative]:
         arg_names = {a.name for a in schema.arguments}
         for key, text in entry.items():
             if key in _RESERVED:
+                continue
+            output = _output_position(key, schema, arg_names)
+            if output is not None:
+                info.forward[output] = _forward_formula(str(text).strip(), op_name, info, key)
                 continue
             inputs = tuple(k.strip() for k in key.split(","))
             unknown = [k for k in inputs if k not in arg_names]

@@ -12,6 +12,7 @@ Where things live:
     function.py       custom autograd.Function
     anomaly_mode.py   detect_anomaly
     gradcheck.py      finite-difference checks
+    functional.py     jacobian, hessian, vjp, jvp, hvp, vhp of whole functions
     graph_viz.py      make_dot: the graph drawn as DOT and SVG (torchviz's API, built in)
 
 ``backward`` and ``grad`` below turn tensors into root edges and seeds and hand
@@ -84,7 +85,17 @@ def _make_grads(outputs, grads, is_grads_batched=False):
     new_grads = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
         if isinstance(grad, Tensor):
-            if grad._shape != out._shape:
+            if (grad._shape[1:] if is_grads_batched else grad._shape) != out._shape:
+                if is_grads_batched:
+                    # (sic: PyTorch's message drops the first two dims of the grad's shape)
+                    raise RuntimeError(
+                        f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                        f"grad_output as the batch dimension. The sizes of the remaining "
+                        f"dimensions are expected to match the shape of corresponding output, "
+                        f"but a mismatch was detected: grad_output[{i}] has a shape of "
+                        f"{grad.shape[2:]} and output[{i}] has a shape of {out.shape}. If you only "
+                        f"want some tensors in `grad_output` to be considered batched, consider "
+                        f"using vmap.")
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and "
                     f"output[{i}] has a shape of {out.shape}.")
@@ -185,14 +196,19 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = (inputs,) if is_tensor_input else tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    grads = _make_grads(outputs, _tensor_or_tensors_to_tuple(grad_outputs, len(outputs)))
+    grads = _make_grads(outputs, _tensor_or_tensors_to_tuple(grad_outputs, len(outputs)),
+                        is_grads_batched)
     if retain_graph is None:
         retain_graph = create_graph
     roots = _root_edges(outputs)
     input_edges = [_input_edge(t) for t in inputs]
-    result = execute(roots, list(grads), retain_graph, create_graph, input_edges,
-                     accumulate_grad=False)
-    result = list(result)
+
+    def run_backward(seeds):
+        return execute(roots, list(seeds), retain_graph, create_graph, input_edges,
+                       accumulate_grad=False)
+
+    result = list(_vmap_backward(run_backward, grads) if is_grads_batched
+                  else run_backward(grads))
     for i, g in enumerate(result):
         if g is None:
             if materialize_grads:
@@ -205,10 +221,29 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
+def _vmap_backward(run_backward, grads):
+    """``is_grads_batched=True``: one backward pass under vmap, the first dim of
+    every grad_output being the batch dim (PyTorch vmaps its engine call the
+    same way).  vmap returns only tensors, so the unused inputs' ``None`` are
+    noted during the call and put back after it."""
+    from .._functorch.apis import vmap
+    unused = []
+
+    def vjp(batched_grads):
+        result = run_backward(batched_grads)
+        unused[:] = [g is None for g in result]
+        return tuple(g for g in result if g is not None)
+
+    used = iter(vmap(vjp)(grads))
+    return tuple(None if is_unused else next(used) for is_unused in unused)
+
+
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401
 from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: E402,F401
 from . import function  # noqa: E402,F401
+from . import forward_ad  # noqa: E402,F401
+from . import functional  # noqa: E402,F401
 
 
 def __getattr__(name):

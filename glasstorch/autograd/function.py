@@ -46,7 +46,8 @@ from . import anomaly_mode
 from .graph import (ERR_BACKWARD_TWICE, Node, SavedVariable, increment_version,
                     is_differentiable_dtype)
 from .variable import (IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, _is_differentiable_view,
-                       check_inplace, gradient_edge, requires_grad, set_history)
+                       check_inplace, fw_grad, fw_grad_mode, fw_levels, gradient_edge,
+                       requires_grad, set_fw_grad, set_history)
 from .variable_type import _rebase_history
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
@@ -89,7 +90,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls = None
     materialize_grads = True
-    to_save = dirty_tensors = non_differentiable = None
+    to_save = dirty_tensors = non_differentiable = saved_for_forward = None
 
     def __init__(self):
         super().__init__()
@@ -101,6 +102,8 @@ class BackwardCFunction(Node, FunctionCtx):
 
     @property
     def saved_tensors(self):
+        if self.saved_for_forward is not None:     # inside jvp
+            return tuple(self.saved_for_forward)
         if self._freed:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if self._cleared:
@@ -268,17 +271,31 @@ def _apply(cls, args, overrides_setup):
                                 for t in tensor_inputs)
         if anomaly_mode.state.enabled:
             anomaly_mode.record_forward(ctx)
+    # forward runs with grad mode and forward AD off; the inputs' tangents,
+    # if any, go to jvp afterwards
+    fw_enabled = fw_grad_mode.enabled
+    tangents = None
+    if fw_levels and fw_enabled:
+        level = len(fw_levels) - 1
+        tangents = [fw_grad(a, level) if t else None for a, t in zip(args, is_tensor)]
+        if all(t is None for t in tangents):
+            tangents = None
     prev = _tls.grad_enabled
     _tls.grad_enabled = False
+    fw_grad_mode.enabled = False
     try:
-        if overrides_setup:
-            output = cls.forward(*args)
-            cls.setup_context(ctx, args, output)
-        else:
-            output = cls.forward(ctx, *args)
+        try:
+            if overrides_setup:
+                output = cls.forward(*args)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args)
+        finally:
+            _tls.grad_enabled = prev
+        return _process_outputs(ctx, tensor_inputs, output, executable, overrides_setup,
+                                tangents)
     finally:
-        _tls.grad_enabled = prev
-    return _process_outputs(ctx, tensor_inputs, output, executable, overrides_setup)
+        fw_grad_mode.enabled = fw_enabled
 
 
 def _tensor_ids(values, what) -> set:
@@ -289,9 +306,10 @@ def _tensor_ids(values, what) -> set:
     return {id(v) for v in values or ()}
 
 
-def _process_outputs(ctx, tensor_inputs, output, executable, overrides_setup):
+def _process_outputs(ctx, tensor_inputs, output, executable, overrides_setup, tangents):
     """Act on what forward recorded on ctx: bump dirty versions, wrap every
-    output, check the dirty ones came back, save tensors (custom_function.cpp)."""
+    output, check the dirty ones came back, save tensors, give the outputs
+    the tangents jvp computes (custom_function.cpp)."""
     is_tuple = isinstance(output, tuple)
     raw = output if is_tuple else (output,)
     non_diff = _tensor_ids(ctx.non_differentiable,
@@ -336,7 +354,75 @@ def _process_outputs(ctx, tensor_inputs, output, executable, overrides_setup):
         ctx._input_metadata = tuple(metadata)
         ctx._saved = _save_variables(ctx)
     ctx.to_save = None
+    if tangents is not None:
+        _process_forward_ad(ctx, tensor_inputs, tangents, raw, outputs, non_diff, dirty)
+    ctx.saved_for_forward = None
     return tuple(outputs) if is_tuple else outputs[0]
+
+
+def _process_forward_ad(ctx, tensor_inputs, tangents, raw, outputs, non_diff, dirty):
+    """custom_function.cpp's _process_forward_mode_AD: call the user's
+    ``jvp(ctx, *tangents)`` (one per forward argument, None where there is
+    none) and check and set what it returns: a modified input's tangent must
+    have been modified in place and returned as-is; an output that is a view
+    of an input with a tangent must get a view of that tangent."""
+    level = len(fw_levels) - 1
+    input_tangents = [t for t, is_t in zip(tangents, ctx._is_tensor_input) if is_t]
+    versions = [t._version if t is not None else None for t in input_tangents]
+    result = ctx._forward_cls.jvp(ctx, *tangents)
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(raw):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(raw)} but got {len(result)})")
+    position = {id(t): i for i, t in enumerate(tensor_inputs)}
+    bases = {id(t._base if _is_view(t) else t): i for i, t in enumerate(tensor_inputs)}
+    for i, (var, out, grad) in enumerate(zip(raw, outputs, result)):
+        if not isinstance(var, Tensor) or id(var) in non_diff or \
+                not is_differentiable_dtype(var.dtype):
+            if grad is not None:
+                raise RuntimeError(
+                    f"Function's jvp returned a gradient at position {i}, but  the corresponding "
+                    "forward output is not a differentiable Tensor.You should return None at that "
+                    "position instead.")
+            continue
+        if grad is None:
+            continue
+        if id(var) in dirty:
+            j = position.get(id(var))
+            if j is None:
+                raise RuntimeError(
+                    "Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not "
+                    "an input, there is no need to pass it to mark_dirty().")
+            if input_tangents[j] is None:
+                set_fw_grad(out, grad, level, True)
+                continue
+            if grad._version == versions[j]:
+                raise RuntimeError(
+                    "An inplace custom Function is not modifying the forward mode gradients "
+                    "inplace. If the forward is modifying an input inplace, then the jvp function "
+                    "must modify the corresponding gradient inplace.")
+            if grad is not input_tangents[j]:
+                raise RuntimeError(
+                    "An inplace custom Function is not returning the forward mode gradients "
+                    "as-is. If the forward is modifying an input inplace, then the jvp function "
+                    "must modify the gradient inplace and return it as-is.")
+            continue
+        j = bases.get(id(out._base)) if _is_view(out) else None
+        if j is not None:
+            input_grad = input_tangents[j]
+            if input_grad is None:
+                set_fw_grad(out, grad, level, True)
+                continue
+            if grad._base is None:
+                raise RuntimeError("A custom Function's forward is returning a view (or an input "
+                                   "as-is) but the jvp is not returning a view.")
+            if input_grad._base is not None and input_grad._base is not grad._base:
+                raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                                   "returning a view of the same base as the given grad input.")
+            if input_grad._base is None and input_grad is not grad._base:
+                raise RuntimeError("A custom Function is returning a view but the jvp is not "
+                                   "returning a view of the given grad input.")
+        set_fw_grad(out, grad, level, False)
 
 
 def _is_view(t) -> bool:

@@ -316,6 +316,9 @@ def _with_history(t, grad_fn, output_nr, accumulator):
     gradient goes to ``accumulator`` (a weakref); neither: no history."""
     out = _detached_alias(t)
     meta = out._meta_for_write()
+    source = t._autograd_meta
+    if source is not None and "fw_grad" in source.__dict__:
+        meta.fw_grad = source.fw_grad       # its tangents too (forward-over-reverse)
     if grad_fn is not None:
         meta.grad_fn = grad_fn
         meta.output_nr = output_nr

@@ -13,6 +13,7 @@ op applied to its base or to another view.
 from __future__ import annotations
 
 import sys
+import threading
 import warnings
 import weakref
 
@@ -118,6 +119,155 @@ def move_retains_grad_hook(t, old_fn, old_output_nr) -> None:
         if new_fn._retains_grad_hooks is None:
             new_fn._retains_grad_hooks = {}
         new_fn._retains_grad_hooks[meta.output_nr] = hook
+
+
+# -- forward-mode AD: tangents per level (forward_grad.h, autograd_meta.cpp) ----------
+#
+# A tensor's tangents live in its AutogradMeta as a ``ForwardGrad`` (level ->
+# tangent).  Levels are process-wide, as PyTorch's ``all_fw_levels``: each
+# knows the ForwardGrads holding one of its tangents and clears them on exit.
+# ``fw_levels`` is empty unless a level is active, so the autograd kernels
+# test it alone to know that forward AD costs them nothing.
+
+fw_levels: list = []
+
+
+class ForwardGrad:
+    """The tangents of one tensor, by level."""
+
+    __slots__ = ("content", "__weakref__")
+
+    def __init__(self):
+        self.content = {}
+
+
+class ForwardADLevel:
+    """One dual level: forgets its tangents when it exits."""
+
+    __slots__ = ("idx", "grads")
+
+    def __init__(self, idx):
+        self.idx = idx
+        self.grads = weakref.WeakSet()
+
+    def clear(self) -> None:
+        for fw in list(self.grads):
+            fw.content.pop(self.idx, None)
+        self.grads.clear()
+
+
+class _FwGradMode(threading.local):
+    enabled = True      # c10::AutogradState's fw_grad_mode
+
+
+fw_grad_mode = _FwGradMode()
+
+
+def enter_dual_level() -> int:
+    """ForwardADLevel::get_next_idx: only one level at a time."""
+    if fw_levels:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    fw_levels.append(ForwardADLevel(0))
+    return 0
+
+
+def exit_dual_level(level) -> None:
+    """ForwardADLevel::release_idx."""
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number.")
+    if level + 1 != len(fw_levels):
+        raise RuntimeError("Exiting a forward AD level that is not the last that was created is "
+                           "not support. Ensure they are released in the reverse order they "
+                           "were created.")
+    fw_levels.pop().clear()
+
+
+def _level(level) -> ForwardADLevel:
+    if level < 0 or level >= len(fw_levels):
+        raise RuntimeError("Trying to access a forward AD level with an invalid index. This index "
+                           "was either not created or is already deleted.")
+    return fw_levels[level]
+
+
+def fw_grad(t, level):
+    """``t._fw_grad(level)``: its tangent at ``level`` or None.  A view without
+    one of its own takes a view of its base's tangent (set by an in-place op
+    after the view was made), unless it is a primal from ``unpack_dual``."""
+    if not fw_grad_mode.enabled:
+        return None
+    meta = t._autograd_meta
+    fw = meta.__dict__.get("fw_grad") if meta is not None else None
+    if fw is not None:
+        tangent = fw.content.get(level)
+        if tangent is not None:
+            return tangent
+    base = t._base
+    if base is None or (meta is not None and meta.__dict__.get("no_fw_view")) \
+            or not _is_differentiable_view(t):
+        return None
+    base_tangent = fw_grad(base, level)
+    if base_tangent is None:
+        return None
+    tangent = base_tangent.as_strided(t._shape, t._stride, t._offset)
+    _store_fw_grad(t, tangent, level)
+    return tangent
+
+
+def has_fw_grad(t) -> bool:
+    """Does ``t`` hold a tangent at some level (its own, not its base's)?"""
+    meta = t._autograd_meta
+    fw = meta.__dict__.get("fw_grad") if meta is not None else None
+    return fw is not None and bool(fw.content)
+
+
+def _store_fw_grad(t, tangent, level) -> None:
+    meta = t._meta_for_write()
+    fw = meta.__dict__.get("fw_grad")
+    if fw is None:
+        fw = meta.fw_grad = ForwardGrad()
+    _level(level).grads.add(fw)
+    fw.content[level] = tangent
+
+
+def _same_layout(a, b) -> bool:
+    """PyTorch's has_same_meta: same sizes, strides, offset and storage size."""
+    return (a._shape == b._shape and a._stride == b._stride and a._offset == b._offset
+            and a._storage.nbytes() // a.element_size() == b._storage.nbytes() // b.element_size())
+
+
+def _zeros_with_layout(like, t):
+    """``_new_zeros_with_same_feature_meta(like, t)``: zeros of ``like``'s dtype
+    laid out as ``t`` is (storage size, strides, offset), so the views of
+    ``t`` can be taken of it too."""
+    numel = t._storage.nbytes() // t.element_size()
+    return like.new_zeros((numel,)).as_strided(t._shape, t._stride, t._offset)
+
+
+def set_fw_grad(t, tangent, level, is_inplace_op) -> None:
+    """``t._set_fw_grad(tangent, level, is_inplace_op)``.  The tangent is kept
+    as-is when laid out as ``t``, else copied into zeros that are.  In-place
+    on a view whose base has no tangent gives the base a zero tangent first and
+    makes the view's tangent a view of it, so the base sees the update."""
+    _level(level)
+    if tangent._shape != t._shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(t._shape)} while "
+            f"the given forward gradient is of size {list(tangent._shape)}.")
+    base = t._base
+    if is_inplace_op and base is not None and _is_differentiable_view(t) \
+            and fw_grad(base, level) is None:
+        if _same_layout(tangent, base) and _same_layout(tangent, t):
+            base_tangent = tangent
+        else:
+            base_tangent = _zeros_with_layout(tangent, base)
+            view = base_tangent.as_strided(t._shape, t._stride, t._offset)
+            view.copy_(tangent)
+            tangent = view
+        _store_fw_grad(base, base_tangent, level)
+    if not _same_layout(tangent, t):
+        tangent = _zeros_with_layout(tangent, t).copy_(tangent)
+    _store_fw_grad(t, tangent, level)
 
 
 # -- gradient accumulation into .grad (AccumulateGrad::accumulateGrad) --------------

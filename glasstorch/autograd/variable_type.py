@@ -36,14 +36,15 @@ from .._dispatcher.dispatcher import _observers as _dispatch_observers
 from .._dispatcher.dispatcher import _traces as _dispatch_traces
 from .._dispatcher.schema import NO_DEFAULT
 from .._ops import derivatives as derivatives_yaml
+from .._ops.derivatives import FORWARD_KEYWORDS
 from .._ops.tags import Tag
 from .._tensor import Tensor, wrapped_numbers
 from . import anomaly_mode
 from .formulas import FORMULA_GLOBALS
 from .graph import AccumulateGrad, Node, SavedVariable, _sequence, is_inference, version_counter
 from .variable import (DEFAULT, INFERENCE_MODE, MULTI_OUTPUT_NODE, NO_GRAD_MODE, _detach_,
-                       check_inplace, gradient_edge, move_retains_grad_hook, requires_grad,
-                       set_history)
+                       check_inplace, fw_grad, fw_grad_mode, fw_levels, gradient_edge,
+                       move_retains_grad_hook, requires_grad, set_fw_grad, set_history)
 
 __all__ = ["register_autograd_kernels", "NODE_CLASSES", "BuiltinNode"]
 
@@ -182,12 +183,7 @@ class DerivativeInfo:
                                 if a.type.is_tensor_like and a.name not in diff_names
                                 and a.name not in derivative.non_differentiable]
         self.saved_args = [(a.name, i) for i, a in enumerate(args) if a.name in referenced]
-        self.saved_metadata = []
-        for i, a in enumerate(args):
-            for suffix, fn in _METADATA.items():
-                name = f"{a.name}_{suffix}"
-                if name in referenced:
-                    self.saved_metadata.append((name, i, fn))
+        self.saved_metadata = _metadata_referenced(args, referenced)
         n_returns = len(schema.returns)
         self.saved_results = [r for r in (["result"] + [f"result{i}" for i in range(n_returns)])
                               if r in referenced]
@@ -215,6 +211,7 @@ class DerivativeInfo:
                              and not self.formulas[0].is_list[0])
         self.node_cls = _node_class(self)
         NODE_CLASSES[self.op_name] = self.node_cls
+        self._init_forward(derivative)
 
         self.defaults = tuple(None if a.default_value is NO_DEFAULT else a.default_value
                               for a in args)
@@ -226,6 +223,25 @@ class DerivativeInfo:
                                     for name, i, fn in self.saved_metadata]
         self.static_slots = None if any(self.is_list_arg[i] for i in self.diff_indices) \
             else self.slots_for_call(None)
+
+    def _init_forward(self, derivative):
+        """Forward-mode AD: the formula per output, and whether an in-place
+        variant must keep a copy of ``self`` for it (PyTorch's original_self)."""
+        self.forward = sorted(derivative.forward.items())
+        self.functional_op = None       # auto_linear calls it; set at registration
+        referenced = set()
+        for _, code in self.forward:
+            if code == "auto_element_wise":
+                if not self.single_input:
+                    raise RuntimeError(f"derivatives.yaml: {self.op_name}: auto_element_wise "
+                                       "needs exactly one differentiable input")
+                referenced |= _names_in(self.formulas[0].code)
+            elif code not in FORWARD_KEYWORDS:
+                referenced |= _names_in(code)
+        first = self.arg_names[0] if self.arg_names else None
+        self.forward_uses_self = first in referenced or f"{first}_p" in referenced
+        self.forward_metadata = _metadata_referenced(self.schema.arguments, referenced)
+        self.return_names = [r.name for r in self.schema.returns]
 
     def _save_guard(self, derivative, name, i):
         """The edge whose need decides whether input ``name`` is saved at all,
@@ -257,6 +273,12 @@ class DerivativeInfo:
                 position[self.arg_names[i]] = [n]
                 n += 1
         return position
+
+
+def _metadata_referenced(args, referenced) -> list:
+    """(name, argument position, getter) of each ``<arg>_<metadata>`` name used."""
+    return [(f"{a.name}_{suffix}", i, fn) for i, a in enumerate(args)
+            for suffix, fn in _METADATA.items() if f"{a.name}_{suffix}" in referenced]
 
 
 def _names_in(code) -> set:
@@ -306,15 +328,19 @@ def _saved_property(name):
 
 # -- recording ---------------------------------------------------------------------
 
+def _arg_values(info, args, kwargs):
+    """Every schema argument's value for this call, defaults filled in."""
+    n = len(args)
+    if not kwargs:
+        return args + info.defaults[n:] if n < info.n_args else args
+    return [args[i] if i < n else kwargs.get(name, info.defaults[i])
+            for i, name in enumerate(info.arg_names)]
+
+
 def _record(info, kind, op, ks, args, kwargs):
     """The slow path of an autograd kernel: build the node, run the op below
     autograd, set the outputs' history."""
-    n = len(args)
-    if not kwargs:
-        values = args + info.defaults[n:] if n < info.n_args else args
-    else:
-        values = [args[i] if i < n else kwargs.get(name, info.defaults[i])
-                  for i, name in enumerate(info.arg_names)]
+    values = _arg_values(info, args, kwargs)
     for i in info.checked_indices:
         value = values[i]
         if any(requires_grad(v) for v in (value if info.is_list_arg[i] else (value,))
@@ -520,14 +546,212 @@ def _mark_view_created_without_grad(result, creation) -> None:
             meta.attr_version = version_counter(out)[0]
 
 
+# -- forward-mode AD (the forward-grad half of gen_variable_type.py's kernels) -------
+
+_FW_NOT_IMPLEMENTED = (
+    "Trying to use forward AD with {} that does not support it because it has not been "
+    "implemented yet.\nPlease file an issue to PyTorch at "
+    "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+    "prioritize its implementation")
+_FW_MISSING = " or submit a PR adding the implementation to derivatives.yaml"
+
+
+def _dual(info, kind, op, plain, ks, args, kwargs):
+    """The autograd kernel while a dual level is active: ``plain`` (the kernel
+    proper: history for backward, then the op), and when an input has a
+    tangent at the level, the outputs' tangents from the op's forward formula.
+    The formula runs with forward AD off: its primals are the inputs
+    themselves, and its own ops compute no tangents (PyTorch reads the
+    primals through ``_fw_primal``; with one level the two agree)."""
+    if not fw_grad_mode.enabled:
+        return plain(ks, *args, **kwargs)
+    level = len(fw_levels) - 1
+    values = _arg_values(info, args, kwargs)
+    tangents = _input_tangents(info, values, level)
+    if tangents is None:
+        result = plain(ks, *args, **kwargs)
+        if kind == VIEW:
+            _propagate_no_fw_view(values[0], result)
+        return result
+    forward = info.forward
+    if not forward or forward[0][1] == "not_implemented":
+        name = op._schema.name.split("::")[1]
+        raise NotImplementedError(_FW_NOT_IMPLEMENTED.format(name) +
+                                  ("." if forward else _FW_MISSING))
+    if forward[0][1] == "jvp_decomposition":
+        return _jvp_decomposition(info, args, kwargs)
+    fw_grad_mode.enabled = False
+    try:
+        original = values[0].clone() if kind == INPLACE and info.forward_uses_self else None
+        fw_grad_mode.enabled = True
+        result = plain(ks, *args, **kwargs)
+        fw_grad_mode.enabled = False
+        outputs = result if info.returns_tuple else (result,)
+        env = _forward_env(info, values, tangents, original, result, outputs)
+        for position, code in forward:
+            if code == "auto_element_wise":
+                env["grad"] = env[info.formulas[0].slots[0] + "_t"]
+                env["grad_input_mask"] = [True]
+                value = eval(info.formulas[0].code, FORMULA_GLOBALS, env)
+            elif code == "auto_linear":
+                value = _auto_linear(info, op if kind == INPLACE_VIEW else info.functional_op,
+                                     args, kwargs, env)
+            else:
+                value = eval(code, FORMULA_GLOBALS, env)
+            _set_output_tangent(info, kind, position, outputs[position], value, tangents, level)
+    finally:
+        fw_grad_mode.enabled = True
+    return result
+
+
+def _jvp_decomposition(info, args, kwargs):
+    """Run the op's decomposition instead of its kernel: its ops compute the
+    tangents (and record for backward), as PyTorch's jvp decompositions do."""
+    from .._decomp import decomposition_table
+    from .formulas.forward import JVP_DECOMPOSITIONS
+    decomposition = JVP_DECOMPOSITIONS.get(info.op_name) or \
+        decomposition_table[info.functional_op]
+    return decomposition(*args, **kwargs)
+
+
+def _input_tangents(info, values, level):
+    """Argument position -> tangent (a list for a Tensor[]) of the
+    differentiable inputs that have one; None when none has."""
+    found = None
+    for i in info.diff_indices:
+        value = values[i]
+        if info.is_list_arg[i]:
+            if value is None:
+                continue
+            tangent = [fw_grad(v, level) if isinstance(v, Tensor) else None for v in value]
+            if all(t is None for t in tangent):
+                continue
+        elif isinstance(value, Tensor):
+            tangent = fw_grad(value, level)
+            if tangent is None:
+                continue
+        else:
+            continue
+        if found is None:
+            found = {}
+        found[i] = tangent
+    return found
+
+
+def _zero_tangent(value):
+    from .. import zeros_like
+    return zeros_like(value) if isinstance(value, Tensor) else None
+
+
+def _forward_env(info, values, tangents, original, result, outputs) -> dict:
+    """The names a forward formula reads: ``<arg>`` and ``<arg>_p`` (the
+    primal: an in-place op's ``self`` as it was before), ``<arg>_t`` (zeros
+    where an input has no tangent), metadata as the backward formulas name
+    it, ``result`` and ``result<i>`` and the named returns."""
+    env = {}
+    for i, name in enumerate(info.arg_names):
+        value = original if i == 0 and original is not None else values[i]
+        if info.is_tensor_arg[i] and not info.is_list_arg[i] and value is not None \
+                and not isinstance(value, Tensor):
+            value = _wrapped_number(value)
+        env[name] = env[name + "_p"] = value
+        tangent = tangents.get(i)
+        if info.is_list_arg[i]:
+            if value is not None:
+                tangent = [_zero_tangent(v) if t is None else t
+                           for v, t in zip(value, tangent or [None] * len(value))]
+        elif tangent is None:
+            tangent = _zero_tangent(value)
+        env[name + "_t"] = tangent
+    for name, i, fn in info.forward_metadata:
+        value = env[info.arg_names[i]]
+        env[name] = [fn(v) for v in value] if info.is_list_arg[i] else \
+            (fn(value) if value is not None else None)
+    env["result"] = result
+    for i, out in enumerate(outputs):
+        env[f"result{i}"] = out
+        if info.return_names[i]:
+            env[info.return_names[i]] = out
+    return env
+
+
+def _auto_linear(info, fn, args, kwargs, env):
+    """PyTorch's ``auto_linear``: the op is linear in its differentiable
+    inputs, so the output's tangent is the op applied to their tangents (for a
+    view op, a view of the input's tangent; for an in-place view op, the input's
+    tangent changed in place)."""
+    args = list(args)
+    kwargs = dict(kwargs)
+    for i in info.diff_indices:
+        name = info.arg_names[i]
+        if i < len(args):
+            args[i] = env[name + "_t"]
+        elif name in kwargs:
+            kwargs[name] = env[name + "_t"]
+    return fn(*args, **kwargs)
+
+
+def _set_output_tangent(info, kind, position, out, value, tangents, level) -> None:
+    """Give output ``position`` its tangent.  An in-place op updates ``self``'s
+    tangent in place when it had one (so views of it see the change), else
+    sets it (a view's lands in its base's, as PyTorch's set_fw_grad does)."""
+    if value is None or out is None:
+        return
+    differentiable = info.output_differentiability
+    if differentiable is not None and not differentiable[position]:
+        return
+    if info.returns_list:
+        for o, v in zip(out, value):
+            if v is not None and o.dtype.category >= dt.FLOATING:
+                set_fw_grad(o, v, level, False)
+        return
+    if out.dtype.category < dt.FLOATING:
+        return
+    if kind == INPLACE or kind == INPLACE_VIEW:
+        old = tangents.get(0)
+        if old is None:
+            set_fw_grad(out, value, level, True)
+        elif value is not old:
+            old.copy_(value)
+        return
+    set_fw_grad(out, value, level, False)
+    _share_with_saved_result(info, out, position)
+
+
+def _share_with_saved_result(info, out, position) -> None:
+    """A node keeps its saved outputs as aliases; they get the output's
+    tangent too, so a backward pass run under a dual level (forward-over-
+    reverse) sees it (PyTorch's SavedVariable saves the forward grad)."""
+    if not info.saved_results:
+        return
+    meta = out._autograd_meta
+    node = meta.grad_fn
+    if type(node) is not info.node_cls:
+        return
+    name = "result" if f"result{position}" not in info.saved_results else f"result{position}"
+    saved = getattr(node, "_raw_saved_" + name, None)
+    if type(saved) is SavedVariable and saved.data is not None and saved.data is not out:
+        saved.data._meta_for_write().fw_grad = meta.fw_grad
+
+
+def _propagate_no_fw_view(source, result) -> None:
+    """A view of a primal from ``unpack_dual`` is no forward view of its base
+    either: it must not read the base's tangent (PyTorch's forward view info
+    stops at ``_fw_primal``)."""
+    meta = getattr(source, "_autograd_meta", None)
+    if meta is None or not meta.__dict__.get("no_fw_view"):
+        return
+    for out in (result if isinstance(result, (list, tuple)) else (result,)):
+        out._meta_for_write().no_fw_view = True
+
+
 # -- kernel generation -------------------------------------------------------------
 
 def _make_kernel(info, kind, op):
     """Generate the autograd kernel: a cheap "does anything need grad?" test on
     the differentiable inputs, then record or just redispatch.  Arguments are
     passed on exactly as received (kernels below keep their own defaults)."""
-    lines = ["def kernel(ks, *args, **kwargs):",
-             "    if _tls.grad_enabled:",
+    lines = ["    if _tls.grad_enabled:",
              "        n = len(args)"]
     leaf = op._calls_no_ops
     for i in info.diff_indices + info.checked_indices:
@@ -572,8 +796,15 @@ def _make_kernel(info, kind, op):
                  "_BELOW": BELOW_AUTOGRAD,
                  "_mark": _mark_view_created_without_grad,
                  "_NO_GRAD": NO_GRAD_MODE, "_MULTI_OUTPUT": MULTI_OUTPUT_NODE,
-                 "_MULTI": info.returns_list}
-    exec(startup_cache.compile_cached("\n".join(lines), "<string>"), namespace)
+                 "_MULTI": info.returns_list, "_FW_LEVELS": fw_levels, "_dual": _dual}
+    # the kernel proper, and the kernel registered: the same body after one
+    # test of the dual levels (a list that stays empty unless forward AD is on)
+    body = "\n".join(lines)
+    source = ("def plain(ks, *args, **kwargs):\n" + body + "\n\n"
+              "def kernel(ks, *args, **kwargs):\n"
+              "    if _FW_LEVELS:\n"
+              "        return _dual(_INFO, _KIND, _OP, plain, ks, args, kwargs)\n" + body)
+    exec(startup_cache.compile_cached(source, "<string>"), namespace)
     kernel = namespace["kernel"]
     kernel.__name__ = f"autograd_{op._name.replace('.', '_').replace('::', '_')}"
     kernel.__qualname__ = kernel.__name__
@@ -706,6 +937,7 @@ def _register_autograd_kernels() -> None:
         entry = dispatcher.find(op_name)
         info = DerivativeInfo(derivative, entry)
         op = _op_of(entry)
+        info.functional_op = op
         _mark_structured(op, entry)
         kind = _kind_of(entry.schema, op)
         if kind == VIEW and info.formulas == []:
