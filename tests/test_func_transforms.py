@@ -308,3 +308,59 @@ def test_transforms_leave_the_thread_as_they_found_it():
     after = (str(gt._C._dispatch_tls_local_include_set()), str(gt._C._dispatch_tls_local_exclude_set()))
     assert before == after
     assert gt._C._functorch.maybe_current_level() is None
+
+
+# -- forward mode ----------------------------------------------------------------------
+
+def test_jvp_matches_torch():
+    x, y, tx, ty = data(3, 4), data(4, seed=1), data(3, 4, seed=2), data(4, seed=3)
+    differential(lambda lib: lib.func.jvp(lambda a, b: ((a * b).tanh(), a.sum(0) @ b),
+                                          (T(lib, x), T(lib, y)), (T(lib, tx), T(lib, ty))))
+
+
+def test_nested_jvp_and_its_compositions_match_torch():
+    x = data(3)
+
+    def scenario(lib):
+        ones = lib.ones(3)
+
+        def inner(a):
+            return lib.func.jvp(lambda b: (b * a).sin(), (a,), (ones,))[1]
+        return (lib.func.jvp(inner, (T(lib, x),), (ones,)),
+                lib.func.jacfwd(lib.func.jacrev(lambda a: (a.sin() * a).sum()))(T(lib, x)),
+                lib.func.vmap(lambda t: lib.func.jvp(lambda a: a.exp(), (T(lib, x),), (t,))[1])(
+                    lib.eye(3)))
+    differential(scenario)
+
+
+@pytest.mark.parametrize("argnums", [0, (0, 1)])
+def test_jacfwd_matches_torch(argnums):
+    x, y = data(3), data(2, 3, seed=1)
+    differential(lambda lib: lib.func.jacfwd(lambda a, b: (b * a.sin()).sum(0), argnums=argnums)(
+        T(lib, x), T(lib, y)))
+
+
+def test_linearize_matches_torch():
+    x, t = data(4), data(4, seed=5)
+
+    def scenario(lib):
+        out, jvp_fn = lib.func.linearize(lambda a: a.exp().cumsum(0), T(lib, x))
+        return out, jvp_fn(T(lib, t))
+    differential(scenario, warning_types=())    # (torch's make_fx trace warns of a get_attr)
+
+
+@pytest.mark.parametrize("case", ["not_tuple", "structure", "non_tensor", "empty", "output",
+                                  "tangent_size", "aux"])
+def test_jvp_errors_match_torch(case):
+    def scenario(lib):
+        x = T(lib, data(3))
+        return {
+            "not_tuple": lambda: lib.func.jvp(lambda a: a, x, x),
+            "structure": lambda: lib.func.jvp(lambda a: a, (x,), (x, x)),
+            "non_tensor": lambda: lib.func.jvp(lambda a: a, (1.0,), (1.0,)),
+            "empty": lambda: lib.func.jvp(lambda: 1, (), ()),
+            "output": lambda: lib.func.jvp(lambda a: 3, (x,), (x,)),
+            "tangent_size": lambda: lib.func.jvp(lambda a: a, (x,), (T(lib, data(4)),)),
+            "aux": lambda: lib.func.jvp(lambda a: a, (x,), (x,), has_aux=True),
+        }[case]()
+    raised(differential(scenario, may_raise=True))

@@ -37,10 +37,12 @@ class BatchedTensor(Tensor):
 
 def make_transform_tensor(cls, value: Tensor, shape, stride, key: int):
     """A ``cls`` tensor of the given logical geometry standing for ``value``: no
-    bytes of its own (a meta storage), the keys of ``value``'s device plus
+    bytes of its own (a meta storage as large as the geometry reaches, which is
+    what forward AD's layout checks read), the keys of ``value``'s device plus
     ``key`` (what functorch's wrappers' C++ constructors do; the hot path of
     every batched or grad-tracked op, so built directly)."""
-    storage = UntypedStorage._meta(0)
+    extent = 1 + sum((n - 1) * st for n, st in zip(shape, stride)) if all(shape) else 0
+    storage = UntypedStorage._meta((value._offset + extent) * value.dtype.itemsize)
     storage.device = value.device
     return cls._make(storage, shape, stride, value._offset, value.dtype, value.device,
                      keys_for_device(value.device.type) | key)

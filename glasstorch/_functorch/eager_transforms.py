@@ -250,11 +250,12 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                 raise RuntimeError(f"{where}: Expected {name} to only contain Tensors, got "
                                    f"{type(t)}")
     level = next_level()
-    interpreter = JvpInterpreter(level, grad_mode.is_grad_enabled())
+    interpreter = JvpInterpreter(level, grad_mode.is_grad_enabled(),
+                                 forward_ad._is_fwd_grad_enabled())
     # a nested jvp reuses the forward-AD level already open: functorch's levels,
     # not forward AD's, keep nested transforms apart
     nested = forward_ad._current_level >= 0
-    with interpreter_scope(interpreter), \
+    with interpreter_scope(interpreter), forward_ad._set_fwd_grad_enabled(True), \
             (contextlib.nullcontext() if nested else forward_ad.dual_level()):
         duals = [forward_ad.make_dual(wrap_at(p, interpreter), wrap_at(t, interpreter))
                  for p, t in zip(flat_primals, flat_tangents)]

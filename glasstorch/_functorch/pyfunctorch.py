@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import threading
 
 from .._core import dispatch_key as dk
 from .._core.dispatch_key import DispatchKey, FUNC, functionality_bit
@@ -218,12 +219,29 @@ class GradInterpreter(Interpreter):
 
 class JvpInterpreter(GradInterpreter):
     """A ``jvp``/``jacfwd`` level: as a grad level, but what its wrappers carry
-    through the Autograd keys is forward-mode tangents (``autograd.forward_ad``)."""
+    through the Autograd keys is forward-mode tangents (``autograd.forward_ad``).
+    Below it, forward AD is as it was outside (``prev_fwd_grad_mode``): a
+    tangent formula's ops, run with forward AD off at this level, still carry
+    the outer levels' tangents (nested jvp)."""
 
     transform = TransformType.Jvp
 
+    def __init__(self, level: int, prev_grad_mode: bool, prev_fwd_grad_mode: bool):
+        super().__init__(level, prev_grad_mode)
+        self._prev_fwd_grad_mode = prev_fwd_grad_mode
+
+    def lower(self, op, args, kwargs):
+        from ..autograd.variable import fw_grad_mode
+        enabled = fw_grad_mode.enabled
+        fw_grad_mode.enabled = self._prev_fwd_grad_mode
+        try:
+            return super().lower(op, args, kwargs)
+        finally:
+            fw_grad_mode.enabled = enabled
+
     def __repr__(self):
-        return f"JvpInterpreter(level={self._level}, prev_grad_mode={self._prev_grad_mode})"
+        return f"JvpInterpreter(level={self._level}, prev_grad_mode={self._prev_grad_mode}, " \
+               f"prev_fwd_grad_mode={self._prev_fwd_grad_mode})"
 
 
 _WRITTEN: dict = {}     # op -> positions of the arguments it writes to
@@ -274,16 +292,35 @@ def retrieve_current_functorch_interpreter() -> Interpreter | None:
     return layers[-1] if layers else None
 
 
+class _Scopes(threading.local):
+    active: dict = None      # level -> the interpreter of every transform not yet ended
+
+
+_scopes = _Scopes()
+
+
 @contextlib.contextmanager
 def interpreter_scope(interpreter: Interpreter):
     """Run a block with ``interpreter`` pushed (what ``_vmap_increment_nesting`` /
     ``_vmap_decrement_nesting`` bracket in PyTorch); its tensors die with it."""
     push_interpreter(interpreter)
+    active = _scopes.active if _scopes.active is not None else {}
+    _scopes.active = {**active, interpreter.level(): interpreter}
     try:
         yield interpreter
     finally:
+        _scopes.active = active
         pop_interpreter()
         interpreter.alive[0] = False
+
+
+def interpreter_of(level: int) -> Interpreter:
+    """The transform of ``level``, active even while an op runs below it (its
+    layer popped by ``send_to_next``)."""
+    interpreter = (_scopes.active or {}).get(level)
+    if interpreter is None:
+        raise RuntimeError(f"no transform of level {level} is active")
+    return interpreter
 
 
 def next_level() -> int:

@@ -29,7 +29,7 @@ from ..._core.dispatch_key import DispatchKey
 from ..._core.tls import state as _tls
 from ..._tensor import Tensor
 from ..batched_tensor import BatchedTensor, _make_batched
-from ..pyfunctorch import BATCHED
+from ..pyfunctorch import BATCHED, interpreter_of
 
 __all__ = ["register", "register_decomposition", "batched_fallback", "coverage", "bind", "call", "unwrap", "wrap",
            "to_front", "logical_rank", "pad_rank", "wrap_dim", "batch_size_of", "batched_again",
@@ -178,10 +178,7 @@ def batched_again():
 
 
 def batch_size_of(level) -> int:
-    for layer in reversed(_tls.functorch_layers):
-        if layer.level() == level:
-            return layer.batch_size()
-    raise RuntimeError(f"no vmap level {level} is active")
+    return interpreter_of(level).batch_size()
 
 
 # -- the fallback ---------------------------------------------------------------------
@@ -199,8 +196,14 @@ def _batched_here(values, level) -> bool:
 
 
 def batched_fallback(op, keyset, args, kwargs):
-    """FuncTorchBatched: a batching rule, a decomposition, or the per-example loop."""
-    level = _tls.functorch_layers[-1].level()
+    """FuncTorchBatched: a batching rule, a decomposition, or the per-example loop.
+
+    The level is the innermost vmap's, or, with no transform on the stack, the
+    arguments' own: a BatchedTensor used below its level, as a tangent that
+    forward AD carries under ``vmap`` (``autograd.functional``'s forward mode;
+    PyTorch batches these with its legacy, stackless vmap)."""
+    layers = _tls.functorch_layers
+    level = layers[-1].level() if layers else _level_of(args, kwargs)
     if not _batched_here(args, level) and not _batched_here(kwargs.values(), level):
         return _below(op, args, kwargs)
     if not RULES:
@@ -234,6 +237,12 @@ def _report(op, decomposition, rule) -> None:
         how = "loop fallback"
     for report in REPORTS:
         report.record(op._name, how)
+
+
+def _level_of(args, kwargs) -> int:
+    values = [x for v in (*args, *kwargs.values())
+              for x in (v if isinstance(v, (list, tuple)) else (v,))]
+    return max(v._level for v in values if isinstance(v, BatchedTensor))
 
 
 def _below(op, args, kwargs):
