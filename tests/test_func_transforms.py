@@ -364,3 +364,13 @@ def test_jvp_errors_match_torch(case):
             "aux": lambda: lib.func.jvp(lambda a: a, (x,), (x,), has_aux=True),
         }[case]()
     raised(differential(scenario, may_raise=True))
+
+
+def test_jacrev_of_jacrev_and_vmap_of_jacfwd_match_torch():
+    x, xs = data(3), data(4, 3, seed=9)
+
+    def scenario(lib):
+        f = lambda a: (a.sin() * a.cumsum(0)).sum()   # noqa: E731
+        return (lib.func.jacrev(lib.func.jacrev(f))(T(lib, x)),
+                lib.func.vmap(lib.func.jacfwd(lambda a: a.tanh() * a.sum()))(T(lib, xs)))
+    differential(scenario)
