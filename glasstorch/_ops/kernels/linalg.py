@@ -96,7 +96,7 @@ def _matmul(a, b, out):
     if a.ndim == 2 and b.ndim == 2 and out.ndim == 2:
         native.matmul(a, b, out)
     elif a.shape[-1] == 1 and a.ndim >= 2 and b.ndim >= 2:
-        np.multiply(a, b, out=out)
+        native.outer_products(a, b, out)
     else:
         np.matmul(a, b, out=out)
 

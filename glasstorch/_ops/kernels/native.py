@@ -483,18 +483,37 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``out = a @ b`` for 2-d arrays: the rows of ``out`` split among the intra-op
     threads (the calling thread takes the first block), each a single-threaded
     BLAS call; numpy releases the GIL inside it."""
+    _split_first_dim(np.matmul, a, b, out, a.shape[0] * a.shape[1] * b.shape[1], split_b=False)
+
+
+def outer_products(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out = a @ b`` for stacked matrices with k = 1, (..., m, 1) @ (..., 1, n):
+    one broadcast multiply (bitwise the product), split like ``matmul``."""
+    _split_first_dim(np.multiply, a, b, out, out.size, split_b=True)
+
+
+def _split_first_dim(fn, a, b, out, work: int, split_b: bool) -> None:
+    """``fn(a, b, out=out)`` with ``out``'s first dim split among the intra-op
+    threads when the work is large enough: ``a``'s too, and ``b``'s when
+    ``split_b`` (stacked operands; one of size 1 there broadcasts, unsplit)."""
     global _pool
-    m, k = a.shape
-    threads = min(get_num_threads(), m) if m * k * b.shape[1] >= MIN_PARALLEL_MATMUL else 1
+    m = out.shape[0]
+    threads = min(get_num_threads(), m) if work >= MIN_PARALLEL_MATMUL else 1
     if threads < 2 or not out.flags.c_contiguous:
-        np.matmul(a, b, out=out)
+        fn(a, b, out=out)
         return
     if _pool is None or _pool._max_workers < threads - 1:
         _pool = concurrent.futures.ThreadPoolExecutor(threads - 1, "glasstorch-intraop")
     bounds = [m * i // threads for i in range(threads + 1)]
-    futures = [_pool.submit(np.matmul, a[lo:hi], b, out=out[lo:hi])
+
+    def rows(x, lo, hi):
+        return x if x.ndim < out.ndim or x.shape[0] == 1 else x[lo:hi]
+
+    def part(lo, hi):
+        return rows(a, lo, hi), (rows(b, lo, hi) if split_b else b)
+    futures = [_pool.submit(fn, *part(lo, hi), out=out[lo:hi])
                for lo, hi in zip(bounds[1:-1], bounds[2:])]
-    np.matmul(a[:bounds[1]], b, out=out[:bounds[1]])
+    fn(*part(0, bounds[1]), out=out[:bounds[1]])
     for f in futures:
         f.result()
 
