@@ -374,3 +374,29 @@ def test_jacrev_of_jacrev_and_vmap_of_jacfwd_match_torch():
         return (lib.func.jacrev(lib.func.jacrev(f))(T(lib, x)),
                 lib.func.vmap(lib.func.jacfwd(lambda a: a.tanh() * a.sum()))(T(lib, xs)))
     differential(scenario)
+
+
+@pytest.mark.parametrize("name", ["adam", "sgd", "adamw"])
+def test_vmap_of_a_functional_optimizer_step(name):
+    """One optimizer update per example (functional API), against torch's (whose
+    vmap runs some of these in-place ops by its loop fallback: values only)."""
+    import importlib
+    results = []
+    for lib in (torch, gt):
+        module = importlib.import_module(f"{lib.__name__}.optim.{name}")
+        p, g = T(lib, data(4, 3)), T(lib, data(4, 3, seed=1))
+
+        def step(p, g, lib=lib, module=module):
+            p, m, v = p.clone(), lib.zeros_like(p), lib.zeros_like(p)
+            if name == "sgd":
+                module.sgd([p], [g], [m], lr=0.1, momentum=0.9, dampening=0.0,
+                           weight_decay=0.01, nesterov=True, maximize=False)
+            else:
+                getattr(module, name)([p], [g], [m], [v], [], [lib.tensor(0.)], foreach=False,
+                                      amsgrad=False, beta1=0.9, beta2=0.999, lr=0.1,
+                                      weight_decay=0.01, eps=1e-8, maximize=False)
+            return p, m, v
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results.append(lib.vmap(step)(p, g))
+    assert_same(results[1], results[0], atol=1e-6, rtol=1e-5)
