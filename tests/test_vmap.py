@@ -775,3 +775,113 @@ def test_coverage_counts_rules():
 def test_as_strided_views_each_example_at_its_place(offset, in_dim):
     check(lambda lib: lib.vmap(lambda a: a.as_strided((2, 2), (2, 1), offset), in_dims=in_dim)(
         lib.arange(24.).reshape(3, 8) if in_dim == 0 else lib.arange(24.).reshape(8, 3)))
+
+
+# -- normalization, distances, one_hot, upsampling backward ----------------------------------------
+
+def _F(lib):
+    return lib.nn.functional
+
+
+NN_CATALOGUE = [
+    ("batch_norm_train", lambda lib, x, w: _F(lib).batch_norm(x, None, None, w, None, training=True),
+     [data(B, 4, 2, 5), data(2)], (0, None)),
+    ("batch_norm_eval_unbatched_stats", lambda lib, x, m, v: _F(lib).batch_norm(x, m, v, bias=m),
+     [data(4, 2, B), data(2), np.abs(data(2)) + 0.5], (2, None, None)),
+    ("batch_norm_eval_batched_stats_and_weight",
+     lambda lib, x, m, w: _F(lib).batch_norm(x, m, m.abs() + 1, w), [data(4, 2), data(B, 2), data(2, B)],
+     (None, 0, 1)),
+    ("instance_norm", lambda lib, x: _F(lib).instance_norm(x), [data(B, 2, 3, 4)], 0),
+    ("group_norm", lambda lib, x, w, b: _F(lib).group_norm(x, 2, w, b),
+     [data(2, 4, 5, B), data(4), data(4)], (-1, None, None)),
+    ("group_norm_batched_weight", lambda lib, x, w: _F(lib).group_norm(x, 2, w),
+     [data(2, 4, 5), data(B, 4)], (None, 0)),
+    ("aminmax", lambda lib, x: (lib.aminmax(x), lib.aminmax(x, keepdim=True), lib.aminmax(x, dim=-1),
+                                lib.aminmax(x[0, 0], dim=0, keepdim=True)), [data(3, B, 4)], 1),
+    ("one_hot", lambda lib, i: _F(lib).one_hot(i - 1, 4), [ints(B, 3, high=6)], 0),
+    ("diag_embed", lambda lib, x: (lib.diag_embed(x), lib.diag_embed(x, 1, 0, 2)), [data(2, B, 3)], 1),
+    ("cross", lambda lib, a, b: (lib.linalg.cross(a, b), lib.cross(a, b, dim=0)),
+     [data(B, 3, 3), data(3, 3, seed=1)], (0, None)),
+    ("vdot", lambda lib, a, b: lib.vdot(a, b), [data(B, 4), data(4, B, seed=1)], (0, 1)),
+    ("cdist", lambda lib, a, b: (lib.cdist(a, b), lib.cdist(b, a, p=1)),
+     [data(B, 4, 2), data(3, 5, 2, seed=1)], (0, None)),
+]
+
+
+@pytest.mark.parametrize("name, fn, arrays, in_dims", NN_CATALOGUE, ids=[c[0] for c in NN_CATALOGUE])
+def test_nn_catalogue(name, fn, arrays, in_dims):
+    check(vmapped(fn, *arrays, in_dims=in_dims), atol=1e-4, rtol=1e-4)
+
+
+NN_ERRORS = {
+    "batch_norm_unbatched_running_stats": lambda lib: lib.vmap(lambda x: _F(lib).batch_norm(
+        x, lib.zeros(2), lib.ones(2), training=True))(T(lib, data(B, 4, 2))),
+    "batch_norm_module_in_training": lambda lib: lib.vmap(lib.nn.BatchNorm1d(2))(T(lib, data(B, 4, 2))),
+    "one_hot_without_num_classes": lambda lib: lib.vmap(_F(lib).one_hot)(T(lib, ints(B, 3))),
+    "cross_ranks": lambda lib: lib.vmap(lib.linalg.cross)(T(lib, data(B, 2, 3)), T(lib, data(B, 3))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_ERRORS))
+def test_nn_errors(name):
+    check(NN_ERRORS[name], raises=True)
+
+
+def test_batch_norm_updates_batched_running_stats():
+    """Training with batched running stats: each example's stats are updated
+    in place with its own batch statistics."""
+    def scenario(lib):
+        x, mean, var = T(lib, data(B, 4, 2, 3)), lib.zeros(B, 2), lib.ones(B, 2)
+        out = lib.vmap(lambda a, m, v: _F(lib).batch_norm(a, m, v, training=True, momentum=0.3))(
+            x, mean, var)
+        return out, mean, var
+    check(scenario, atol=1e-5)
+
+
+def _norm_model(lib, training):
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Conv2d(2, 4, 3), lib.nn.BatchNorm2d(4, track_running_stats=not training),
+                              lib.nn.ReLU(), lib.nn.GroupNorm(2, 4), lib.nn.Flatten(), lib.nn.Linear(16, 3))
+    if not training:
+        with lib.no_grad():
+            model[1].running_mean.uniform_(-0.5, 0.5)
+            model[1].running_var.uniform_(0.5, 2)
+    return model.train(training)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_per_sample_gradients_through_batch_norm_and_group_norm(training):
+    """vmap(grad) of a conv/BatchNorm/GroupNorm model (train mode without
+    running stats: torch refuses unbatched ones): the norms' backward ops are
+    batched by their rules, the weight gradients come out per example."""
+    reference = _norm_model(torch, training)
+
+    def scenario(lib):
+        model = reference if lib is torch else _norm_model(gt, training)
+        if lib is gt:
+            _copy_params(model, reference)
+            for b, r in zip(model.buffers(), reference.buffers()):
+                b.copy_(gt.from_numpy(r.numpy().copy()))
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        buffers = dict(model.named_buffers())
+
+        def loss(p, x, y):
+            out = lib.func.functional_call(model, (p, buffers), (x.unsqueeze(0),))
+            return _F(lib).cross_entropy(out, y.unsqueeze(0))
+        return lib.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(
+            params, T(lib, data(3, 2, 4, 4)), T(lib, ints(3, high=3)))
+    check(scenario, atol=1e-4, rtol=1e-4)
+
+
+def test_per_sample_gradients_of_instance_norm_cdist_and_upsampling():
+    def scenario(lib):
+        F = _F(lib)
+
+        def loss(w, x):
+            h = F.instance_norm(x.unsqueeze(0), weight=w, use_input_stats=True)
+            up = F.interpolate(h, scale_factor=2) + F.interpolate(h, scale_factor=2, mode="bilinear")
+            line = F.interpolate(h[0], scale_factor=2, mode="linear") + F.interpolate(h[0], size=8)
+            return up.pow(2).mean() + line.sin().sum() + lib.cdist(h[0, 0], h[0, 1]).sum()
+        return lib.vmap(lib.func.grad(loss, argnums=(0, 1)), in_dims=(None, 0))(
+            T(lib, data(2) + 1), T(lib, data(B, 2, 3, 4)))
+    check(scenario, atol=1e-4, rtol=1e-4)

@@ -17,7 +17,7 @@ to its schema (one per schema argument, defaults filled in), and the rule runs
 with FuncTorchBatched excluded, so the ops it calls on physical tensors go to
 the next level down.  Rules are grouped by the shape of what they do:
 ``pointwise.py``, ``reductions.py``, ``views.py``, ``linalg.py``, ``nn.py``,
-``random.py``, ``indexing.py``, ``conv.py``, ``errors.py`` (ops vmap refuses);
+``random.py``, ``indexing.py``, ``conv.py``, ``norms.py``, ``errors.py`` (ops vmap refuses);
 ``coverage()`` counts them.
 """
 from __future__ import annotations
@@ -318,5 +318,5 @@ def coverage() -> tuple[int, int]:
 
 
 def _load_rules() -> None:
-    from . import (conv, errors, indexing, linalg, nn, pointwise, random, reductions,  # noqa: F401
-                   views)                                                           # (they register)
+    from . import (conv, errors, indexing, linalg, nn, norms, pointwise, random,  # noqa: F401
+                   reductions, views)                                          # (they register)

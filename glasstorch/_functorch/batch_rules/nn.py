@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor
 from . import (RULES, batch_size_of, batched_again, call, logical_rank, loop_fallback, overloads,
-               register, to_front, unwrap, wrap)
+               register, register_decomposition, to_front, unwrap, wrap)
 from .pointwise import pointwise_rule
 
 aten = ops.aten
@@ -214,13 +214,47 @@ for _spatial, _names in (
         (1, ("max_pool1d_with_indices", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
              "adaptive_max_pool1d", "reflection_pad1d", "reflection_pad1d_backward",
              "replication_pad1d", "replication_pad1d_backward", "upsample_nearest1d",
-             "upsample_linear1d")),
+             "_upsample_nearest_exact1d", "upsample_linear1d")),
         (2, ("max_pool2d_with_indices", "max_pool2d_with_indices_backward", "max_pool2d",
              "avg_pool2d", "avg_pool2d_backward", "_adaptive_avg_pool2d",
              "_adaptive_avg_pool2d_backward", "adaptive_max_pool2d", "adaptive_max_pool2d_backward",
-             "upsample_nearest2d", "upsample_nearest2d.vec", "upsample_bilinear2d",
+             "upsample_nearest2d", "upsample_nearest2d.vec", "_upsample_nearest_exact2d",
+             "upsample_bilinear2d",
              "upsample_bilinear2d.vec", "reflection_pad2d", "reflection_pad2d_backward",
              "replication_pad2d", "replication_pad2d_backward",
              "pixel_shuffle", "pixel_unshuffle"))):
     for _op in overloads(*_names):
         RULES[_op] = _fold_into_n(_spatial)
+
+
+def _upsample_backward(spatial: int):
+    """An upsampling's backward: as ``_fold_into_n``, with the N of its
+    ``input_size`` (N, C, *spatial) grown to B*N."""
+    fold = _fold_into_n(spatial)
+
+    def rule(op, level, values):
+        n, *rest = values[2]
+        values[2] = [n * batch_size_of(level), *rest]
+        return fold(op, level, values)
+    return rule
+
+
+for _spatial, _names in (
+        (1, ("upsample_nearest1d_backward", "_upsample_nearest_exact1d_backward",
+             "upsample_linear1d_backward")),
+        (2, ("upsample_nearest2d_backward", "_upsample_nearest_exact2d_backward",
+             "upsample_bilinear2d_backward"))):
+    for _op in overloads(*_names):
+        RULES[_op] = _upsample_backward(_spatial)
+
+
+@register_decomposition(aten.one_hot.default)
+def _one_hot(self, num_classes=-1):
+    """Under vmap the class values cannot be read (``.item()``): with an
+    explicit ``num_classes``, ``self[..., None] == arange(num_classes)`` (a
+    value out of range gives a row of zeros, as in torch.vmap); without, PyTorch's error."""
+    if num_classes == -1:
+        raise RuntimeError("When vmap-ing torch.nn.functional.one_hot, please provide an explicit "
+                           "positive num_classes argument.")
+    index = aten.arange.default(num_classes, dtype=self.dtype, device=self.device)
+    return aten.eq.Tensor(self.unsqueeze(-1), index).long()

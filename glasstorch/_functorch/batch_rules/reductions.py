@@ -7,7 +7,8 @@ logical scalar (physical rank 1) is reduced over a size-1 dim added for it.
 from __future__ import annotations
 
 from ..._dispatcher.dispatcher import ops
-from . import RULES, call, logical_rank, overloads, tensor_slots, to_front, unwrap, wrap, wrap_dim
+from . import (RULES, call, logical_rank, overloads, register, tensor_slots, to_front, unwrap, wrap,
+               wrap_dim)
 
 aten = ops.aten
 
@@ -115,3 +116,15 @@ for _op in overloads("_softmax", "_log_softmax", "_safe_softmax", "cumsum", "cum
 
 for _op in overloads("argmax", "argmin"):
     RULES[_op] = _flatten_when_no_dim
+
+
+@register(aten.aminmax.default)
+def _aminmax(op, level, values):
+    """With a ``dim``, a one-dim op; without, each example flattened and
+    reduced over that one dim, which ``keepdim`` keeps (as torch.vmap does: a
+    result of one dim whatever the example's rank, none for a scalar)."""
+    if values[1] is not None:
+        return _one_dim_rule(op, level, values)
+    tensor, bdim = unwrap(values[0], level)
+    flat = to_front(tensor, bdim).reshape(tensor.shape[bdim], -1)
+    return wrap(op(flat, dim=1, keepdim=values[2] and logical_rank(tensor, bdim) > 0), level)
