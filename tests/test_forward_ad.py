@@ -399,3 +399,100 @@ def test_forward_over_reverse_hessian_vector_product(name):
     (tg,) = torch.autograd.grad(tf(tp), tp, create_graph=True)
     (expected,) = torch.autograd.grad(tg, tp, torch.tensor(v))
     np.testing.assert_allclose(to_numpy(hvp), expected.numpy(), rtol=1e-9, atol=1e-10)
+
+
+# -- complex tangents, the SVD, in-place comparisons, refusals -------------------------------
+
+COMPLEX_OPS = {
+    "mul": lambda lib, x, y: x * y, "div": lambda lib, x, y: x / y,
+    "matmul": lambda lib, x, y: x @ y, "sum": lambda lib, x, y: x.sum(0),
+    "exp": lambda lib, x, y: x.exp(), "abs": lambda lib, x, y: x.abs(),
+    "conj_physical": lambda lib, x, y: lib.conj_physical(x), "prod": lambda lib, x, y: x.prod(1),
+    "var_std": lambda lib, x, y: lib.stack([x.var(1), x.std(0)]),
+    "norm": lambda lib, x, y: lib.linalg.vector_norm(x, 3, dim=1) + x.norm(),
+    "sigmoid_backward_output": lambda lib, x, y: lib.ops.aten.sigmoid_backward(x.detach(), y),
+    "view_as_real": lambda lib, x, y: lib.view_as_real(x) * 2,
+    "view_as_complex": lambda lib, x, y: lib.view_as_complex(lib.view_as_real(x) * 2),
+}
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_tangents_match_pytorch(dtype):
+    rng = np.random.default_rng(3)
+    p, t, q, u = (rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+                  for _ in range(4))
+    for name, fn in COMPLEX_OPS.items():
+        results = []
+        for lib in (glasstorch, torch):
+            fw = _fw(lib)
+            cast = getattr(lib, dtype)
+            with fw.dual_level():
+                x = fw.make_dual(lib.tensor(p).to(cast), lib.tensor(t).to(cast))
+                y = fw.make_dual(lib.tensor(q).to(cast), lib.tensor(u).to(cast))
+                results.append(fw.unpack_dual(fn(lib, x, y)).tangent)
+        ours, theirs = results
+        assert str(ours.dtype) == str(theirs.dtype) and ours.shape == theirs.shape, name
+        tol = 1e-5 if dtype == "complex64" else 1e-10
+        np.testing.assert_allclose(to_numpy(ours), to_numpy(theirs.resolve_conj()), rtol=tol,
+                                   atol=tol, err_msg=name)
+
+
+def _svd_tangents(lib):
+    fw = _fw(lib)
+    rng = np.random.default_rng(4)
+    seen = []
+    for shape, complex_, full in [((3, 4), False, False), ((2, 5, 3), False, True),
+                                  ((3, 3), True, False)]:
+        a, t = (rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if complex_ else 0)
+                for _ in range(2))
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor(a), lib.tensor(t))
+            seen += [fw.unpack_dual(lib.ops.aten._linalg_svd(x, full_matrices=full)[1]).tangent,
+                     fw.unpack_dual(lib.linalg.svdvals(x)).tangent,
+                     fw.unpack_dual(lib.linalg.matrix_norm(x, "nuc")).tangent,
+                     fw.unpack_dual(lib.linalg.matrix_norm(x, 2)).tangent]
+    return seen
+
+
+def test_singular_value_tangents_match_pytorch():
+    differential(_svd_tangents)
+
+
+def _inplace_comparisons(lib):
+    fw = _fw(lib)
+    seen = []
+    with fw.dual_level():
+        x = fw.make_dual(lib.tensor([1., 2., 3.]), lib.ones(3))
+        for name in ("eq_", "ne_", "lt_", "le_", "gt_", "ge_"):
+            for other in (2.0, x * 0 + 2):
+                y = x.clone()
+                getattr(y, name)(other)
+                seen.append((y, fw.unpack_dual(y).tangent))
+    w = lib.tensor([1., 2., 3.], requires_grad=True)
+    z = w * 1
+    z.gt_(1.5)
+    seen += [type(z.grad_fn).__name__, lib.autograd.grad(z.sum(), w)[0]]
+    return seen
+
+
+def test_inplace_comparisons_zero_the_tangent():
+    differential(_inplace_comparisons)
+
+
+def test_ops_pytorch_does_not_differentiate_refuse_like_pytorch():
+    def scenario(lib):
+        fw = _fw(lib)
+        index = lib.tensor([[0, 1], [2, 2]])
+        seen = []
+        with fw.dual_level():
+            x = fw.make_dual(lib.ones(2, 3, dtype=lib.float64), lib.ones(2, 3, dtype=lib.float64))
+            for fn in (lambda: lib.ops.aten.silu_backward(x, x),
+                       lambda: lib.ops.aten.scatter.reduce(x, 1, index, x[:, :2], reduce="add"),
+                       lambda: lib.ops.aten.scatter.value_reduce(x, 1, index, 2.0,
+                                                                  reduce="multiply")):
+                try:
+                    fn()
+                except NotImplementedError as e:
+                    seen.append(str(e))
+        return seen
+    assert len(differential(scenario)[1]) == 3

@@ -574,6 +574,11 @@ def _dual(info, kind, op, plain, ks, args, kwargs):
             _propagate_no_fw_view(values[0], result)
         return result
     forward = info.forward
+    if not forward and info.node_name == "NotImplemented":
+        # an op PyTorch has no derivatives.yaml entry for: its autograd
+        # fallback's message (autograd_not_implemented_fallback.cpp)
+        raise NotImplementedError(f"Trying to use forward AD with {op._schema.name} that does "
+                                  "not support it.")
     if not forward or forward[0][1] == "not_implemented":
         name = op._schema.name.split("::")[1]
         raise NotImplementedError(_FW_NOT_IMPLEMENTED.format(name) +

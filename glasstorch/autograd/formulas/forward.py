@@ -8,13 +8,31 @@ from ..._dispatcher.dispatcher import ops
 from ..variable import has_fw_grad
 from .reduction import unsqueeze_multiple
 
-__all__ = ["reduced_dims", "apply_loss_reduction", "clamp_jvp", "gather_with_keepdimed_indices",
+__all__ = ["fw_conj", "fw_real", "reduced_dims", "apply_loss_reduction", "clamp_jvp", "gather_with_keepdimed_indices",
            "evenly_read_jvp", "amaxamin_jvp", "cumprod_jvp", "logsumexp_jvp",
            "safe_logsumexp_jvp", "norm_jvp", "foreach_norm_jvp", "convolution_backward_jvp_grad_bias",
            "layer_norm_jvp", "group_norm_jvp", "group_norm_mean_jvp",
-           "group_norm_invstd_jvp", "batch_norm_jvp", "glu_jvp", "scatter_reduce_jvp"]
+           "group_norm_invstd_jvp", "batch_norm_jvp", "glu_jvp", "glu_backward_jvp",
+           "binary_cross_entropy_backward_jvp", "scatter_reduce_jvp", "linalg_svd_jvp"]
 
 aten = ops.aten
+
+
+def fw_conj(t):
+    """A complex tangent's conjugate (PyTorch's formulas' ``.conj()``); a real one as is."""
+    return aten.conj_physical.default(t) if t.is_complex() else t
+
+
+def fw_real(t):
+    """The real part of a complex tangent (``at::real``); a real one as is."""
+    return aten.real.default(t) if t.is_complex() else t
+
+
+def _inner(a, t):
+    """Re(conj(a) t) elementwise: the real inner product a complex norm's
+    tangent is made of; a * t for real tensors."""
+    return aten.real.default(aten.conj_physical.default(a) * t) if t.is_complex() or \
+        a.is_complex() else a * t
 
 
 def reduced_dims(self, dim):
@@ -117,19 +135,19 @@ def norm_jvp(p, t, order, result, dim=None, keepdim=False):
     if order == 0.0:
         return aten.zeros_like.default(result)
     if order == 1.0:
-        return aten.sum.dim_IntList(aten.sgn.default(p) * t, dims, keepdim)
+        return aten.sum.dim_IntList(_inner(aten.sgn.default(p), t), dims, keepdim)
     norm = unsqueeze_multiple(result, [] if keepdim else dims, p.dim())
     if order == 2.0:
-        out = aten.sum.dim_IntList(p * t, dims, keepdim) / result
+        out = aten.sum.dim_IntList(_inner(p, t), dims, keepdim) / result
         return aten.masked_fill.Scalar(out, result == 0, 0)
     if order in (float("inf"), float("-inf")):
         mask = aten.abs.default(p) == norm
-        return aten.sum.dim_IntList(aten.sgn.default(p) * t * mask, dims, keepdim) / \
+        return aten.sum.dim_IntList(_inner(aten.sgn.default(p), t) * mask, dims, keepdim) / \
             aten.sum.dim_IntList(mask, dims, keepdim)
     # sgn(p) |p|^(order - 1), 0 at p == 0 (as norm_backward masks it for order < 1)
     scale = aten.sgn.default(p) * aten.pow.Tensor_Scalar(aten.abs.default(p), order - 1)
     scale = aten.masked_fill.Scalar(scale, p == 0, 0)
-    out = aten.sum.dim_IntList(scale * t, dims, keepdim) / \
+    out = aten.sum.dim_IntList(_inner(scale, t), dims, keepdim) / \
         aten.pow.Tensor_Scalar(result, order - 1)
     return aten.masked_fill.Scalar(out, result == 0, 0)
 
@@ -236,6 +254,31 @@ def glu_jvp(result, x_p, x_t, dim):
     return a_t * sig_b + result * (1 - sig_b) * b_t
 
 
+def glu_backward_jvp(grad_output_p, grad_output_t, self_p, self_t, dim):
+    """glu_backward(gO, x) is linear in gO, and is the gradient of <gO, glu(x)>
+    in x: its Jacobian in x is that function's Hessian, symmetric, so the
+    double backward applied to x's tangent is the jvp."""
+    from .activation import glu_double_backward
+    return aten.glu_backward.default(grad_output_t, self_p, dim) + \
+        glu_double_backward(self_t, grad_output_p, self_p, dim)
+
+
+def binary_cross_entropy_backward_jvp(grad_output_p, grad_output_t, self_p, self_t, target_p,
+                                      target_t, weight, reduction):
+    """gO w (x - t) / (x (1 - x)) (over numel for a mean), elementwise in x and
+    t; in gO the tangent stays per element (the double backward's
+    grad_output formula sums it to gO's shape, a forward tangent must not)."""
+    from .nn import (_bce_denominator, _per_element, _times_weight,
+                     binary_cross_entropy_double_backward,
+                     binary_cross_entropy_double_backward_target)
+    out = binary_cross_entropy_double_backward(grad_output_p, self_t, self_p, target_p, weight,
+                                               reduction)
+    out = out + binary_cross_entropy_double_backward_target(target_t, grad_output_p, self_p,
+                                                            target_p, weight, reduction)
+    ratio = (self_p - target_p) / _bce_denominator(self_p)
+    return out + _per_element(_times_weight(ratio * grad_output_t, weight), self_p, reduction)
+
+
 def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result):
     """sum and mean are linear; amax/amin split the tangent evenly among the
     elements equal to the result; prod gives no tangent, as in PyTorch."""
@@ -252,6 +295,25 @@ def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include
                                          src_t * src_is_result)
         return total / count
     return None
+
+
+def linalg_svd_jvp(A_p, A_t, U, S, Vh, full_matrices, compute_uv):
+    """The singular values' tangent, Re diag(U^H dA V) over the k = min(m, n)
+    singular pairs (glasstorch differentiates only S of _linalg_svd).  Without
+    U and V (svdvals called with compute_uv=False) they are computed here."""
+    k = S.shape[-1]
+    if not compute_uv:
+        U, _, Vh = aten._linalg_svd.default(A_p, False, True)
+        full_matrices = False
+    if full_matrices:
+        U = aten.narrow.default(U, -1, 0, k)
+        Vh = aten.narrow.default(Vh, -2, 0, k)
+    # diag(U^H A_t V)_i = sum_j conj(U)_ji (A_t V)_ji
+    V = aten.transpose.int(Vh, -2, -1)
+    if V.is_complex():
+        U, V = aten.conj_physical.default(U), aten.conj_physical.default(V)
+    dS = aten.sum.dim_IntList(U * aten.matmul.default(A_t, V), [-2], False)
+    return aten.real.default(dS) if dS.is_complex() else dS
 
 
 # -- decompositions for jvp (torch/_decomp/decompositions_for_jvp.py) -------------------
