@@ -44,7 +44,7 @@ _FACTORIES = ["empty", "empty_strided", "empty_like", "zeros", "zeros_like", "on
               "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
               "normal"]
 
-__all__ = ["tensor", "from_numpy", "as_tensor", "is_tensor", "is_storage", "typename", "numel",
+__all__ = ["nonzero", "tensor", "from_numpy", "as_tensor", "is_tensor", "is_storage", "typename", "numel",
            "is_floating_point", "is_complex", "is_nonzero", "get_default_device",
            "set_default_device"] + _FACTORIES
 
@@ -696,6 +696,24 @@ def _legacy_new(cls, *args, **kwargs):
     return out
 
 
+def _with_as_tuple(fn):
+    """``nonzero``'s Python binding takes ``as_tuple=`` (not in its schema): the
+    indices as one tensor per dim, a 0-d input read as 1-d (PyTorch's
+    nonzero_numpy)."""
+    def nonzero(*args, as_tuple=False, **kwargs):
+        if not as_tuple:
+            return fn(*args, **kwargs)
+        if kwargs.pop("out", None) is not None:
+            raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
+        self = args[0] if args else kwargs.pop("input")
+        return fn(self if self.dim() else self.unsqueeze(0), **kwargs).unbind(1)
+    nonzero.__doc__ = fn.__doc__
+    nonzero._signatures = getattr(fn, "_signatures", None)
+    return nonzero
+
+
+nonzero = _with_as_tuple(_registry.function("nonzero"))
+Tensor.nonzero = _with_as_tuple(Tensor.nonzero)
 Tensor._legacy_new = staticmethod(_legacy_new)
 Tensor.to = _to
 Tensor.contiguous = _contiguous

@@ -705,3 +705,41 @@ def test_cdist(seed, batch, rows1, rows2, cols, p, mode, dtype):
 ])
 def test_cdist_errors(call):
     differential(call, may_raise=True)
+
+
+# -- defects PyTorch's op_db samples found (issue 16) -----------------------------------
+
+@pytest.mark.parametrize("case", ["function", "method", "scalar", "keyword_input", "not_tuple"])
+def test_nonzero_as_tuple_matches_torch(case):
+    values = [[0, 1, 0], [1, 1, 0]]
+
+    def scenario(lib):
+        x = lib.tensor(values)
+        return {"function": lambda: lib.nonzero(x, as_tuple=True),
+                "method": lambda: x.nonzero(as_tuple=True),
+                "scalar": lambda: lib.nonzero(lib.tensor(5.0), as_tuple=True),
+                "keyword_input": lambda: lib.nonzero(input=x, as_tuple=True),
+                "not_tuple": lambda: lib.nonzero(x, as_tuple=False)}[case]()
+    differential(scenario)
+
+
+def test_nonzero_as_tuple_refuses_out_as_torch():
+    differential(lambda lib: lib.nonzero(lib.tensor([1, 0]), out=lib.empty(0, dtype=lib.long),
+                                         as_tuple=True), may_raise=True)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float32"])
+def test_sum_to_size_of_a_scalar_is_a_sum(dtype):
+    differential(lambda lib: lib.ones((), dtype=getattr(lib, dtype)).sum_to_size(()))
+
+
+@pytest.mark.parametrize("op", ["gather", "scatter", "scatter_add"])
+@pytest.mark.parametrize("index_dtype", ["uint8", "float32", "int16"])
+@pytest.mark.parametrize("width", [0, 1])
+def test_an_empty_index_may_have_any_dtype(op, index_dtype, width):
+    def scenario(lib):
+        x, index = lib.ones(2, 3), lib.zeros(2, width, dtype=getattr(lib, index_dtype))
+        if op == "gather":
+            return lib.gather(x, 1, index)
+        return getattr(lib, op)(x, 1, index, lib.ones(2, 3))
+    differential(scenario, may_raise=width == 1)

@@ -271,7 +271,7 @@ def _shape1(t):
 @meta("gather")
 def gather_meta(self, dim, index, sparse_grad=False):
     dim = wrap_dim(dim, len(self._shape))
-    if index.dtype not in _INDEX_TYPES:
+    if index.numel() and index.dtype not in _INDEX_TYPES:   # (an empty index may be any dtype)
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
     if index.numel() and _ndim1(index) != _ndim1(self):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
@@ -308,7 +308,7 @@ def gather_impl(out, self, dim, index, sparse_grad=False):
 
 def _scatter_meta(self, dim, index, src, reduce=None, name="scatter"):
     dim = wrap_dim(dim, len(self._shape))
-    if index.dtype not in _INDEX_TYPES:
+    if index.numel() and index.dtype not in _INDEX_TYPES:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     if isinstance(src, Tensor) and src.dtype is not self.dtype:
         raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")

@@ -113,6 +113,8 @@ def sum_to_size(self, size):
     lead = len(shape) - len(size)
     if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
         raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    if not size:                  # ATen's sum_to: to a scalar is sum() (bool counts: int64)
+        return aten.sum.default(self)
     if size == shape:
         return self
     dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
