@@ -400,3 +400,33 @@ def test_vmap_of_a_functional_optimizer_step(name):
             warnings.simplefilter("ignore")
             results.append(lib.vmap(step)(p, g))
     assert_same(results[1], results[0], atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["empty", "classes", "modes", "requires_grad"])
+def test_stack_module_state_errors_match_torch(case):
+    def scenario(lib):
+        a, b = lib.nn.Linear(2, 2), lib.nn.Linear(2, 2)
+        if case == "empty":
+            return lib.func.stack_module_state([])
+        if case == "classes":
+            return lib.func.stack_module_state([a, lib.nn.Bilinear(2, 2, 2)])
+        if case == "modes":
+            return lib.func.stack_module_state([a, b.eval()])
+        b.bias.requires_grad_(False)
+        return lib.func.stack_module_state([a, b])
+    raised(differential(scenario, may_raise=True))
+
+
+
+def test_jacobians_of_mixed_dtypes_match_torch():
+    """Each basis block takes its own tensor's dtype (outputs for jacrev, inputs
+    for jacfwd), as PyTorch's standard basis does."""
+    x, y = data(2).astype(np.float64), data(3, seed=1)
+
+    def scenario(lib):
+        def f(a, b):
+            return a.sin() * b.double().sum(), b * a.float().sum()
+        a, b = T(lib, x), T(lib, y)
+        return (lib.func.jacrev(f, argnums=(0, 1))(a, b),
+                lib.func.jacfwd(f, argnums=(0, 1))(a, b))
+    differential(scenario)

@@ -20,7 +20,7 @@ from .._core.storage import UntypedStorage
 from .._tensor import Tensor, _disabled_torch_function_impl, keys_for_device
 
 __all__ = ["BatchedTensor", "add_batch_dim", "remove_batch_dim", "is_batched_at",
-           "unwrap_at", "maybe_get_level", "maybe_get_bdim", "is_batchedtensor", "get_unwrapped"]
+           "make_transform_tensor", "adopt_geometry"]
 
 _BATCHED_KEY = dk.key_bits(DispatchKey.FuncTorchBatched)
 
@@ -48,6 +48,13 @@ def make_transform_tensor(cls, value: Tensor, shape, stride, key: int):
                      keys_for_device(value.device.type) | key)
 
 
+def adopt_geometry(tensor, other) -> None:
+    """``tensor`` takes ``other``'s sizes, strides and offset: an in-place view
+    (``squeeze_``, ``t_`` ...) on a transform's tensor."""
+    tensor._shape, tensor._stride, tensor._offset = other._shape, other._stride, other._offset
+    tensor._contiguous = None
+
+
 def _make_batched(value: Tensor, bdim: int, level: int) -> BatchedTensor:
     shape, stride = value._shape, value._stride
     out = make_transform_tensor(BatchedTensor, value, shape[:bdim] + shape[bdim + 1:],
@@ -70,14 +77,6 @@ def is_batched_at(tensor, level: int) -> bool:
     return isinstance(tensor, BatchedTensor) and tensor._level == level
 
 
-def unwrap_at(tensor, level: int):
-    """(physical value, batch dim) for a tensor batched at ``level``, else
-    (tensor, None): what a batching rule works with."""
-    if isinstance(tensor, BatchedTensor) and tensor._level == level:
-        return tensor._value, tensor._bdim
-    return tensor, None
-
-
 def remove_batch_dim(tensor, level: int, batch_size: int, out_dim: int):
     """``torch._C._functorch._remove_batch_dim``: the physical tensor with
     ``level``'s batch at ``out_dim``; a tensor not batched at ``level`` (an
@@ -90,22 +89,3 @@ def remove_batch_dim(tensor, level: int, batch_size: int, out_dim: int):
     if tensor._bdim == (out_dim if out_dim >= 0 else out_dim + tensor._value.dim()):
         return tensor._value
     return tensor._value.movedim(tensor._bdim, out_dim)
-
-
-def is_batchedtensor(tensor) -> bool:
-    return isinstance(tensor, BatchedTensor)
-
-
-def maybe_get_level(tensor) -> int:
-    """The level of the transform that made ``tensor``, -1 for a plain tensor."""
-    return tensor._level if isinstance(tensor, BatchedTensor) else -1
-
-
-def maybe_get_bdim(tensor) -> int:
-    return tensor._bdim if isinstance(tensor, BatchedTensor) else -1
-
-
-def get_unwrapped(tensor):
-    if not isinstance(tensor, BatchedTensor):
-        raise RuntimeError("get_unwrapped: expected a BatchedTensor")
-    return tensor._value

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 
 from .. import autograd
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from ..autograd import functional, grad_mode
 from ..utils import _pytree as pytree
 from .pyfunctorch import GradInterpreter, JvpInterpreter, interpreter_scope, next_level
 from .tensor_wrapper import unwrap_at, wrap_at
@@ -188,28 +189,15 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     @functools.wraps(func)
     def wrapper(*args):
         _check_argnums(argnums, len(args))
-        diff = (argnums,) if isinstance(argnums, int) else argnums
-
-        def over_diff(*diff_args):
-            full = list(args)
-            for a, v in zip(diff, diff_args):
-                full[a] = v
-            return func(*full)
-        result = vjp(over_diff, *[args[a] for a in diff], has_aux=has_aux)
+        over_diff, diff_args = _of_diff_args(func, args, argnums)
+        result = vjp(over_diff, *diff_args, has_aux=has_aux)
         outputs, vjp_fn = result[0], result[1]
         flat_out, out_spec = pytree.tree_flatten(outputs)
-        sizes = [o.numel() for o in flat_out]
-        total = sum(sizes)
-        first = flat_out[0]
-        basis = first.new_zeros((total, total))
-        basis.diagonal().fill_(1)
-        cotangents = pytree.tree_unflatten(
-            [part.reshape(total, *o.shape) for part, o in zip(basis.split(sizes, 1), flat_out)],
-            out_spec)
-        columns = vmap(vjp_fn, chunk_size=chunk_size)(cotangents)   # per diff arg, a pytree
-        flat_cols, cols_spec = pytree.tree_flatten(columns)
+        basis, sizes = _standard_basis(flat_out)
+        columns = vmap(vjp_fn, chunk_size=chunk_size)(pytree.tree_unflatten(basis, out_spec))
+        flat_cols, cols_spec = pytree.tree_flatten(columns)     # per diff arg, a pytree
         per_output = []
-        for o, start, size in zip(flat_out, _offsets(sizes), sizes):
+        for o, start, size in zip(flat_out, itertools.accumulate([0] + sizes), sizes):
             blocks = [c.narrow(0, start, size).reshape(*o.shape, *c.shape[1:]) for c in flat_cols]
             per_arg = pytree.tree_unflatten(blocks, cols_spec)
             per_output.append(per_arg[0] if isinstance(argnums, int) else per_arg)
@@ -218,11 +206,26 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
-def _offsets(sizes):
-    start = 0
-    for s in sizes:
-        yield start
-        start += s
+def _of_diff_args(func, args, argnums):
+    """(``func`` as a function of the ``argnums`` arguments only, their values)."""
+    diff = (argnums,) if isinstance(argnums, int) else argnums
+
+    def over_diff(*diff_args):
+        full = list(args)
+        for a, v in zip(diff, diff_args):
+            full[a] = v
+        return func(*full)
+    return over_diff, tuple(args[a] for a in diff)
+
+
+def _standard_basis(flat):
+    """autograd.functional's standard basis (one identity row per element of
+    ``flat``'s tensors together, a block per tensor in its dtype), each block
+    shaped as its tensor ((total, *shape)), and the tensors' sizes: the
+    cotangents of ``jacrev``, the tangents of ``jacfwd``."""
+    sizes = [t.numel() for t in flat]
+    blocks = functional._standard_basis(flat, sizes)
+    return [b.reshape(b.shape[0], *t.shape) for b, t in zip(blocks, flat)], sizes
 
 
 # -- forward mode --------------------------------------------------------------------
@@ -286,23 +289,13 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     @functools.wraps(func)
     def wrapper(*args):
         _check_argnums(argnums, len(args))
-        diff = (argnums,) if isinstance(argnums, int) else argnums
-        flat_in, in_spec = pytree.tree_flatten(tuple(args[a] for a in diff))
-        sizes = [t.numel() for t in flat_in]
-        total = sum(sizes)
-        basis = flat_in[0].new_zeros((total, total))
-        basis.diagonal().fill_(1)
-        basis_parts = [part.reshape(total, *t.shape) for part, t in
-                       zip(basis.split(sizes, 1), flat_in)]
+        over_diff, diff_args = _of_diff_args(func, args, argnums)
+        flat_in, in_spec = pytree.tree_flatten(diff_args)
+        basis_parts, sizes = _standard_basis(flat_in)
 
         def push(*flat_tangents):
-            def over_diff(*diff_args):
-                full = list(args)
-                for a, v in zip(diff, diff_args):
-                    full[a] = v
-                return func(*full)
             tangents = pytree.tree_unflatten(list(flat_tangents), in_spec)
-            result = jvp(over_diff, tuple(args[a] for a in diff), tangents, has_aux=has_aux)
+            result = jvp(over_diff, diff_args, tangents, has_aux=has_aux)
             return (result[1], result[0], result[2]) if has_aux else (result[1], result[0])
         columns = vmap(push, randomness=randomness,
                        out_dims=(0, None, None) if has_aux else (0, None))(*basis_parts)

@@ -35,9 +35,10 @@ import enum
 import threading
 
 from .._core import dispatch_key as dk
-from .._core.dispatch_key import DispatchKey, FUNC, functionality_bit
+from .._core.dispatch_key import FUNC, functionality_bit
 from .._core.tls import state as _tls
 from .._tensor import Tensor
+from .batched_tensor import adopt_geometry
 from .tensor_wrapper import TensorWrapper, is_wrapped_at, unwrap_at, wrap_at
 
 __all__ = ["TransformType", "Interpreter", "VmapInterpreter", "GradInterpreter", "JvpInterpreter", "retrieve_current_functorch_interpreter",
@@ -204,7 +205,7 @@ class GradInterpreter(Interpreter):
             if original is None:
                 return wrap_at(t, self)
             if original._shape != t._shape or original._stride != t._stride:
-                _adopt_geometry(original, t)         # an in-place view: squeeze_, t_ ...
+                adopt_geometry(original, t)         # an in-place view: squeeze_, t_ ...
             return original
         if isinstance(result, Tensor):
             return rewrap(result)
@@ -245,11 +246,6 @@ class JvpInterpreter(GradInterpreter):
 
 
 _WRITTEN: dict = {}     # op -> positions of the arguments it writes to
-
-
-def _adopt_geometry(wrapper, value) -> None:
-    wrapper._shape, wrapper._stride, wrapper._offset = value._shape, value._stride, value._offset
-    wrapper._contiguous = None
 
 
 def _map_tensors(fn, values) -> list:
@@ -372,6 +368,3 @@ def dynamic_layer_back_fallback(op, keyset, args, kwargs):
     """FuncTorchDynamicLayerBackMode: the op leaves this level for the next one."""
     return _tls.functorch_layers[-1].send_to_next(op, args, kwargs)
 
-
-_TRANSFORM_KEY_NAMES = (DispatchKey.FuncTorchDynamicLayerFrontMode,
-                        DispatchKey.FuncTorchDynamicLayerBackMode)

@@ -29,6 +29,8 @@ and these real boxed fallbacks:
 """
 from __future__ import annotations
 
+import importlib
+
 from .._core.dispatch_key import DispatchKey, FUNCTIONALITIES
 from .._dispatcher.dispatcher import BOXED, KernelFunction, dispatcher, fallthrough_kernel
 from .._dispatcher.pre_dispatch import pre_dispatch_fallback
@@ -71,28 +73,17 @@ def _meta_fallback(op, keyset, args, kwargs):
 # The function transforms' fallbacks live in glasstorch._functorch, which is
 # imported after the op library (it needs it): these reach them at call time.
 
-def _front_fallback(op, keyset, args, kwargs):
-    from .._functorch.pyfunctorch import dynamic_layer_front_fallback
-    return dynamic_layer_front_fallback(op, keyset, args, kwargs)
+def _later(module: str, name: str):
+    """A boxed kernel calling ``glasstorch.<module>.<name>``, imported on first use."""
+    def kernel(op, keyset, args, kwargs):
+        return getattr(importlib.import_module(f"glasstorch.{module}"), name)(op, keyset, args,
+                                                                               kwargs)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
 
 
-def _back_fallback(op, keyset, args, kwargs):
-    from .._functorch.pyfunctorch import dynamic_layer_back_fallback
-    return dynamic_layer_back_fallback(op, keyset, args, kwargs)
-
-
-def _grad_wrapper_fallback(op, keyset, args, kwargs):
-    from .._functorch.pyfunctorch import grad_wrapper_fallback
-    return grad_wrapper_fallback(op, keyset, args, kwargs)
-
-
-def _batched_fallback(op, keyset, args, kwargs):
-    """FuncTorchBatched: the rules load on the first op batched (not at startup)."""
-    from .._functorch.batch_rules import batched_fallback
-    return batched_fallback(op, keyset, args, kwargs)
-
-
-def vmap_mode_random_kernel(op, keyset, args, kwargs):
-    """FuncTorchVmapMode's kernel for the random ops (``_functorch/batch_rules/random.py``)."""
-    from .._functorch.batch_rules.random import vmap_mode_random_kernel as kernel
-    return kernel(op, keyset, args, kwargs)
+_front_fallback = _later("_functorch.pyfunctorch", "dynamic_layer_front_fallback")
+_back_fallback = _later("_functorch.pyfunctorch", "dynamic_layer_back_fallback")
+_grad_wrapper_fallback = _later("_functorch.pyfunctorch", "grad_wrapper_fallback")
+_batched_fallback = _later("_functorch.batch_rules", "batched_fallback")   # rules load on first use
+vmap_mode_random_kernel = _later("_functorch.batch_rules.random", "vmap_mode_random_kernel")

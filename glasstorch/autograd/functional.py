@@ -25,9 +25,9 @@ call with ``is_grads_batched=True`` (vmap over the grad_outputs);
 """
 from __future__ import annotations
 
-import importlib
-
 import glasstorch as torch
+
+from . import forward_ad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
@@ -352,16 +352,15 @@ def _jacfwd(func, inputs, strict, vectorize):
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
                                   "Hessian isonly implemented for `vectorize=True`.")
     from .._functorch.apis import vmap
-    fwAD = _forward_ad()
     numels = tuple(inp.numel() for inp in inputs)
     output_info = []
 
     def push_tangents(tangents):
-        with fwAD.dual_level():
-            duals = tuple(fwAD.make_dual(inp, t.view_as(inp)) for inp, t in zip(inputs, tangents))
+        with forward_ad.dual_level():
+            duals = tuple(forward_ad.make_dual(inp, t.view_as(inp)) for inp, t in zip(inputs, tangents))
             is_outputs_tuple, dual_outputs = _as_tuple(
                 func(*duals), "outputs of the user-provided function", "jacobian")
-            primals, out_tangents = zip(*(fwAD.unpack_dual(d) for d in dual_outputs))
+            primals, out_tangents = zip(*(forward_ad.unpack_dual(d) for d in dual_outputs))
             output_info.extend((is_outputs_tuple, primals))
             return tuple(torch.zeros_like(p) if t is None else t
                          for p, t in zip(primals, out_tangents))
@@ -372,19 +371,6 @@ def _jacfwd(func, inputs, strict, vectorize):
                       for block, inp in zip(jv.split(numels, dim=0), inputs))
                 for jv, out in zip(batched, outputs))
     return _untuple(jac, is_outputs_tuple, is_inputs_tuple)
-
-
-def _forward_ad():
-    """``autograd.forward_ad``, which forward-mode Jacobians need; a
-    NotImplementedError while glasstorch does not have it yet."""
-    try:
-        return importlib.import_module(".forward_ad", __package__)
-    except ModuleNotFoundError as e:
-        if e.name != f"{__package__}.forward_ad":
-            raise
-        raise NotImplementedError(
-            'jacobian(..., strategy="forward-mode") pushes tangents through forward-mode AD '
-            "(glasstorch.autograd.forward_ad), which glasstorch does not have yet") from None
 
 
 def _scalar_output(func, inputs, fn_name, strict):

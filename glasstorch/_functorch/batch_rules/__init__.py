@@ -53,15 +53,9 @@ def register(*ops):
 def overloads(*names):
     """The OpOverloads named ``"op.overload"`` that this op library has (a
     rule list may name ops glasstorch does not declare yet)."""
-    from ..._dispatcher.dispatcher import ops
-    found = []
-    for name in names:
-        base, _, overload = name.partition(".")
-        packet = getattr(ops.aten, base, None)
-        op = getattr(packet, overload or "default", None) if packet is not None else None
-        if op is not None:
-            found.append(op)
-    return found
+    from ..._dispatcher.dispatcher import _lookup_overload, dispatcher
+    return [_lookup_overload("aten::" + name) for name in names
+            if dispatcher.find("aten::" + name) is not None]
 
 
 def register_decomposition(*ops):

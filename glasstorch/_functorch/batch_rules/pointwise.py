@@ -18,7 +18,7 @@ check refuses it: the padded ``other`` has more dims than ``self``.
 from __future__ import annotations
 
 from ..._core import dtype as dt
-from ..._dispatcher.dispatcher import dispatcher, ops
+from ..._dispatcher.dispatcher import _lookup_overload, dispatcher, ops
 from ..._ops.tags import Tag
 from . import RULES, call, inplace_error, logical_rank, overloads, pad_rank, register, tensor_slots, \
     to_front, unwrap, wrap
@@ -62,19 +62,13 @@ def _logical_result_type(operands):
 
 
 def _register_pointwise() -> None:
-    for entry in dispatcher.operators.values():
-        if not entry.name.startswith("aten::"):
+    for name in dispatcher.operators:
+        if not name.startswith("aten::"):
             continue
-        op = _overload(entry)
-        if op is not None and Tag.pointwise in op.tags and op._schema.out_arguments == [] \
+        op = _lookup_overload(name)
+        if Tag.pointwise in op.tags and op._schema.out_arguments == [] \
                 and all(r.type.is_tensor for r in op._schema.returns):
             RULES[op] = pointwise_rule
-
-
-def _overload(entry):
-    namespace, _, rest = entry.name.partition("::")
-    base, _, overload = rest.partition(".")
-    return getattr(getattr(ops.aten, base), overload or "default", None)
 
 
 _register_pointwise()

@@ -5,6 +5,7 @@ the physical tensor, so in-place ops through it reach the original.
 from __future__ import annotations
 
 from ..._dispatcher.dispatcher import ops
+from ..batched_tensor import adopt_geometry
 from . import (RULES, batch_size_of, call, logical_rank, overloads, register, to_front, unwrap, wrap,
                wrap_dim)
 
@@ -184,8 +185,7 @@ def _in_place_view(out_of_place):
 
 def _adopt(self, view):
     self._value, self._bdim = view._value, view._bdim
-    self._shape, self._stride = view._shape, view._stride
-    self._contiguous = None
+    adopt_geometry(self, view)
     return self
 
 
