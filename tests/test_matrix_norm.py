@@ -1,5 +1,5 @@
 """linalg.svdvals, linalg.matrix_norm, linalg.norm and torch.norm's string orders
-(glasstorch/_ops/kernels/matrix_norm.py, glasstorch/functional.py) against real
+(glasstorch/_ops/kernels/linalg.py, glasstorch/functional.py) against real
 PyTorch: values (to LAPACK's rounding), shapes, dtypes, gradients and errors."""
 import math
 

@@ -1,4 +1,4 @@
-"""Samples for svdvals and the matrix norms (glasstorch/_ops/kernels/matrix_norm.py)."""
+"""Samples for svdvals and the matrix norms (glasstorch/_ops/kernels/linalg.py)."""
 from ..opinfo import EXEMPT, sample
 
 EXEMPT["aten::_linalg_svd"] = (

@@ -1,4 +1,4 @@
-"""Samples for linear-algebra and neural-network ops (kernels/linalg.py, conv.py,
+"""Samples for linear-algebra and neural-network ops (kernels/blas.py, conv.py,
 norm.py, loss.py)."""
 from ..opinfo import sample
 
