@@ -108,7 +108,7 @@ def _tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
 Tensor.norm = _tensor_norm
 
 
-# -- tensor utilities (ops in kernels/utility.py) -------------------------------------
+# -- unique, meshgrid, tensordot, block_diag, cartesian_prod, cdist ... (kernels/sorting.py, shape.py, blas.py, distance.py)
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Distinct elements (or slices along ``dim``) in ascending order; with the

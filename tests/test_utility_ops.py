@@ -1,4 +1,4 @@
-"""Tensor utilities against real PyTorch (glasstorch/_ops/kernels/utility.py,
+"""Tensor utilities against real PyTorch (glasstorch/_ops/kernels/shape.py, sorting.py, indexing.py, ...,
 glasstorch/_core/type_info.py, the torch.functional wrappers): values, dtypes,
 the tuples torch.unique returns, warnings, and errors (type and message), on
 random shapes and values."""

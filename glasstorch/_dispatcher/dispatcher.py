@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import sys
 import warnings
@@ -686,8 +687,28 @@ def dump(name: str) -> str:
             label = key.name + ("[alias]" if dk.is_alias(key) else "") + (" (inactive)" if i else "")
             kind = "fallthrough boxed" if kernel.is_fallthrough else \
                 ("boxed" if kernel.convention == BOXED else "boxed unboxed")
-            lines.append(f"{label}: {kernel.debug} :: {_kernel_signature(kernel)} [ {kind} ]")
+            sites = _code_sites(kernel.fn)
+            lines.append(f"{label}: {kernel.debug} :: {_kernel_signature(kernel)} [ {kind} ]"
+                         + (f" ({sites})" if sites else ""))
     return "\n".join(lines) + "\n"
+
+
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _code_sites(fn) -> str:
+    """Where a kernel's code is: the file and line of a kernel function, or of a
+    structured op's meta rule and impl (glasstorch's addition to the dump, so a
+    reader goes from an op's name to its code in one step)."""
+    parts = getattr(fn, "defined_by", None) or (("kernel", fn),)
+    sites = []
+    for role, f in parts:
+        code = getattr(inspect.unwrap(f), "__code__", None) if f is not None else None
+        if code is None or "<" in code.co_filename:
+            continue
+        path = os.path.relpath(code.co_filename, _PACKAGE_PARENT)
+        sites.append(f"{role} {path}:{code.co_firstlineno}")
+    return ", ".join(sites)
 
 
 def dump_table(name: str) -> str:

@@ -35,6 +35,7 @@ class Derivative:
     non_differentiable: set = field(default_factory=set)   # inputs that get no gradient
     # forward-mode AD: output position -> code object, or a FORWARD_KEYWORDS name
     forward: dict = field(default_factory=dict)
+    line: int = 0                     # where the entry is in derivatives.yaml
 
 
 def _camel(base: str) -> str:
@@ -76,7 +77,8 @@ def load(path: str = PATH) -> dict[str, Derivative]:
     entries = startup_cache.cached_yaml("derivatives.yaml", text) or []
     by_op: dict[str, Derivative] = {}
     index_of_base: dict[str, int] = {}
-    for entry in entries:
+    lines = [i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("- name:")]
+    for entry, line in zip(entries, lines):
         schema = parse_schema("aten::" + entry["name"])
         op_name = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
         declared = dispatcher.find(op_name)
@@ -91,7 +93,8 @@ def load(path: str = PATH) -> dict[str, Derivative]:
         # ``node:`` overrides the name where PyTorch's numbering counts overloads
         # that glasstorch does not declare
         info = Derivative(op_name, entry.get("node") or f"{_camel(base)}Backward{index}",
-                          output_differentiability=entry.get("output_differentiability"))
+                          output_differentiability=entry.get("output_differentiability"),
+                          line=line)
         arg_names = {a.name for a in schema.arguments}
         for key, text in entry.items():
             if key in _RESERVED:

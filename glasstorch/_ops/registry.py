@@ -176,6 +176,7 @@ def make_structured_kernels(name, meta_rule, impl_fn, overlap=TENSOR_ITERATOR_OV
     out_names: list = []
     for fn, suffix in ((functional, ""), (inplace, "_inplace"), (out_variant, "_out")):
         fn.__name__ = fn.__qualname__ = f"{name}{suffix}"
+        fn.defined_by = (("meta rule", meta_rule), ("impl", impl_fn))   # for _dispatch_dump
     return functional, inplace, out_variant, out_names
 
 

@@ -1,5 +1,5 @@
 """Samples for the activations, losses, distances and attention ops of issue 4
-(kernels/activation.py, activation_backward.py, loss.py, distance.py, one_hot.py,
+(kernels/activation.py, loss.py, distance.py, one_hot.py,
 attention.py)."""
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Samples for the tensor utilities (glasstorch/_ops/kernels/utility.py)."""
+"""Samples for the tensor utilities (glasstorch/_ops/kernels/shape.py, sorting.py, indexing.py, linalg.py, distance.py ...)."""
 from ..opinfo import EXEMPT, sample
 
 _DATA_DEPENDENT = ("data-dependent result: no Meta kernel in PyTorch either (tested in "

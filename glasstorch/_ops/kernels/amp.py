@@ -17,7 +17,7 @@ import numpy as np
 
 from ..._core import dtype as dt
 from . import kernel
-from .utility import _not_implemented
+from ._common import _not_implemented
 
 
 def _check(condition, message: str) -> None:

@@ -21,6 +21,9 @@ called through the dispatcher so a TorchDispatchMode sees what PyTorch shows:
     matmul   -> dot / mv / mm / bmm, with PyTorch's folding and broadcasting
     linear   -> t + addmm (2-D input with bias) | view + t + addmm + view | matmul (+ add)
     outer    -> view + mul
+
+kron and tensordot (CompositeImplicitAutograd over views and products) are
+at the end.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
-from ..structured import TensorMeta, broadcast_shapes
+from ..structured import broadcast_shapes, TensorMeta, wrap_dim
 from . import impl, kernel, meta, native
 from ._inner import inner, observed
 
@@ -40,7 +43,7 @@ aten = ops.aten
 
 
 
-def _shape_str(shape) -> str:
+def _sizes(shape) -> str:
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
@@ -49,8 +52,8 @@ def expand_check(self, target, what=None):
     shape = tuple(self._shape)
     if len(shape) > len(target):
         raise RuntimeError(
-            f"expand(torch.{_legacy_type(self.dtype)}{{{_shape_str(shape)}}}, "
-            f"size={_shape_str(target)}): the number of sizes provided ({len(target)}) must be "
+            f"expand(torch.{_legacy_type(self.dtype)}{{{_sizes(shape)}}}, "
+            f"size={_sizes(target)}): the number of sizes provided ({len(target)}) must be "
             f"greater or equal to the number of dimensions in the tensor ({len(shape)})")
     offset = len(target) - len(shape)
     for i, n in enumerate(shape):
@@ -58,8 +61,8 @@ def expand_check(self, target, what=None):
         if n != t and n != 1:
             raise RuntimeError(
                 f"The expanded size of the tensor ({t}) must match the existing size ({n}) at "
-                f"non-singleton dimension {offset + i}.  Target sizes: {_shape_str(target)}.  "
-                f"Tensor sizes: {_shape_str(shape)}")
+                f"non-singleton dimension {offset + i}.  Target sizes: {_sizes(target)}.  "
+                f"Tensor sizes: {_sizes(shape)}")
 
 
 def _legacy_type(d) -> str:
@@ -790,3 +793,56 @@ def linear(input, weight, bias=None):
 
 def _contiguous(t) -> bool:
     return t.is_contiguous()
+
+
+# -- kron, tensordot (CompositeImplicitAutograd over products) -----------------------------
+
+@kernel("kron")
+def kron(self, other):
+    """a (m, n) ⊗ b (p, q): a viewed (m, 1, n, 1) times b viewed (1, p, 1, q),
+    flattened to (m*p, n*q); lower-rank operands get leading 1s."""
+    ndim = max(len(self._shape), len(other._shape))
+    a_shape = (1,) * (ndim - len(self._shape)) + self._shape
+    b_shape = (1,) * (ndim - len(other._shape)) + other._shape
+    a_view, b_view = [], []
+    for m, p in zip(a_shape, b_shape):
+        a_view += [m, 1]
+        b_view += [1, p]
+    product = aten.mul.Tensor(aten._unsafe_view.default(self, a_view),
+                              aten._unsafe_view.default(other, b_view))
+    return aten._unsafe_view.default(product, [m * p for m, p in zip(a_shape, b_shape)])
+
+
+@kernel("tensordot")
+def tensordot(self, other, dims_self, dims_other):
+    """Contract dims_self of ``self`` with dims_other of ``other``: both are permuted
+    to (free, contracted) / (contracted, free) matrices and multiplied with mm."""
+    if len(dims_self) != len(dims_other):
+        raise RuntimeError("both dimension lists should have same length")
+    if self.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    contracted = 1
+    a, b = self, other
+    for d1, d2 in zip(dims_self, dims_other):
+        s1, s2 = a._shape[wrap_dim(d1, len(a._shape))], b._shape[wrap_dim(d2, len(b._shape))]
+        if s2 == 1:
+            a = aten.sum.dim_IntList(a, [d1], True)
+        elif s1 == 1:
+            b = aten.sum.dim_IntList(b, [d2], True)
+        elif s1 != s2:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} in "
+                               f"dim {d1} and second has size {s2} in dim {d2}")
+        else:
+            contracted *= s1
+    wrapped_a = {wrap_dim(d, len(a._shape)) for d in dims_self}
+    wrapped_b = {wrap_dim(d, len(b._shape)) for d in dims_other}
+    free_a = [i for i in range(len(a._shape)) if i not in wrapped_a]
+    free_b = [i for i in range(len(b._shape)) if i not in wrapped_b]
+    result_shape = [a._shape[i] for i in free_a] + [b._shape[i] for i in free_b]
+    rows = int(np.prod([a._shape[i] for i in free_a], dtype=np.int64))
+    cols = int(np.prod([b._shape[i] for i in free_b], dtype=np.int64))
+    left = aten.reshape.default(aten.permute.default(a, free_a + list(dims_self)),
+                                [rows, contracted])
+    right = aten.reshape.default(aten.permute.default(b, list(dims_other) + free_b),
+                                 [contracted, cols])
+    return aten.reshape.default(aten.mm.default(left, right), result_shape)

@@ -19,6 +19,10 @@ adaptive avg / max) are the 2-d ones over an unsqueezed height-1 input.
     adaptive_max_pool2d   out[..., i, j] = max over the adaptive window
                           rows [floor(i H / OH), ceil((i + 1) H / OH)), same for columns;
                           indices are flat h * W + w positions
+
+Their backward ops (max_pool2d_with_indices_backward, avg_pool2d_backward,
+_adaptive_avg_pool2d_backward) are at the end; convolution_backward follows the
+forward's route in conv_backends.py.
 """
 from __future__ import annotations
 
@@ -26,14 +30,15 @@ import math
 import warnings
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides, _is_contiguous
 from ..structured import TensorMeta, wrap_dim
 from . import impl, kernel, meta
+from ._common import _array, _sizes, _write
 from ._inner import inner, observed
+from numpy.lib.stride_tricks import sliding_window_view
 
 aten = ops.aten
 
@@ -60,10 +65,6 @@ def _expand_param(name, value, k):
 def _is_channels_last(t) -> bool:
     return (len(t._shape) == 4 and not _is_contiguous(t._shape, t._stride)
             and t._stride == channels_last_strides(t._shape))
-
-
-def _sizes(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 # -- convolution ------------------------------------------------------------------------
@@ -823,3 +824,128 @@ def constant_pad_nd_impl(out, self, pad, value=0):
         dst[dim] = slice(max(lo, 0), max(lo, 0) + max(n - max(-lo, 0) - max(-hi, 0), 0))
     o[...] = value
     np.copyto(o[tuple(dst)], self._np()[tuple(src)], casting="unsafe")
+
+
+# -- backward ops of convolution and pooling (what their gradient formulas call) -----------
+
+def _like_memory_format(t):
+    """Strides of a fresh tensor shaped like ``t`` in ``t``'s suggested memory
+    format (channels_last for a channels_last 4-d tensor, else contiguous)."""
+    return channels_last_strides(t._shape) if _is_channels_last(t) else None
+
+
+# -- pooling ----------------------------------------------------------------------------
+
+def _pool_grad_checks(name, grad_output, self, out_hw):
+    if grad_output.dtype is not self.dtype:
+        raise RuntimeError(f"expected dtype {dt.type_meta_name(self.dtype)} for `gradOutput` but got "
+                           f"dtype {dt.type_meta_name(grad_output.dtype)}")
+    expected = tuple(self._shape[:-2]) + tuple(out_hw)
+    if tuple(grad_output._shape) != expected:
+        raise RuntimeError(f"{name}: expected grad_output of shape {_sizes(expected)}, but got "
+                           f"{_sizes(grad_output._shape)}")
+
+
+@meta("max_pool2d_with_indices_backward")
+def max_pool2d_with_indices_backward_meta(grad_output, self, kernel_size, stride, padding,
+                                          dilation, ceil_mode, indices):
+    *_, out_hw = _pool_params("max_pool2d", self, kernel_size, stride, padding, dilation,
+                              ceil_mode)
+    _pool_grad_checks("max_pool2d_with_indices_backward", grad_output, self, out_hw)
+    if tuple(indices._shape) != tuple(grad_output._shape):
+        raise RuntimeError(f"max_pool2d_with_indices_backward: indices of shape "
+                           f"{_sizes(indices._shape)} don't match grad_output of shape "
+                           f"{_sizes(grad_output._shape)}")
+    return TensorMeta(self._shape, self.dtype, _like_memory_format(self))
+
+
+@impl("max_pool2d_with_indices_backward")
+def max_pool2d_with_indices_backward_impl(out, grad_output, self, kernel_size, stride, padding,
+                                          dilation, ceil_mode, indices):
+    """Each plane's gradient is added at its argmax positions (overlapping
+    windows may pick the same input element: those add up); ATen's kernel
+    clears the gradient first (``zero_``)."""
+    inner.zero_(out)
+    scatter_to_argmax(out, grad_output, self, indices)
+
+
+@meta("avg_pool2d_backward")
+def avg_pool2d_backward_meta(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                             count_include_pad, divisor_override):
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    *_, out_hw = _pool_params("avg_pool2d", self, kernel_size, stride, padding, 1, ceil_mode)
+    _pool_grad_checks("avg_pool2d_backward", grad_output, self, out_hw)
+    return TensorMeta(self._shape, self.dtype, _like_memory_format(self))
+
+
+def _window_spans(n_out, stride, pad, k, size):
+    """Per output position: the window's length counting padding, and the
+    number of its elements inside the input (avg_pool2d's divisors)."""
+    start = np.arange(n_out) * stride - pad
+    end = np.minimum(start + k, size + pad)
+    return end - start, np.minimum(end, size) - np.maximum(start, 0)
+
+
+@impl("avg_pool2d_backward")
+def avg_pool2d_backward_impl(out, grad_output, self, kernel_size, stride, padding, ceil_mode,
+                             count_include_pad, divisor_override):
+    """Spread g / divisor over every window: for each kernel offset (i, j), one
+    strided slice of a padded buffer gets the whole output grid at once; the
+    padding is cropped off at the end.  ATen's kernel clears the gradient
+    first (``zero_``)."""
+    inner.zero_(out)
+    (kh, kw), (sh, sw), (ph, pw), _, (oh, ow) = _pool_params(
+        "avg_pool2d", self, kernel_size, stride, padding, 1, ceil_mode)
+    compute = out.dtype.opmath
+    h, w = self._shape[-2:]
+    if divisor_override is not None:
+        divisor = compute.type(divisor_override)
+    else:
+        pool_h, valid_h = _window_spans(oh, sh, ph, kh, h)
+        pool_w, valid_w = _window_spans(ow, sw, pw, kw, w)
+        divisor = (np.outer(pool_h, pool_w) if count_include_pad
+                   else np.outer(valid_h, valid_w)).astype(compute)
+    g = _array(grad_output, compute) / divisor
+    full_h = max(h + 2 * ph, (oh - 1) * sh + kh)
+    full_w = max(w + 2 * pw, (ow - 1) * sw + kw)
+    buf = np.zeros(tuple(self._shape[:-2]) + (full_h, full_w), dtype=compute)
+    for i in range(kh):
+        for j in range(kw):
+            buf[..., i:i + sh * oh:sh, j:j + sw * ow:sw] += g
+    _write(out, buf[..., ph:ph + h, pw:pw + w])
+
+
+@meta("_adaptive_avg_pool2d_backward")
+def adaptive_avg_pool2d_backward_meta(grad_output, self):
+    ndim = len(self._shape)
+    if ndim not in (3, 4) or len(grad_output._shape) != ndim:
+        raise RuntimeError(f"adaptive_avg_pool2d_backward(): Expected 3D or 4D grad_output, but "
+                           f"got {_sizes(grad_output._shape)}")
+    if grad_output.dtype is not self.dtype:
+        raise RuntimeError(f"adaptive_avg_pool2d_backward_out_cpu_template: Expected dtype "
+                           f"{dt.type_meta_name(self.dtype)} for `grad_output` but got dtype "
+                           f"{dt.type_meta_name(grad_output.dtype)}")
+    return TensorMeta(self._shape, self.dtype, _like_memory_format(self))
+
+
+def _adaptive_matrix(size_in, size_out, compute):
+    """(size_out, size_in): row o averages input positions [start(o), end(o))."""
+    m = np.zeros((size_out, size_in), dtype=compute)
+    for o, (a, b) in enumerate(_adaptive_ranges(size_in, size_out)):
+        m[o, a:b] = compute.type(1) / (b - a)
+    return m
+
+
+@impl("_adaptive_avg_pool2d_backward")
+def adaptive_avg_pool2d_backward_impl(out, grad_output, self):
+    """Adaptive average pooling is separable, out = A_h @ x @ A_w^T, so the
+    gradient is A_h^T @ g @ A_w."""
+    compute = out.dtype.opmath
+    h, w = self._shape[-2:]
+    oh, ow = grad_output._shape[-2:]
+    a_h, a_w = _adaptive_matrix(h, oh, compute), _adaptive_matrix(w, ow, compute)
+    _write(out, np.matmul(np.matmul(a_h.T, _array(grad_output, compute)), a_w))
+
+
+# -- convolution ------------------------------------------------------------------------

@@ -32,15 +32,20 @@ from __future__ import annotations
 import math
 import os
 
+import numpy as np
+
 from ..._core import dtype as dt
-from ..._dispatcher.dispatcher import ops
 from ..._core.layout import channels_last, contiguous_format
-from ..._tensor import contiguous_strides
-from ..structured import empty_tensor
+from ..._dispatcher.dispatcher import ops
+from ..._tensor import channels_last_strides, contiguous_strides
+from ..structured import empty_tensor, TensorMeta
 from . import kernel
+from ._common import _allocate_masked, _array, _check_same_dtype, _write
 from ._inner import inner, inner_op, observed
-from .conv import _LEGACY, _expand_param, _is_channels_last, convolution_meta, write_convolution
+from .conv import (_conv_forward, _conv_transposed, _expand_param, _is_channels_last, _LEGACY,
+                   convolution_meta, write_convolution)
 from .native import _cpu_id, get_num_threads
+from numpy.lib.stride_tricks import sliding_window_view
 
 aten = ops.aten
 
@@ -367,7 +372,6 @@ def _slow_conv2d_backward(grad_output, self, weight, kernel_size, stride, paddin
             _im2col_buffer(_contiguous(self), kernel_size, stride, padding,
                            _contiguous(grad_output)._shape[2:])
     if self.device.type != "meta":
-        from .nn_backward import _convolution_backward_cpu     # (it imports this module)
         _convolution_backward_cpu([grad_input, grad_weight, None], grad_output, self, weight,
                                   stride, padding, [1, 1], False, [0, 0], 1)
     return grad_input, grad_weight, grad_bias
@@ -383,3 +387,101 @@ def _im2col_buffer(input, kernel_size, stride, padding, out_spatial):
     else:
         inner.empty([n, c * math.prod(kernel_size), columns], dtype=input.dtype,
                     device=input.device)
+
+
+# -- convolution_backward (Convolution.cpp): the gradients through the same route ----------
+
+def _conv_weight_grad(x, gy, kernel_size, stride, padding, dilation, groups, compute):
+    """d<conv(x, w), gy>/dw: every receptive field of x times the output
+    gradient there, summed over the batch and the output positions."""
+    k = len(kernel_size)
+    if any(padding):
+        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    eff = [d * (kk - 1) + 1 for d, kk in zip(dilation, kernel_size)]
+    win = sliding_window_view(x, eff, axis=tuple(range(2, 2 + k)))
+    out_spatial = gy.shape[2:]
+    win = win[(slice(None), slice(None))
+              + tuple(slice(None, n * s, s) for n, s in zip(out_spatial, stride))
+              + tuple(slice(None, None, d) for d in dilation)]
+    cg = x.shape[1] // groups
+    og = gy.shape[1] // groups
+    grad = np.empty((gy.shape[1], cg) + tuple(kernel_size), dtype=compute)
+    batch_and_space = [0] + list(range(2, 2 + k))
+    for g in range(groups):
+        grad[g * og:(g + 1) * og] = np.tensordot(gy[:, g * og:(g + 1) * og],
+                                                 win[:, g * cg:(g + 1) * cg],
+                                                 axes=(batch_and_space, batch_and_space))
+    return grad
+
+
+def _conv_backward_specs(grad_output, input, weight, bias_sizes, output_mask):
+    strides = None
+    if len(input._shape) == 4 and (_is_channels_last(input) or _is_channels_last(weight)):
+        strides = channels_last_strides
+    out_channels = grad_output._shape[1]
+    shapes = (tuple(input._shape), tuple(weight._shape),
+              tuple(bias_sizes) if bias_sizes is not None else (out_channels,))
+    return [TensorMeta(shape, grad_output.dtype,
+                       strides(shape) if strides is not None and i < 2 else None)
+            if want else None for i, (shape, want) in enumerate(zip(shapes, output_mask))]
+
+
+@kernel("convolution_backward")
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    """convolution is bilinear in (input, weight): grad_input is the adjoint map
+    applied to grad_output (a transposed convolution, or a plain one for a
+    transposed forward), grad_weight correlates input with grad_output (their
+    roles swap for a transposed forward), grad_bias sums grad_output."""
+    for t in (weight, grad_output):
+        _check_same_dtype(input, t)
+    specs = _conv_backward_specs(grad_output, input, weight, bias_sizes, output_mask)
+    if observed() and input.device.type == "cpu":   # ATen's route, op by op
+        outs = convolution_backward_route(
+            grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+            output_padding, groups, output_mask,
+            lambda outs, gy, x, w, s, p, d, op: _convolution_backward_cpu(
+                outs, gy, x, w, s, p, d, transposed, op, groups))
+        if outs is not None:
+            return outs
+    outs = _allocate_masked(specs, input.device)
+    if input.device.type == "cpu":
+        _convolution_backward_cpu(outs, grad_output, input, weight, stride, padding, dilation,
+                                  transposed, output_padding, groups)
+    return outs
+
+
+def _convolution_backward_cpu(outs, grad_output, input, weight, stride, padding, dilation,
+                              transposed, output_padding, groups):
+    grad_input, grad_weight, grad_bias = outs
+    k = len(weight._shape) - 2
+    stride = _expand_param("stride", stride, k)
+    padding = _expand_param("padding", padding, k)
+    dilation = _expand_param("dilation", dilation, k)
+    compute = grad_output.dtype.opmath
+    gy, x, w = (_array(t, compute) for t in (grad_output, input, weight))
+    kernel_size = w.shape[2:]
+    empty = gy.size == 0 or x.size == 0 or w.size == 0
+    if grad_input is not None:
+        if empty:
+            res = np.zeros(x.shape, dtype=compute)
+        elif transposed:    # (output_padding's extra rows/columns reach no input)
+            res = _conv_forward(gy, w, stride, padding, dilation, groups, compute)
+            res = res[(Ellipsis,) + tuple(slice(0, n) for n in x.shape[2:])]
+        else:
+            fit = [n - ((m - 1) * s - 2 * p + d * (kk - 1) + 1) for n, m, s, p, d, kk in
+                   zip(x.shape[2:], gy.shape[2:], stride, padding, dilation, kernel_size)]
+            res = _conv_transposed(gy, w, stride, padding, dilation, fit, groups, compute)
+        _write(grad_input, res)
+    if grad_weight is not None:
+        if empty:
+            res = np.zeros(w.shape, dtype=compute)
+        elif transposed:
+            res = _conv_weight_grad(gy, x, kernel_size, stride, padding, dilation, groups,
+                                    compute)
+        else:
+            res = _conv_weight_grad(x, gy, kernel_size, stride, padding, dilation, groups,
+                                    compute)
+        _write(grad_weight, res)
+    if grad_bias is not None:
+        _write(grad_bias, gy.sum(axis=(0,) + tuple(range(2, gy.ndim)), dtype=compute))

@@ -3,6 +3,8 @@
     histc(x, bins, min, max)   counts of x in ``bins`` equal-width bins over [min, max]
                                (min == max: the data's range); outside elements and NaNs
                                are dropped, an element equal to max falls in the last bin
+
+Also here: bincount (SummaryOps.cpp).
 """
 from __future__ import annotations
 
@@ -11,12 +13,16 @@ import math
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta
-from . import impl, meta
+from . import impl, kernel, meta
+from ._common import _from_array, _no_meta_kernel, _not_implemented, _on_meta
 from .factory import _linspace_values
 from .native import cpu_capability
 
 __all__ = []
+
+aten = ops.aten
 
 
 class _HistMeta(TensorMeta):
@@ -85,3 +91,28 @@ def histc_impl(out, self, bins=100, min=0, max=0):
     kept = values[(values >= left) & (values <= right)].astype(compute)
     pos = np.minimum(((kept - left) * compute(bins) / (right - left)).astype(np.int64), bins - 1)
     out._np()[...] = np.bincount(pos, minlength=bins)
+
+
+# -- bincount (SummaryOps.cpp) -------------------------------------------------------------
+
+@kernel("bincount")
+def bincount(self, weights=None, minlength=0):
+    if _on_meta(self, weights):
+        raise _no_meta_kernel("bincount")
+    if self.dtype.category != dt.INTEGRAL:
+        raise _not_implemented("bincount_cpu", self.dtype)
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    values = self._np()
+    if len(self._shape) != 1 or (values.size and values.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is not None and (len(weights._shape) != 1 or weights._shape[0] != values.size):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    if not values.size:   # PyTorch answers int64 zeros, whatever the weights
+        return aten.zeros.default([minlength], dtype=dt.int64, device=self.device)
+    length = max(int(values.max()) + 1, minlength)
+    if weights is None:
+        return _from_array(np.bincount(values, minlength=length), dt.int64, self.device)
+    out_dtype = dt.float32 if weights.dtype is dt.float32 else dt.float64
+    counts = np.bincount(values, weights=weights._np().astype(np.float64), minlength=length)
+    return _from_array(counts, out_dtype, self.device)

@@ -12,8 +12,14 @@
 
 The CPU bodies are numpy's advanced indexing (same semantics); the meta rules
 compute the shapes and the output strides TensorIterator would choose.
+
+Also here: indexed fills and copies (index_fill, index_copy), scatter_reduce,
+the scatter-adds of index_select's and take's gradients (index_add, put) and
+masked_scatter_backward.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -21,11 +27,13 @@ from ..._core import dtype as dt
 from ..._core.layout import preserve_format
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor
-from ..structured import (TensorMeta, assert_no_overlap, broadcast_shapes, empty_tensor,
-                          iterator_strides, overlap_rule, wrap_dim)
+from ..structured import (assert_no_overlap, broadcast_shapes, elementwise_strides, empty_tensor,
+                          iterator_strides, overlap_rule, TensorMeta, wrap_dim)
 from . import impl, kernel, meta
+from ._common import _not_implemented, _sizes
 from ._inner import inner, inner_op, observed
-from .view import _shape_str, assign, compute_stride, expand_geometry, strides_for_format
+from .pointwise import quiet
+from .view import _zeroed, assign, compute_stride, expand_geometry, strides_for_format
 
 _INDEX_TYPES = (dt.int64, dt.int32)
 _MASK_TYPES = (dt.bool_, dt.uint8)
@@ -65,8 +73,8 @@ def expand_indices(self, indices, need_values, counted=False):
             for j in range(k):
                 if idx._shape[j] != self._shape[dim + j]:
                     raise IndexError(
-                        f"The shape of the mask {_shape_str(idx._shape)} at index {j} does not "
-                        f"match the shape of the indexed tensor {_shape_str(self._shape)} at "
+                        f"The shape of the mask {_sizes(idx._shape)} at index {j} does not "
+                        f"match the shape of the indexed tensor {_sizes(self._shape)} at "
                         f"index {dim + j}")
             if idx.device.type == "meta":
                 if need_values:
@@ -108,7 +116,7 @@ def _broadcast_index_shapes(indices):
         return broadcast_shapes(*shapes)
     except RuntimeError:
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together with "
-                         "shapes " + ", ".join(_shape_str(s) for s in shapes)) from None
+                         "shapes " + ", ".join(_sizes(s) for s in shapes)) from None
 
 
 def index_geometry(self, indices):
@@ -193,8 +201,8 @@ def index_put_meta(self, indices, values, accumulate=False):
         except RuntimeError:
             ok = False
         if not ok:
-            raise RuntimeError(f"shape mismatch: value tensor of shape {_shape_str(vshape)} cannot "
-                               f"be broadcast to indexing result of shape {_shape_str(shape)}")
+            raise RuntimeError(f"shape mismatch: value tensor of shape {_sizes(vshape)} cannot "
+                               f"be broadcast to indexing result of shape {_sizes(shape)}")
     return TensorMeta(self._shape, self.dtype, strides_for_format(self, preserve_format))
 
 
@@ -280,8 +288,8 @@ def gather_meta(self, dim, index, sparse_grad=False):
         for d in range(len(s)):
             if d != dim and i[d] > s[d]:
                 raise RuntimeError(
-                    f"Size does not match at dimension {d} expected index {_shape_str(index._shape)}"
-                    f" to be no larger than self {_shape_str(self._shape)} apart from dimension "
+                    f"Size does not match at dimension {d} expected index {_sizes(index._shape)}"
+                    f" to be no larger than self {_sizes(self._shape)} apart from dimension "
                     f"{dim}")
     return TensorMeta(index._shape, self.dtype)
 
@@ -327,12 +335,12 @@ def _scatter_meta(self, dim, index, src, reduce=None, name="scatter"):
             bad = bad or any(a > b for a, b in zip(i, _shape1(src)))
             if bad:
                 raise RuntimeError(
-                    f"Expected index {_shape_str(index._shape)} to be smaller than self "
-                    f"{_shape_str(self._shape)} apart from dimension {dim} and to be smaller size "
-                    f"than src {_shape_str(src._shape)}")
+                    f"Expected index {_sizes(index._shape)} to be smaller than self "
+                    f"{_sizes(self._shape)} apart from dimension {dim} and to be smaller size "
+                    f"than src {_sizes(src._shape)}")
         elif bad:
-            raise RuntimeError(f"Expected index {_shape_str(index._shape)} to be smaller than self "
-                               f"{_shape_str(self._shape)} apart from dimension {dim}")
+            raise RuntimeError(f"Expected index {_sizes(index._shape)} to be smaller than self "
+                               f"{_sizes(self._shape)} apart from dimension {dim}")
     return TensorMeta(self._shape, self.dtype)
 
 
@@ -535,3 +543,299 @@ def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
     clamped = _clamped_indices(self, indices)
     masked = ops.aten.masked_fill.Scalar(values, ops.aten.logical_not.default(mask), 0)
     return ops.aten.index_put.default(self, clamped, masked, True)
+
+
+# -- index_fill ----------------------------------------------------------------------------
+
+def _index_fill_check(self, dim, index, value):
+    wrapped = wrap_dim(dim, len(self._shape))
+    if index.dtype is not dt.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if len(index._shape) > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, Tensor) and value._shape:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {len(value._shape)} dimension(s).")
+    return wrapped
+
+
+@meta("index_fill")
+@overlap_rule(inputs=assert_no_overlap)
+def index_fill_meta(self, dim, index, value):
+    _index_fill_check(self, dim, index, value)
+    return TensorMeta(self._shape, self.dtype, elementwise_strides(self._shape, (self,)))
+
+
+@impl("index_fill")
+def index_fill_impl(out, self, dim, index, value):
+    """A copy of ``self`` with the slices at ``index`` along ``dim`` set to ``value``."""
+    dim = _index_fill_check(self, dim, index, value)
+    dst = out._np()
+    if out is not self:
+        np.copyto(dst, self._np())
+    size = self._shape[dim] if self._shape else 1
+    positions = index._np().reshape(-1)
+    bad = (positions < -size) | (positions >= size)
+    if bad.any():
+        raise IndexError(f"index {positions[bad][0]} is out of bounds for dimension {dim} with "
+                         f"size {size}")
+    fill = value._np() if isinstance(value, Tensor) else value
+    if not self._shape:
+        if positions.size:
+            dst[...] = fill
+        return
+    target = np.moveaxis(dst, dim, 0)
+    target[positions] = np.asarray(fill).astype(dst.dtype) if dst.dtype.kind != "V" else fill
+
+
+# -- index_copy ----------------------------------------------------------------------------
+
+def _index_copy_check(self, dim, index, source):
+    """PyTorch's index_copy checks, in its order; returns the wrapped dim."""
+    dim = wrap_dim(dim, len(self._shape))
+    if len(index._shape) >= 2:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got "
+                         f"{len(index._shape)})")
+    count = index.numel()
+    if not source._shape and count != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {count})")
+    if len(source._shape) != len(self._shape) and source._shape and self._shape:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality "
+                         f"({len(source._shape)}), destination dimensionality "
+                         f"({len(self._shape)})")
+    if index.dtype is not dt.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{index.dtype._short}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but "
+                           f"got (self) {self.dtype._short} and (source) {source.dtype._short}")
+    self_slice = [n for d, n in enumerate(self._shape) if d != dim]
+    source_slice = [n for d, n in enumerate(source._shape) if d != dim]
+    if self_slice != source_slice:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {' '.join(map(str, self_slice))} "
+                           f"at dimension {dim} and source slice shape: "
+                           f"{' '.join(map(str, source_slice))} at dimension 0.")
+    if source._shape and count != source._shape[dim]:
+        raise IndexError(f"index_copy_(): Number of indices ({count}) should be equal to "
+                         f"source.size(dim) ({source._shape[dim]})")
+    return dim
+
+
+@meta("index_copy")
+@overlap_rule(inputs=assert_no_overlap)
+def index_copy_meta(self, dim, index, source):
+    _index_copy_check(self, dim, index, source)
+    return TensorMeta(self._shape, self.dtype, elementwise_strides(self._shape, (self,)))
+
+
+@impl("index_copy")
+def index_copy_impl(out, self, dim, index, source):
+    """A copy of ``self`` whose slices ``index[i]`` along ``dim`` are ``source``'s slices i
+    (a repeated index keeps the last one)."""
+    dim = _index_copy_check(self, dim, index, source)
+    dst = out._np()
+    if out is not self:
+        np.copyto(dst, self._np())
+    size = self._shape[dim] if self._shape else 1
+    positions = index._np().reshape(-1)
+    bad = (positions < 0) | (positions >= size)
+    if bad.any():
+        raise IndexError(f"index_copy_(): index {positions[bad][0]} is out of bounds for "
+                         f"dimension {dim} with size {size}")
+    if not self._shape:
+        dst[...] = source._np().reshape(())
+        return
+    values = source._np()
+    if not source._shape:
+        values = values.reshape([1] * len(self._shape))
+    np.moveaxis(dst, dim, 0)[positions] = np.moveaxis(values, dim, 0)
+
+
+# -- scatter_reduce ------------------------------------------------------------------------
+
+# ("max" and "min" are accepted too, undocumented, as in PyTorch; autograd refuses them)
+_SCATTER_REDUCTIONS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+                       "amin": np.minimum, "max": np.maximum, "min": np.minimum}
+
+
+@meta("scatter_reduce_two")
+@overlap_rule(inputs=assert_no_overlap)
+def scatter_reduce_two_meta(self, dim, index, src, reduce, *, include_self=True):
+    spec = _scatter_meta(self, dim, index, src)
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    return spec
+
+
+def _reduction_identity(reduce, dtype):
+    """What a position starts from when ``self`` is left out of its reduction."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    largest = reduce in ("amax", "max")
+    if dtype.kind in "fV" or dtype.name == "bfloat16":
+        return -np.inf if largest else np.inf
+    if dtype.kind == "b":
+        return not largest
+    limits = np.iinfo(dtype)
+    return limits.min if largest else limits.max
+
+
+@impl("scatter_reduce_two")
+@quiet
+def scatter_reduce_two_impl(out, self, dim, index, src, reduce, *, include_self=True):
+    """out = self, then each src[j] (at index[j] along dim) folded into its position with
+    ``reduce``; mean divides by the number folded (plus one for self; floor for ints)."""
+    if reduce == "mean" and self.dtype is dt.bool_:
+        raise _not_implemented("scatter_gather_tensor_cpu_reduce_mean", self.dtype)
+    dst = out._np()
+    if out is not self:
+        np.copyto(dst, self._np())
+    if index.numel() == 0:
+        return
+    dim = wrap_dim(dim, len(self._shape))
+    dst = dst.reshape(_shape1(self))
+    idx = index._np().reshape(_shape1(index))
+    _check_index_range(idx, dim, dst.shape[dim])
+    where = list(np.indices(idx.shape, sparse=True))
+    where[dim] = idx
+    where = tuple(where)
+    vals = src._np().reshape(_shape1(src))[tuple(slice(0, n) for n in idx.shape)]
+    if not include_self:
+        dst[where] = _reduction_identity(reduce, dst.dtype)
+    _SCATTER_REDUCTIONS[reduce].at(dst, where, vals)
+    if reduce == "mean":
+        count = np.full(dst.shape, 1 if include_self else 0, np.int64)
+        np.add.at(count, where, 1)
+        count[count == 0] = 1
+        if dst.dtype.kind in "iu":
+            dst[...] = np.floor_divide(dst, count)
+        else:
+            dst[...] = dst / count
+
+
+# -- masked_scatter_backward ---------------------------------------------------------------
+
+@meta("masked_scatter_backward")
+def masked_scatter_backward_meta(grad_output, mask, sizes):
+    if mask.dtype is not dt.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    return TensorMeta(tuple(sizes), grad_output.dtype)
+
+
+@impl("masked_scatter_backward")
+def masked_scatter_backward_impl(out, grad_output, mask, sizes):
+    """The gradient of masked_scatter's ``source``: the selected gradient
+    elements in order, then zeros for the source elements never used."""
+    array = _zeroed(out).reshape(-1)
+    shape = broadcast_shapes(grad_output._shape, mask._shape)
+    selected = np.broadcast_to(grad_output._np(), shape)[np.broadcast_to(mask._np(), shape)]
+    array[:selected.size] = selected[:array.size]
+
+
+# -- index_add, put (the scatter-adds of index_select's and take's gradients) --------------
+
+def _index_add_check(self, dim, index, source):
+    if len(index._shape) > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{len(index._shape)} with type: {index.dtype._short} and size: "
+                         f"{_sizes(index._shape)}")
+    if index.dtype not in _INDEX_TYPES:
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{index.dtype._short}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"index_add_(): self ({self.dtype._short}) and source "
+                           f"({source.dtype._short}) must have the same scalar type")
+    dim = wrap_dim(dim, len(self._shape))
+    count = index.numel()
+    source_size = source._shape[dim] if source._shape else 1
+    if count != source_size:
+        raise RuntimeError(f"index_add_(): Number of indices ({count}) should be equal to "
+                           f"source.size(dim): ({source_size}), for dim: {dim}")
+    rest = lambda shape: [s for i, s in enumerate(shape) if i != dim]  # noqa: E731
+    if len(source._shape) != len(self._shape) or rest(source._shape) != rest(self._shape):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {_sizes(self._shape)} "
+                           f"source.shape = {_sizes(source._shape)}")
+    return dim
+
+
+@meta("index_add")
+@overlap_rule(inputs=assert_no_overlap)
+def index_add_meta(self, dim, index, source, alpha=1):
+    _index_add_check(self, dim, index, source)
+    return TensorMeta(self._shape, self.dtype)
+
+
+@impl("index_add")
+def index_add_impl(out, self, dim, index, source, alpha=1):
+    """out = self; out[..., index[i], ...] += alpha * source[..., i, ...] (repeats add up)."""
+    dim = _index_add_check(self, dim, index, source)
+    dst = out._np()
+    if out is not self:
+        np.copyto(dst, self._np())
+    dst = dst.reshape(self._shape or (1,))
+    idx = index._np().reshape(-1)
+    if len(self._shape) <= 1:
+        # ATen's 1-D loop checks each index itself; more dims go through select()
+        if idx.size and (idx.min() < 0 or idx.max() >= dst.shape[dim]):
+            raise IndexError("index out of range in self")
+    else:
+        _check_index_range(idx, dim, dst.shape[dim])
+    compute = self.dtype.opmath
+    values = source._np().astype(compute).reshape(
+        tuple(s if i != dim else idx.size for i, s in enumerate(dst.shape)))
+    if not (isinstance(alpha, (int, float)) and alpha == 1):
+        values = values * np.asarray(alpha).astype(compute)
+    where = [slice(None)] * dst.ndim
+    where[dim] = idx
+    if compute == dst.dtype:
+        np.add.at(dst, tuple(where), values)
+    else:                                    # float16 / bfloat16: add in float32, round once
+        acc = dst.astype(compute)
+        np.add.at(acc, tuple(where), values)
+        dst[...] = acc
+
+
+def _put_check(self, index, source):
+    if index.dtype is not dt.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{index.dtype._short}")
+    if self.dtype is not source.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {self.dtype._short} and source.dtype = "
+                           f"{source.dtype._short}")
+    if index.numel() != source.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, index.numel() = "
+                         f"{index.numel()}")
+
+
+@meta("put")
+@overlap_rule(inputs=assert_no_overlap)
+def put_meta(self, index, source, accumulate=False):
+    _put_check(self, index, source)
+    return TensorMeta(self._shape, self.dtype, strides_for_format(self, None))
+
+
+@impl("put")
+def put_impl(out, self, index, source, accumulate=False):
+    """Treat ``self`` as 1-D (row-major order) and write (or add) ``source`` at ``index``."""
+    _put_check(self, index, source)
+    n = math.prod(self._shape)
+    idx = index._np().reshape(-1)
+    check_flat_index(idx, n)
+    flat = self._np().reshape(-1)           # row-major values (a copy if self is strided)
+    values = source._np().reshape(-1)
+    if accumulate:
+        flat = flat.astype(self.dtype.opmath)
+        np.add.at(flat, idx, values.astype(self.dtype.opmath))
+    else:
+        flat = flat.copy()
+        flat[idx] = values
+    out._np()[...] = flat.reshape(self._shape).astype(out._np().dtype)

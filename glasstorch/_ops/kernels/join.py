@@ -9,17 +9,17 @@ checking shapes, so ``cat([x, torch.tensor([])])`` still works for any x.
 """
 from __future__ import annotations
 
-
 from ..._core import dtype as dt
 from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
-from ..structured import TensorMeta, check_same_device, wrap_dim
 from ..._tensor import channels_last_strides
+from ..structured import TensorMeta, check_same_device, wrap_dim
 from . import impl, kernel, meta
+from ._common import _sizes
 from ._inner import inner
 from .factory import GRAIN_SIZE
 from .native import get_num_threads
-from .view import _shape_str, assign, suggest_memory_format
+from .view import assign, suggest_memory_format
 
 
 def _skipped(t) -> bool:
@@ -122,7 +122,7 @@ def stack(tensors, dim=0):
     for i, t in enumerate(tensors):
         if t._shape != ref:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{_shape_str(ref)} at entry 0 and {_shape_str(t._shape)} at "
+                               f"{_sizes(ref)} at entry 0 and {_sizes(t._shape)} at "
                                f"entry {i}")
     sizes = list(ref[:dim]) + [len(tensors)] + list(ref[dim:])
     if dim < len(ref):

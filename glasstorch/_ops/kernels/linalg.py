@@ -12,15 +12,18 @@ matrix_norm and norm are CompositeImplicitAutograd over ops, as in ATen.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from ..._core import dtype as dt
-from ..._dispatcher.dispatcher import ops
 from ..._core.tls import state as _tls
+from ..._dispatcher.dispatcher import ops
+from ..._tensor import is_tensor_subclass_like
 from ..registry import _resize_out
-from ..structured import empty_tensor, wrap_dim
-from . import kernel
+from ..structured import broadcast_shapes, empty_tensor, TensorMeta, wrap_dim
+from . import impl, kernel, meta
+from ._common import _not_implemented, _triggered_at
 from .reduction import check_linalg_norm_dtype
 
 __all__ = []
@@ -195,3 +198,81 @@ for _name, _fn in (("linalg_matrix_norm_out", linalg_matrix_norm),
                    ("linalg_matrix_norm_str_out", linalg_matrix_norm_str),
                    ("linalg_norm_out", linalg_norm), ("linalg_norm_str_out", linalg_norm_str)):
     _out_kernel(_name, _fn)
+
+
+# -- trace ---------------------------------------------------------------------------------
+
+@meta("trace")
+def trace_meta(self):
+    if len(self._shape) != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim "
+                           f"{len(self._shape)}")
+    if self.dtype is dt.bool_:
+        raise _not_implemented("trace", self.dtype)
+    return TensorMeta((), dt.int64 if self.dtype.category == dt.INTEGRAL else self.dtype)
+
+
+@impl("trace")
+def trace_impl(out, self):
+    d = np.diagonal(self._np())
+    out._np()[...] = d.sum(dtype=out.dtype.opmath)
+
+
+@kernel("trace_backward")
+def trace_backward(grad, sizes):
+    """The gradient on the diagonal of a zero matrix of ``sizes``."""
+    if len(sizes) != 2:
+        raise RuntimeError("expected matrix input")
+    rows, cols = sizes
+    flat = aten.zeros.default([rows * cols], dtype=grad.dtype, device=grad.device)
+    diagonal = aten.arange.start_step(0, rows * cols, cols + 1, dtype=dt.int64,
+                                      device=grad.device)
+    if is_tensor_subclass_like(grad):                       # (a batched grad: out of place)
+        flat = aten.index_fill.int_Tensor(flat, 0, diagonal, grad)
+    else:
+        aten.index_fill_.int_Tensor(flat, 0, diagonal, grad)
+    return aten.view.default(flat, list(sizes))
+
+
+# -- cross (Cross.cpp) ---------------------------------------------------------------------
+
+_CROSS_WARNED = []
+
+
+@kernel("cross")
+def cross(self, other, dim=None):
+    if dim is None:
+        if not _CROSS_WARNED:   # TORCH_WARN_ONCE
+            _CROSS_WARNED.append(True)
+            warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                          "Please either pass the dim explicitly or simply use "
+                          "torch.linalg.cross.\nThe default value of dim will change to agree "
+                          "with that of linalg.cross in a future release."
+                          + _triggered_at("Cross.cpp:63"), UserWarning, stacklevel=4)
+        if 3 not in self._shape:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = self._shape.index(3)
+    return aten.linalg_cross.default(self, other, dim=dim)
+
+
+@meta("linalg_cross")
+def linalg_cross_meta(self, other, *, dim=-1):
+    if len(self._shape) != len(other._shape):
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    ndim = len(self._shape)
+    wrapped = wrap_dim(dim, ndim)
+    if self._shape[wrapped] != 3 or other._shape[wrapped] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{self._shape[wrapped]} and {other._shape[wrapped]}")
+    if self.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {self.dtype._short} but found "
+                           f"{other.dtype._short}")
+    return TensorMeta(broadcast_shapes(self._shape, other._shape), self.dtype)
+
+
+@impl("linalg_cross")
+def linalg_cross_impl(out, self, other, *, dim=-1):
+    axis = wrap_dim(dim, len(self._shape))
+    compute = self.dtype.opmath
+    out._np()[...] = np.cross(self._np().astype(compute, copy=False),
+                              other._np().astype(compute, copy=False), axis=axis)

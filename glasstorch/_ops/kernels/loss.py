@@ -15,6 +15,9 @@
 
 ``nll_loss_nd``, ``nll_loss``, ``nll_loss2d``, ``cross_entropy_loss`` and ``l1_loss``
 are CompositeImplicitAutograd, written as PyTorch writes them.
+
+Their backward ops (mse/smooth_l1/huber/binary_cross_entropy/nll_loss(2d)
+_backward: the losses' derivatives times grad_output) are at the end.
 """
 from __future__ import annotations
 
@@ -23,18 +26,15 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
-from ..structured import TensorMeta, broadcast_shapes, result_type
+from ..structured import broadcast_shapes, elementwise_strides, result_type, TensorMeta
 from . import impl, kernel, meta, native
-from ._inner import observed
+from ._common import _array, _sizes, _write
+from ._inner import inner, observed
 from .cascade_sum import _ceil_log2, cascade_sum
 
 aten = ops.aten
 
 NONE, MEAN, SUM = 0, 1, 2
-
-
-def _sizes(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def _reduce(values, reduction, compute):
@@ -581,3 +581,155 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
         loss = aten.add_.Tensor(loss, aten.masked_fill.Scalar(
             stirling, aten.le.Scalar(target, 1), 0))
     return _apply_loss_reduction(loss, reduction)
+
+
+# -- backward ops of the losses ------------------------------------------------------------
+
+def _loss_backward_meta(grad_output, self, target, *extra):
+    """The gradient has self's shape and dtype; the other operands broadcast to it."""
+    shape = tuple(self._shape)
+    for t in (target, grad_output, *extra):
+        if t is not None and broadcast_shapes(shape, t._shape) != shape:
+            raise RuntimeError(f"output with shape {_sizes(shape)} doesn't match the broadcast "
+                               f"shape {_sizes(broadcast_shapes(shape, t._shape))}")
+    return shape
+
+
+def _norm(reduction, self, compute):
+    return compute.type(1 / self.numel()) if reduction == MEAN and self.numel() else \
+        compute.type(1)
+
+
+@meta("mse_loss_backward")
+def mse_loss_backward_meta(grad_output, self, target, reduction):
+    return TensorMeta(_loss_backward_meta(grad_output, self, target), self.dtype)
+
+
+@impl("mse_loss_backward")
+def mse_loss_backward_impl(out, grad_output, self, target, reduction):
+    """2 (self - target) grad_output, over numel for a mean."""
+    compute = out.dtype.opmath
+    norm = 2 * _norm(reduction, self, compute)
+    diff = _array(self, compute) - _array(target, compute)
+    _write(out, norm * diff * _array(grad_output, compute))
+
+
+@meta("smooth_l1_loss_backward")
+def smooth_l1_loss_backward_meta(grad_output, self, target, reduction, beta):
+    return TensorMeta(_loss_backward_meta(grad_output, self, target), self.dtype)
+
+
+@impl("smooth_l1_loss_backward")
+def smooth_l1_loss_backward_impl(out, grad_output, self, target, reduction, beta):
+    """d = self - target: -1 for d <= -beta, 1 for d >= beta, d / beta between
+    (PyTorch tests the bounds in that order, so beta = 0 and d = 0 gives -1)."""
+    compute = out.dtype.opmath
+    norm = _norm(reduction, self, compute)
+    d = _array(self, compute) - _array(target, compute)
+    g = np.broadcast_to(_array(grad_output, compute), d.shape) * norm
+    b = compute.type(beta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = np.where(d <= -b, -g, np.where(d >= b, g, d * g / b))
+    _write(out, res)
+
+
+@meta("huber_loss_backward")
+def huber_loss_backward_meta(grad_output, self, target, reduction, delta):
+    return TensorMeta(_loss_backward_meta(grad_output, self, target), self.dtype)
+
+
+@impl("huber_loss_backward")
+def huber_loss_backward_impl(out, grad_output, self, target, reduction, delta):
+    """d = self - target: -delta below -delta, delta above delta, d between."""
+    compute = out.dtype.opmath
+    norm = _norm(reduction, self, compute)
+    d = _array(self, compute) - _array(target, compute)
+    g = np.broadcast_to(_array(grad_output, compute), d.shape) * norm
+    dl = compute.type(delta)
+    _write(out, np.where(d < -dl, -g * dl, np.where(d > dl, g * dl, d * g)))
+
+
+@meta("binary_cross_entropy_backward")
+def binary_cross_entropy_backward_meta(grad_output, self, target, weight=None, reduction=MEAN):
+    shape = _loss_backward_meta(grad_output, self, target, weight)
+    return TensorMeta(shape, self.dtype, elementwise_strides(shape, [self]))
+
+
+@impl("binary_cross_entropy_backward")
+def binary_cross_entropy_backward_impl(out, grad_output, self, target, weight=None,
+                                       reduction=MEAN):
+    """grad_output (x - t) / max(x (1 - x), 1e-12), times weight, over numel for
+    a mean."""
+    compute = out.dtype.opmath
+    x, t = _array(self, compute), _array(target, compute)
+    res = _array(grad_output, compute) * (x - t) / \
+        np.maximum((1 - x) * x, compute.type(1e-12))
+    if weight is not None:
+        res = res * _array(weight, compute)
+    if reduction == MEAN:
+        res = res / compute.type(self.numel())
+    _write(out, res)
+
+
+# -- nll_loss ---------------------------------------------------------------------------
+
+def _nll_backward_meta(name, grad_output, self, target, weight, reduction, total_weight,
+                       batch_shape):
+    if reduction == NONE and len(self._shape) > 1:
+        if tuple(grad_output._shape) != tuple(batch_shape):
+            raise RuntimeError(f"{name}: Expected a tensor of dimension {len(batch_shape)} and "
+                               f"tensor.size[0] == {batch_shape[0]} but got: dimension "
+                               f"{len(grad_output._shape)} and tensor.size[0] = "
+                               f"{grad_output._shape[0] if grad_output._shape else 1}")
+    elif grad_output.numel() != 1:
+        raise RuntimeError(f"{name}: Expected a single element grad_output tensor, but got: "
+                           f"{_sizes(grad_output._shape)}")
+    if total_weight.numel() != 1:
+        raise RuntimeError(f"expected total_weight to be a single element tensor, got: "
+                           f"{_sizes(total_weight._shape)} ({total_weight.numel()} elements)")
+    return TensorMeta(self._shape, self.dtype)
+
+
+def _nll_backward(out, grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    """Only the target class of each position gets a gradient:
+    -weight[t] * grad_output (/ total_weight for a mean); ignored positions get 0.
+    ATen's kernel clears the gradient first (``zero_``), then scatters into it."""
+    inner.zero_(out)
+    compute = out.dtype.opmath
+    x_shape = self._shape if len(self._shape) > 1 else (1,) + tuple(self._shape)
+    t = target._np().astype(np.int64).reshape((x_shape[0],) + tuple(x_shape[2:]))
+    ignored = t == ignore_index
+    safe_t = np.where(ignored, 0, t)
+    w = _array(weight, compute)[safe_t] if weight is not None else np.ones(t.shape, compute)
+    g = _array(grad_output, compute)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if reduction == MEAN:
+            g = g / _array(total_weight, compute)
+        values = w * -g.reshape(g.shape if reduction == NONE and len(self._shape) > 1 else ())
+    values = np.where(ignored, compute.type(0), values)    # (even when total_weight is 0)
+    res = np.zeros(x_shape, dtype=compute)
+    np.put_along_axis(res, np.expand_dims(safe_t, 1), np.expand_dims(values, 1), axis=1)
+    _write(out, res.reshape(self._shape))
+
+
+@meta("nll_loss_backward")
+def nll_loss_backward_meta(grad_output, self, target, weight, reduction, ignore_index,
+                           total_weight):
+    if len(self._shape) not in (1, 2):
+        raise RuntimeError("input tensor should be 1D or 2D")
+    return _nll_backward_meta("nll_loss_backward", grad_output, self, target, weight, reduction,
+                              total_weight, self._shape[:1])
+
+
+@meta("nll_loss2d_backward")
+def nll_loss2d_backward_meta(grad_output, self, target, weight, reduction, ignore_index,
+                             total_weight):
+    if len(self._shape) != 4:
+        raise RuntimeError(f"only batches of spatial inputs supported (4D tensors), but got input "
+                           f"of dimension: {len(self._shape)}")
+    return _nll_backward_meta("nll_loss2d_backward", grad_output, self, target, weight,
+                              reduction, total_weight, target._shape)
+
+
+impl("nll_loss_backward")(_nll_backward)
+impl("nll_loss2d_backward")(_nll_backward)

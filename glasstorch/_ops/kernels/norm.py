@@ -21,6 +21,11 @@ Normalization.cpp, Embedding.cpp, Dropout.cpp).
 ``rms_norm`` are CompositeImplicitAutograd, calling the ops PyTorch's do.
 On CPU PyTorch's ``dropout`` is ``empty_like`` + ``bernoulli_`` + ``div_`` + ``mul``
 (the fused ``native_dropout`` is only used on accelerators), and so is ours.
+
+Their backward ops (native_layer_norm_backward, native_group_norm_backward,
+embedding_dense_backward, native_dropout_backward) are at the end; those with an
+``output_mask`` return None for the outputs not asked for, as PyTorch returns
+undefined tensors.
 """
 from __future__ import annotations
 
@@ -32,19 +37,16 @@ from ..._core import dtype as dt
 from ..._core.layout import strided
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
-from ..structured import TensorMeta, wrap_dim
-from .conv import _is_channels_last
+from ..structured import broadcast_shapes, elementwise_strides, result_type, TensorMeta, wrap_dim
 from . import impl, kernel, meta
+from ._common import _allocate_masked, _array, _sizes, _write
 from ._inner import inner, observed
+from .conv import _is_channels_last, _like_memory_format
 from .view import suggest_memory_format
 
 aten = ops.aten
 
 _LOW = ("float16", "bfloat16")
-
-
-def _sizes(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def _stats_dtype(input, *params):
@@ -605,3 +607,157 @@ def embedding_renorm_(self, indices, max_norm, norm_type):
     scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1).astype(compute)
     weight[rows] = (picked * scale[:, None]).astype(weight.dtype)
     return self
+
+
+# -- backward ops of normalization, embedding and dropout ----------------------------------
+
+def _dtype_of(param, input):
+    return (param if param is not None else input).dtype
+
+
+def _normalized_grads(dy, x_hat, gamma, axis):
+    """dx * (1 / rstd) for y = x_hat * gamma + beta, x_hat normalized over ``axis``:
+    g - mean(g) - x_hat * mean(g * x_hat), with g = dy * gamma."""
+    g = dy * gamma if gamma is not None else dy
+    return g - g.mean(axis=axis, keepdims=True) - \
+        x_hat * (g * x_hat).mean(axis=axis, keepdims=True)
+
+
+@kernel("native_layer_norm_backward")
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    """Over the last D = prod(normalized_shape) elements of each row, with
+    x_hat = (x - mean) * rstd:  dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat))
+    for g = grad_out * weight;  dweight = sum_rows grad_out * x_hat;
+    dbias = sum_rows grad_out.  As ATen's CPU kernel: ``empty`` for each
+    wanted output, then its per-thread (dweight, dbias) partial sums buffer
+    (``empty``, ``resize_``, ``zero_``), which numpy needs not: dispatched
+    only while observed."""
+    k = len(normalized_shape)
+    param_shape = [int(n) for n in normalized_shape]
+    device = input.device
+    outs = (inner.empty(input._shape, dtype=input.dtype, device=device) if output_mask[0] else None,
+            inner.empty(param_shape, dtype=_dtype_of(weight, input), device=device)
+            if output_mask[1] else None,
+            inner.empty(param_shape, dtype=_dtype_of(bias, input), device=device)
+            if output_mask[2] else None)
+    if observed() and device.type == "cpu":
+        buffer = inner.empty([0], dtype=input.dtype, device=device)
+        if output_mask[1] or output_mask[2]:
+            inner.zero_(ops.aten.resize_.default(buffer, [2, 1, math.prod(param_shape)]))
+    if input.device.type != "cpu":
+        return outs
+    if input.numel() == 0:
+        for o in outs:
+            if o is not None:
+                _write(o, 0)
+        return outs
+    compute = input.dtype.opmath
+    rows = math.prod(input._shape[:len(input._shape) - k])
+    x = _array(input, compute).reshape(rows, -1)
+    dy = _array(grad_out, compute).reshape(rows, -1)
+    mu = _array(mean, compute).reshape(rows, 1)
+    r = _array(rstd, compute).reshape(rows, 1)
+    x_hat = (x - mu) * r
+    dx, dw, db = outs
+    if dx is not None:
+        gamma = _array(weight, compute).reshape(1, -1) if weight is not None else None
+        _write(dx, (r * _normalized_grads(dy, x_hat, gamma, 1)).reshape(input._shape))
+    if dw is not None:
+        _write(dw, (dy * x_hat).sum(axis=0).reshape(param_shape))
+    if db is not None:
+        _write(db, dy.sum(axis=0).reshape(param_shape))
+    return outs
+
+
+@kernel("native_group_norm_backward")
+def native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group,
+                               output_mask):
+    """Per (sample, group of C/G channels) as layer norm's backward; dweight and
+    dbias sum over the batch and the spatial positions of each channel."""
+    if weight is not None and weight.numel() != C:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {_sizes(weight._shape)} and normalized_shape = "
+                           f"[{C}]")
+    strides = _like_memory_format(input)
+    specs = [TensorMeta(input._shape, input.dtype, strides) if output_mask[0] else None,
+             TensorMeta((C,), _dtype_of(weight, input)) if output_mask[1] else None,
+             TensorMeta((C,), _dtype_of(weight, input)) if output_mask[2] else None]
+    outs = _allocate_masked(specs, input.device)
+    if input.device.type != "cpu":
+        return outs
+    compute = input.dtype.opmath
+    x = _array(input, compute).reshape(N, group, C // group, HxW)
+    dy = _array(grad_out, compute).reshape(N, group, C // group, HxW)
+    mu = _array(mean, compute).reshape(N, group, 1, 1)
+    r = _array(rstd, compute).reshape(N, group, 1, 1)
+    x_hat = (x - mu) * r
+    dx, dw, db = outs
+    if dx is not None:
+        gamma = _array(weight, compute).reshape(1, group, C // group, 1) \
+            if weight is not None else None
+        grads = r * _normalized_grads(dy, x_hat, gamma, (2, 3)) if x.size else x
+        _write(dx, grads.reshape(input._shape))
+    if dw is not None:
+        _write(dw, (dy * x_hat).sum(axis=(0, 3)).reshape(C))
+    if db is not None:
+        _write(db, dy.sum(axis=(0, 3)).reshape(C))
+    return outs
+
+
+# -- embedding / dropout ----------------------------------------------------------------
+
+@kernel("embedding_dense_backward")
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """Row ``indices[i]`` gets ``grad_output[i]`` added (rows equal to
+    ``padding_idx`` get nothing); with ``scale_grad_by_freq`` each contribution
+    is divided by how often its index occurs in the batch.  As ATen's CPU
+    kernel: ``zeros`` for the result, the gradient made contiguous and viewed
+    as (indices, D) rows."""
+    if indices.dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"torch.{indices.dtype._short}Tensor instead (while checking arguments "
+                           "for embedding_backward)")
+    d = grad_output._shape[-1]
+    out = inner.zeros([num_weights, d], dtype=grad_output.dtype, device=grad_output.device)
+    if not grad_output._is_contiguous():
+        grad_output = inner.contiguous(grad_output)
+    grad = inner.view(grad_output, [indices.numel(), d])
+    if out.device.type != "cpu":
+        return out
+    compute = out.dtype.opmath
+    idx = indices._np().astype(np.int64).ravel()
+    g = _array(grad, compute)
+    if scale_grad_by_freq:
+        counts = np.bincount(idx, minlength=num_weights)
+        g = g / counts[idx][:, None].astype(compute)
+    keep = idx != padding_idx
+    total = np.zeros(out._shape, dtype=compute)
+    np.add.at(total, idx[keep], g[keep])
+    _write(out, total)
+    return out
+
+
+@kernel("embedding_backward")
+def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
+    """embedding's weight gradient: the dense one (glasstorch has no sparse layout)."""
+    if sparse:
+        raise NotImplementedError("embedding_backward: sparse gradients (sparse=True) are not "
+                                  "supported by glasstorch")
+    return aten.embedding_dense_backward.default(grad, indices, num_weights, padding_idx,
+                                                 scale_grad_by_freq)
+
+
+@meta("native_dropout_backward")
+def native_dropout_backward_meta(grad_output, mask, scale):
+    shape = broadcast_shapes(grad_output._shape, mask._shape)
+    return TensorMeta(shape, result_type(grad_output, mask),
+                      elementwise_strides(shape, [grad_output, mask]))
+
+
+@impl("native_dropout_backward")
+def native_dropout_backward_impl(out, grad_output, mask, scale):
+    compute = out.dtype.opmath
+    _write(out, _array(grad_output, compute) * _array(mask, compute) * compute.type(scale))

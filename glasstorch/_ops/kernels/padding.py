@@ -20,15 +20,12 @@ from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
 from ..structured import TensorMeta
 from . import impl, kernel, meta
+from ._common import _sizes
 from .conv import _is_channels_last
 
 aten = ops.aten
 
 _MODES = {"reflect": 0, "replicate": 1, "circular": 2, "constant": 3}
-
-
-def _sizes(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def _source_index(size, left, out_size, mode):

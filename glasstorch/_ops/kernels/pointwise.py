@@ -17,23 +17,29 @@ Where the checks live, as in PyTorch:
 
 Floating-point exceptions are PyTorch's: silent inf/nan.  Bodies that can
 produce them run under ``quiet`` (numpy's error state set to "ignore").
+
+Also here: the whole-tensor comparisons equal / allclose (a Python bool),
+logit, isposinf / isneginf, deg2rad / rad2deg.
 """
 from __future__ import annotations
 
 import math
-
 import ml_dtypes
+
 import numpy as np
 
 from ..._core import dtype as dt
 from ..._core.layout import contiguous_format, strided
+from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor
 from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device, checked_convert,
                           elementwise_strides, empty_tensor, overlap_rule, python_number,
                           result_type, same_shape)
-from ..._dispatcher.dispatcher import ops
 from . import impl, kernel, meta, native
+from ._common import _no_meta_kernel, _on_meta
 from ._inner import inner, inner_op, observed
+
+aten = ops.aten
 
 FLOATING = dt.FLOATING
 _PARALLEL = native.MIN_PARALLEL   # large float32 arithmetic runs threaded (kernels/native.c)
@@ -61,6 +67,7 @@ def quiet(body):
             finally:
                 _ERRSTATE.reset(token)
     run.__name__ = run.__qualname__ = body.__name__
+    run.__wrapped__ = body      # (inspect.unwrap finds the body's code)
     run.__doc__, run.__module__ = body.__doc__, body.__module__
     return run
 
@@ -1333,3 +1340,119 @@ def clamp_max_meta(self, max):
 def clamp_max_impl(out, self, max):
     _clamp_impl(out, self, None, max)
 
+
+# -- whole-tensor comparisons: equal, allclose (TensorCompare.cpp) -------------------------
+
+@kernel("equal")
+def equal(self, other):
+    """Same sizes and equal elements (NaN is unequal to itself); dtypes may differ."""
+    if _on_meta(self, other):
+        raise _no_meta_kernel("equal")
+    if self.device != other.device:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {self.device} and {other.device}!")
+    if self._shape != other._shape:
+        return False
+    return bool(np.array_equal(self._np(), other._np()))
+
+
+@kernel("allclose")
+def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    close = aten.isclose.default(self, other, rtol, atol, equal_nan)
+    return bool(aten._local_scalar_dense.default(aten.all.default(close)))
+
+
+# -- more unary ops: logit, isposinf / isneginf, deg2rad / rad2deg -------------------------
+
+@meta("logit")
+def logit_meta(self, eps=None):
+    return unary_float_meta(self)
+
+
+@impl("logit")
+@quiet
+def logit_impl(out, self, eps=None):
+    """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps >= 0 is given.
+    Each step rounds to the result dtype (float16/bfloat16 too), as PyTorch's loop does."""
+    compute = out.dtype.numpy
+    x = self._np().astype(compute)
+    if eps is not None and eps >= 0:
+        x = np.clip(x, compute.type(eps), compute.type(1 - eps)).astype(compute, copy=False)
+    write(out, np.log(x / (compute.type(1) - x)))
+
+
+@meta("logit_backward")
+def logit_backward_meta(grad_output, self, eps=None):
+    return binary_meta(grad_output, self)
+
+
+@impl("logit_backward")
+@quiet
+def logit_backward_impl(out, grad_output, self, eps=None):
+    """grad / (x (1 - x)); outside [eps, 1 - eps] zero, or (no eps) outside [0, 1] NaN."""
+    compute = out.dtype.opmath
+    g, x = grad_output._np().astype(compute), self._np().astype(compute)
+    if eps is None or eps < 0:
+        outside, fill = (x < 0) | (x > 1), np.nan
+    else:
+        outside, fill = (x < eps) | (x > 1 - eps), 0
+    write(out, np.where(outside, fill, g / (x * (1 - x))))
+
+
+class _BoolOnlyMeta(TensorMeta):
+    """A bool result whose out= tensor must be bool too (isposinf, isneginf)."""
+
+    __slots__ = ("op_name",)
+
+    def check_out(self, out_dtype):
+        if out_dtype is not dt.bool_:
+            raise RuntimeError(f"{self.op_name} does not support non-boolean outputs.")
+
+
+def _signed_inf_test(name, sign):
+    @meta(name)
+    def test_meta(self):
+        if self.dtype.category == dt.COMPLEX:
+            raise RuntimeError(f"{name} does not support complex inputs.")
+        spec = _BoolOnlyMeta(self._shape, dt.bool_, elementwise_strides(self._shape, (self,)))
+        spec.op_name = name
+        return spec
+
+    @impl(name)
+    def test_impl(out, self):
+        a = self._np()
+        if self.dtype.category >= dt.FLOATING:
+            write(out, a == sign * np.inf)
+        else:
+            out._np()[...] = False
+    test_meta.__name__, test_impl.__name__ = f"{name}_meta", f"{name}_impl"
+
+
+_signed_inf_test("isposinf", 1)
+_signed_inf_test("isneginf", -1)
+
+
+def _angle_conversion(name, factor):
+    """deg2rad / rad2deg (CompositeExplicitAutograd): a multiplication by ``factor``,
+    integer and bool inputs turned into the default float dtype first."""
+    def as_float(self):
+        if self.dtype.category == dt.COMPLEX:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+        if self.dtype.category < dt.FLOATING:
+            return aten._to_copy.default(self, dtype=dt.get_default_dtype())
+        return self
+
+    @kernel(name)
+    def convert(self):
+        return aten.mul.Tensor(as_float(self), factor)
+
+    @kernel(f"{name}_")
+    def convert_(self):
+        if self.dtype.category == dt.COMPLEX:
+            raise RuntimeError(f"{name} is not supported for complex tensors.")
+        return aten.mul_.Tensor(self, factor)
+    convert.__name__, convert_.__name__ = name, f"{name}_"
+
+
+_angle_conversion("deg2rad", math.pi / 180)
+_angle_conversion("rad2deg", 180 / math.pi)

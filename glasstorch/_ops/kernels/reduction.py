@@ -20,6 +20,10 @@ Note [accumulation]
     float32 (``dtype.opmath``); var/std/norm accumulate in float64, as CPU
     PyTorch's Welford and norm kernels do (``acc_type<float>`` is double on CPU),
     then round once on write.
+
+Also here: nansum / nanmean, the running extrema cummax / cummin, and the
+backward ops of reductions, scans and softmax (value_selecting_reduction_backward,
+cumprod_backward, _softmax_backward_data, _log_softmax_backward_data).
 """
 from __future__ import annotations
 
@@ -28,12 +32,17 @@ import warnings
 
 import numpy as np
 
-from ..._core import dtype as dt
+from ..._core import dispatch_key as dk, dtype as dt
+from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
+from ..._tensor import is_tensor_subclass_like
 from ..structured import TensorMeta, wrap_dim
 from . import impl, kernel, meta, native, norm_order, softmax_order
+from ._common import _array, _check_same_dtype, _sizes
 from ._inner import inner, observed
 from .cascade_sum import cascade_sum
+
+aten = ops.aten
 
 _INT64 = dt.int64
 _BOOL = dt.bool_
@@ -784,3 +793,244 @@ def max_other(self, other):
 @kernel("min_other")
 def min_other(self, other):
     return ops.aten.minimum.default(self, other)
+
+
+# -- NaN-ignoring reductions: nansum, nanmean ----------------------------------------------
+
+meta("nansum")(sum_meta)
+
+
+@impl("nansum")
+def nansum_impl(out, self, dim=None, keepdim=False, *, dtype=None):
+    """sum with NaNs counted as zero (integer inputs have none: a plain sum)."""
+    if self.dtype.category == dt.COMPLEX:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    acc = out.dtype.opmath
+    if out.dtype in (dt.float32, dt.float64) and isinstance(self._np(), np.ndarray):
+        _cascade(out, self, self._np(), acc, reduce_dims(self, dim), nan=True)   # ATen's order
+        return
+    a = self._np().astype(acc, copy=False)
+    if acc.kind in "fc":
+        a = np.where(np.isnan(a), acc.type(0), a)
+    dims = reduce_dims(self, dim)
+    axis = None if len(dims) == a.ndim else dims
+    out._np()[...] = np.add.reduce(a, axis=axis, dtype=acc, keepdims=keepdim)
+
+
+@kernel("nanmean")
+def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+    """nansum / (number of non-NaN elements), over the same dims."""
+    if self.dtype.category < dt.FLOATING:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {self.dtype._short}")
+    values = aten.detach.default(self)
+    counted = aten.logical_not_.default(aten.ne.Tensor(values, values))
+    count = aten.sum.dim_IntList(counted, dim, keepdim)
+    return aten.div.Tensor(aten.nansum.default(self, dim, keepdim, dtype=dtype), count)
+
+
+# -- running extrema: cummax, cummin -------------------------------------------------------
+
+def _running_extremum(name, accumulate):
+    @meta(name)
+    def extremum_meta(self, dim):
+        wrap_dim(dim, len(self._shape))
+        if self.dtype.category == dt.COMPLEX:
+            raise _not_implemented(f"{name}_cpu", self.dtype)
+        return (TensorMeta(self._shape, self.dtype), TensorMeta(self._shape, dt.int64))
+
+    @impl(name)
+    def extremum_impl(outs, self, dim):
+        """values[i] = extremum of x[..i]; indices[i] = the last position where the
+        running extremum was taken (ties move it forward; NaN, once seen, stays)."""
+        values, indices = outs
+        if not self._shape:
+            values._np()[...] = self._np()
+            indices._np()[...] = 0
+            return
+        axis = wrap_dim(dim, len(self._shape))
+        x = self._np()
+        if x.dtype.name == "bfloat16":
+            x = x.astype(np.float32)
+        running = accumulate(x, axis=axis)
+        taken = running == x
+        if x.dtype.kind in "fc":
+            taken |= np.isnan(x)
+        positions = np.arange(x.shape[axis]).reshape([-1] + [1] * (x.ndim - axis - 1))
+        values._np()[...] = running
+        indices._np()[...] = np.maximum.accumulate(np.where(taken, positions, 0), axis=axis)
+    extremum_meta.__name__, extremum_impl.__name__ = f"{name}_meta", f"{name}_impl"
+
+
+_running_extremum("cummax", np.maximum.accumulate)
+_running_extremum("cummin", np.minimum.accumulate)
+
+
+@kernel("cummaxmin_backward")
+def cummaxmin_backward(grad, input, indices, dim):
+    """Each gradient goes to the input element its running extremum came from."""
+    if input.numel() == 0:
+        return input
+    zeros = aten.zeros.default(list(input._shape), dtype=input.dtype, layout=input.layout,
+                               device=input.device)
+    return aten.scatter_add.default(zeros, dim, indices, grad)
+
+
+# -- softmax's backward ops ----------------------------------------------------------------
+
+def _softmax_backward_meta(grad_output, output, dim, input_dtype):
+    _check_same_dtype(grad_output, output)
+    wrap_dim(dim, len(grad_output._shape))
+    if tuple(grad_output._shape) != tuple(output._shape):
+        raise RuntimeError(f"grad_output and output must have the same shape, got "
+                           f"{_sizes(grad_output._shape)} and {_sizes(output._shape)}")
+    if input_dtype is dt.float16 and grad_output.dtype is dt.float32:
+        # half_to_float: only the CUDA kernels take a float gradient for a half input
+        raise RuntimeError("expected scalar type Float but found Half")
+    return TensorMeta(grad_output._shape, grad_output.dtype)
+
+
+meta("_softmax_backward_data")(_softmax_backward_meta)
+meta("_log_softmax_backward_data")(_softmax_backward_meta)
+
+
+def _softmax_operands(out, grad_output, output, dim):
+    compute = out.dtype.opmath
+    g, y = _array(grad_output, compute), _array(output, compute)
+    axis = wrap_dim(dim, g.ndim) if g.ndim else None
+    return g, y, axis
+
+
+def _lastdim_backward(out, grad_output, output, dim, log) -> bool:
+    """float32 rows along the last dim: ATen's lastdim kernel, bit for bit
+    (kernels/softmax_order.py)."""
+    if out.dtype is not dt.float32 or grad_output.dtype is not dt.float32 or (
+            grad_output._shape and wrap_dim(dim, len(grad_output._shape))
+            != len(grad_output._shape) - 1):
+        return False
+    if out.numel() == 0:
+        return True
+    cols = grad_output._shape[-1] if grad_output._shape else 1
+    g, y = (np.ascontiguousarray(t._np()).reshape(-1, cols) for t in (grad_output, output))
+    _write(out, softmax_order.softmax_backward_rows(g, y, log).reshape(out._shape))
+    return True
+
+
+@impl("_softmax_backward_data")
+def softmax_backward_data_impl(out, grad_output, output, dim, input_dtype):
+    if _lastdim_backward(out, grad_output, output, dim, log=False):
+        return
+    g, y, axis = _softmax_operands(out, grad_output, output, dim)
+    _write(out, y * (g - np.sum(g * y, axis=axis, keepdims=True)))
+
+
+@impl("_log_softmax_backward_data")
+def log_softmax_backward_data_impl(out, grad_output, output, dim, input_dtype):
+    if _lastdim_backward(out, grad_output, output, dim, log=True):
+        return
+    g, y, axis = _softmax_operands(out, grad_output, output, dim)
+    with np.errstate(over="ignore", invalid="ignore"):
+        _write(out, g - np.exp(y) * np.sum(g, axis=axis, keepdims=True))
+
+
+# -- backward ops of reductions and scans (CompositeImplicitAutograd: their gradients come from the ops they call) ---
+
+@kernel("value_selecting_reduction_backward")
+def value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim):
+    """Only the selected elements get a gradient: ``grad`` is scattered into
+    zeros of the input's ``sizes`` at ``indices`` (along ``dim``)."""
+    if not keepdim and sizes:
+        dim = wrap_dim(dim, len(sizes))
+        indices = aten.unsqueeze.default(indices, dim)
+        grad = aten.unsqueeze.default(grad, dim)
+    grad_in = aten.zeros.default(list(sizes), dtype=grad.dtype, device=grad.device)
+    if is_tensor_subclass_like(grad) or is_tensor_subclass_like(indices):
+        return aten.scatter.src(grad_in, dim, indices, grad)    # (a batched grad: out of place)
+    return aten.scatter_.src(grad_in, dim, indices, grad)
+
+
+def _conj(t):
+    return aten.conj.default(t) if t.dtype.is_complex else t
+
+
+def _reversed_cumsum(t, dim):
+    return aten.flip.default(aten.cumsum.default(aten.flip.default(t, [dim]), dim), [dim])
+
+
+@kernel("cumprod_backward")
+def cumprod_backward(grad, input, dim, output):
+    """Gradient of y = cumprod(x) along ``dim``: dF/dx_k = sum_{j>=k} g_j dy_j/dx_k,
+    where dy_j/dx_k is the product of x_1..x_j without x_k.
+
+    * No zero in x: dy_j/dx_k = y_j / x_k, so the gradient is a reversed
+      cumsum of y*g divided by x.
+    * Zeros, no graph to build: before the first zero z1 the same formula
+      holds (the y_j / x_k terms for j >= z1 vanish); at z1 the gradient is
+      prod(x before z1) * sum over z1 <= j < z2 of g_j * prod(x_{z1+1..j});
+      after z1 it is 0.  That formula's own derivative is not cumprod's second
+      derivative, so
+    * zeros with grad mode on (double backward) use the products with x_k
+      omitted directly, one position k at a time.
+    Meta tensors and ``__torch_dispatch__`` subclasses (FakeTensor) have no
+    values to read: they take the data-independent paths.
+    """
+    if input.numel() <= 1:
+        return grad
+    dim = wrap_dim(dim, input.dim())
+    size = input.shape[dim]
+    if size == 1:
+        return grad
+    input_conj, output_conj = _conj(input), _conj(output)
+    w = aten.mul.Tensor(output_conj, grad)
+    is_zero = aten.eq.Scalar(input, 0)
+    if input.device.type != "meta" and not input._keys & dk.PYTHON and \
+            not aten.any.default(is_zero).item():
+        return aten.div.Tensor(_reversed_cumsum(w, dim), input_conj)
+    if not _tls.grad_enabled:
+        grad_input = aten.zeros.default(list(input.shape), dtype=grad.dtype, device=grad.device)
+        zeros_before = aten.cumsum.default(is_zero, dim)
+        # k < z1
+        mask = aten.eq.Scalar(zeros_before, 0)
+        before = aten.div.Tensor(
+            _reversed_cumsum(aten.masked_fill.Scalar(w, aten.bitwise_not.default(mask), 0), dim),
+            input_conj)
+        grad_input = aten.where.self(mask, before, grad_input)
+        # k = z1: its mask, then the elements strictly between z1 and z2
+        mask = aten.eq.Scalar(zeros_before, 1)
+        first_zero_index = aten.max.dim(mask, dim, True)[1]
+        first_zero_mask = aten.logical_and_.default(
+            aten.scatter_.value(aten.zeros_like.default(mask), dim, first_zero_index, 1), mask)
+        aten.bitwise_and_.Tensor(mask, aten.bitwise_not.default(first_zero_mask))
+        between = aten.cumprod.default(
+            aten.masked_fill.Scalar(input_conj, aten.bitwise_not.default(mask), 1), dim)
+        grad_between = aten.masked_fill.Scalar(grad, aten.ne.Scalar(zeros_before, 1), 0)
+        prod_before = aten.masked_fill_.Scalar(
+            aten.gather.default(output_conj, dim,
+                                aten.relu_.default(aten.sub.Scalar(first_zero_index, 1))),
+            aten.eq.Scalar(first_zero_index, 0), 1)
+        at_zero = aten.mul.Tensor(
+            aten.sum.dim_IntList(aten.mul.Tensor(between, grad_between), [dim], True), prod_before)
+        return aten.where.self(first_zero_mask, at_zero, grad_input)
+    grad_input = aten.zeros.default(list(input.shape), dtype=grad.dtype, device=grad.device)
+    ones_size = list(input.shape)
+    ones_size[dim] = 1
+    ones = aten.expand.default(aten.ones.default([1], dtype=grad.dtype, device=grad.device),
+                               ones_size)
+    for k in range(size):
+        # omitted[j] = prod_{i <= j, i != k} x_i for j >= k
+        if k == 0:
+            omitted = aten.cat.default(
+                [ones, aten.cumprod.default(aten.slice.Tensor(input_conj, dim, 1), dim)], dim)
+        else:
+            until_k = aten.prod.dim_int(aten.slice.Tensor(input_conj, dim, 0, k), dim, True)
+            if k == size - 1:
+                omitted = until_k
+            else:
+                after_k = aten.cumprod.default(aten.slice.Tensor(input_conj, dim, k + 1), dim)
+                omitted = aten.cat.default(
+                    [until_k, aten.mul.Tensor(aten.expand_as.default(until_k, after_k), after_k)],
+                    dim)
+        grad_k = aten.sum.dim_IntList(aten.mul.Tensor(aten.slice.Tensor(grad, dim, k), omitted),
+                                      [dim])
+        aten.copy_.default(aten.select.int(grad_input, dim, k), grad_k)
+    return grad_input

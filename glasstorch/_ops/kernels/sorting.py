@@ -33,6 +33,9 @@ Note [ties]
     ``sorting.c`` repeats those algorithms step for step (GCC's stl_algo.h and
     stl_heap.h, which PyTorch's Linux build uses); the Python versions below
     give the same results, slowly, when no compiler is available.
+
+Also here: unique (sort-based, Unique.cpp) and the binary searches
+searchsorted / bucketize (Bucketization.cpp).
 """
 from __future__ import annotations
 
@@ -42,10 +45,12 @@ import os
 
 import numpy as np
 
+from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
-from ..._tensor import _non_overlapping_and_dense
-from ..structured import TensorMeta, wrap_dim
+from ..._tensor import _non_overlapping_and_dense, Tensor
+from ..structured import empty_tensor, TensorMeta, wrap_dim
 from . import impl, kernel, meta, native
+from ._common import _from_array, _no_meta_kernel, _on_meta, _sizes
 from .reduction import (_BOOL, _INT64, _check_nonempty_dims, _float_for_compare, _move_last,
                         _not_implemented, _restore, _write, reduced_shape)
 
@@ -572,3 +577,194 @@ def _mode_rows(rows):
 impl("median_dim")(_dim_stat_impl(_median_rows))
 impl("nanmedian_dim")(_dim_stat_impl(lambda rows: _median_rows(rows, ignore_nan=True)))
 impl("mode")(_dim_stat_impl(_mode_rows))
+
+
+# -- unique (Unique.cpp: sort-based) -------------------------------------------------------
+
+def _unique_runs(keys_equal_next, n):
+    """Start of each run of equal sorted elements, and the run id of every element."""
+    starts = np.flatnonzero(np.concatenate(([True], ~keys_equal_next))) if n else \
+        np.zeros(0, np.int64)
+    run_of = np.cumsum(np.concatenate(([0], (~keys_equal_next).astype(np.int64)))) if n else \
+        np.zeros(0, np.int64)
+    return starts, run_of
+
+
+def _unique_outputs(self, values, inverse_shape, order, starts, run_of, n,
+                    return_inverse, return_counts):
+    device = self.device
+    if return_inverse:
+        inverse = np.empty(n, np.int64)
+        inverse[order] = run_of
+        inverse_t = _from_array(inverse.reshape(inverse_shape), dt.int64, device)
+    else:
+        inverse_t = empty_tensor((0,), dt.int64, device)
+    if return_counts:
+        counts_t = _from_array(np.diff(np.append(starts, n)).astype(np.int64), dt.int64, device)
+    else:
+        counts_t = empty_tensor((0,), dt.int64, device)
+    return _from_array(values, self.dtype, device), inverse_t, counts_t
+
+
+@kernel("_unique2")
+def unique2(self, sorted=True, return_inverse=False, return_counts=False):
+    """Distinct values in ascending order (PyTorch's CPU kernel sorts even when
+    ``sorted=False``); NaNs are all distinct."""
+    if _on_meta(self):
+        raise _no_meta_kernel("_unique2")
+    flat = self._np().reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    ordered = flat[order]
+    equal_next = ordered[1:] == ordered[:-1]
+    starts, run_of = _unique_runs(equal_next, flat.size)
+    return _unique_outputs(self, ordered[starts], self._shape, order, starts, run_of,
+                           flat.size, return_inverse, return_counts)
+
+
+@kernel("unique_dim")
+def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
+    """Distinct slices along ``dim``, in lexicographic order."""
+    if _on_meta(self):
+        raise _no_meta_kernel("unique_dim")
+    dim = wrap_dim(dim, len(self._shape))
+    shape = self._shape
+    if self.numel() == 0 and shape[dim] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    rest = shape[:dim] + shape[dim + 1:]
+    slices = np.moveaxis(self._np(), dim, 0).reshape(shape[dim], int(np.prod(rest, dtype=np.int64)))
+    order = np.lexsort(slices.T[::-1]) if slices.shape[1] else np.arange(shape[dim])
+    ordered = slices[order]
+    equal_next = np.all(ordered[1:] == ordered[:-1], axis=1)
+    starts, run_of = _unique_runs(equal_next, shape[dim])
+    kept = np.moveaxis(ordered[starts].reshape((len(starts),) + rest), 0, dim)
+    return _unique_outputs(self, kept, (shape[dim],), order, starts, run_of, shape[dim],
+                           return_inverse, return_counts)
+
+
+# -- binary search: searchsorted, bucketize (Bucketization.cpp) ----------------------------
+
+class _SearchMeta(TensorMeta):
+    """An index result whose out= tensor must be int32 (out_int32) or int64."""
+
+    __slots__ = ("out_int32",)
+
+    def check_out(self, out_dtype):
+        if out_dtype is not self.dtype:
+            raise RuntimeError(
+                "torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) "
+                "or Long(int64) depending on whether out_int32 flag is True, but we got output "
+                f"tensor's dtype {out_dtype._short} and out_int32 flag is {self.out_int32}")
+
+
+def _scalar_shape(value):
+    return value._shape if isinstance(value, Tensor) else ()
+
+
+def _searchsorted_check(boundaries, value, right, side, sorter):
+    """PyTorch's searchsorted_pre_check, in its order."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side != "right":
+            raise RuntimeError(f"torch.searchsorted(): side and right can't be set to "
+                               f"opposites, got side of {side} while right was True")
+    if sorter is not None:
+        if sorter._shape != boundaries._shape:
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same "
+                               f"size, but got boundary tensor {_sizes(boundaries._shape)}"
+                               f"and got sorter tensor {_sizes(sorter._shape)}")
+        if sorter.dtype is not dt.int64:
+            raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but "
+                               f"got dtype {sorter.dtype._short}")
+    shape, rank = _scalar_shape(value), len(boundaries._shape)
+    if not shape and rank != 1:
+        raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when "
+                           f"boundaries tensor dimension is 1, but we got boundaries tensor "
+                           f"dim({rank}) and input value's dim(0) numel(1)")
+    if rank == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if rank != 1 and (rank != len(shape) or boundaries._shape[:-1] != shape[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                           f"the first N-1 dimensions of boundaries tensor and input value "
+                           f"tensor must match, but we got boundaries tensor "
+                           f"{_sizes(boundaries._shape)} and input value tensor "
+                           f"{_sizes(shape)}")
+
+
+def _search_meta(value, out_int32):
+    spec = _SearchMeta(_scalar_shape(value), dt.int32 if out_int32 else dt.int64)
+    spec.out_int32 = out_int32
+    return spec
+
+
+def _search_into(out, boundaries, value, right, sorter):
+    """Fill ``out`` with the insertion points of ``value`` in the (last dim of the)
+    sorted ``boundaries`` (left: first position not below it; right: first above)."""
+    b = boundaries._np()
+    v = value._np() if isinstance(value, Tensor) else np.asarray(value)
+    common = np.result_type(b, v)
+    if common.name in ("bool", "bfloat16", "float16") or common.kind in "cV":
+        shown = dt.promote_types(boundaries.dtype, _value_dtype(value))
+        if shown is dt.bool_ or shown.category == dt.COMPLEX:
+            raise _not_implemented("searchsorted_out_cpu", shown)
+        common = np.dtype(np.float32)
+    b, v = b.astype(common, copy=False), v.astype(common, copy=False)
+    if sorter is not None:
+        order = sorter._np()
+        if order.size and (order.min() < 0 or order.max() >= b.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+        b = np.take_along_axis(b, order, -1)
+    rows = math.prod(b.shape[:-1])     # 1-d boundaries: one row for all values
+    bounds = b.reshape(rows, b.shape[-1])
+    wanted = v.reshape(1, v.size) if b.ndim == 1 else v.reshape(rows, v.shape[-1])
+    out._np()[...] = _binary_search(bounds, wanted, right).reshape(out._shape)
+
+
+def _binary_search(bounds, wanted, right):
+    """PyTorch's lower/upper bound loop, run on every value at once (so that NaNs land
+    where PyTorch's comparisons put them): move right while not (mid >= value), or
+    not (mid > value) for ``right``."""
+    start = np.zeros(wanted.shape, np.int64)
+    end = np.full(wanted.shape, bounds.shape[-1], np.int64)
+    active = start < end
+    while active.any():
+        mid = start + ((end - start) >> 1)
+        mid_value = np.take_along_axis(bounds, np.minimum(mid, bounds.shape[-1] - 1), -1)
+        go_right = ~(mid_value > wanted) if right else ~(mid_value >= wanted)
+        start = np.where(active & go_right, mid + 1, start)
+        end = np.where(active & ~go_right, mid, end)
+        active = start < end
+    return start
+
+
+def _value_dtype(value):
+    return value.dtype if isinstance(value, Tensor) else dt.scalar_dtype(value)
+
+
+@meta("searchsorted")
+def searchsorted_meta(sorted_sequence, self, *, out_int32=False, right=False, side=None,
+                      sorter=None):
+    _searchsorted_check(sorted_sequence, self, right, side, sorter)
+    return _search_meta(self, out_int32)
+
+
+@impl("searchsorted")
+def searchsorted_impl(out, sorted_sequence, self, *, out_int32=False, right=False, side=None,
+                      sorter=None):
+    _search_into(out, sorted_sequence, self, right or side == "right", sorter)
+
+
+@meta("bucketize")
+def bucketize_meta(self, boundaries, *, out_int32=False, right=False):
+    if len(boundaries._shape) != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got "
+                           f"dim({len(boundaries._shape)})")
+    return _search_meta(self, out_int32)
+
+
+@impl("bucketize")
+def bucketize_impl(out, self, boundaries, *, out_int32=False, right=False):
+    _search_into(out, boundaries, self, right, None)

@@ -33,6 +33,7 @@ from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
 from ..structured import TensorMeta
 from . import impl, kernel, meta
+from ._common import _sizes
 from .conv import _is_channels_last
 
 aten = ops.aten
@@ -48,10 +49,6 @@ _OPS = {
     "upsample_linear1d": (1, "linear", "compute_indices_weights_linear", ()),
     "upsample_bilinear2d": (2, "linear", "upsample_bilinear2d_channels_last", (dt.uint8,)),
 }
-
-
-def _sizes(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 def _common_check(k, input_size, output_size):

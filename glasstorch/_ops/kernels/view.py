@@ -22,6 +22,11 @@ ops through the dispatcher, as PyTorch's do.
 
 This module also holds the copying shape ops that belong with them: clone,
 copy_, resize_, flip, roll, repeat, tril/triu.
+
+Also here: the backward ops of views (select/slice/diagonal/unfold_backward:
+zeros of the input's shape with the gradient written, or for unfold added,
+through the forward's view) and the complex views (real, view_as_real,
+view_as_complex).
 """
 from __future__ import annotations
 
@@ -36,11 +41,12 @@ from ..._core.layout import (as_memory_format, channels_last, channels_last_3d,
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
                         channels_last_strides, contiguous_strides)
+from ..._tensor import is_tensor_subclass_like, version_counter
 from ..structured import (TensorMeta, broadcast_shapes, check_overlap, convert_array,
                           in_loop_order, iterator_strides, unproven_overlap, wrap_dim)
 from . import KERNELS, impl, kernel, meta
+from ._common import _sizes
 from ._inner import inner, inner_op
-from ..._tensor import is_tensor_subclass_like, version_counter
 
 INT64_MAX = sys.maxsize  # what PyTorch passes for an open slice end
 
@@ -54,10 +60,6 @@ def make_view(self: Tensor, shape, stride, offset) -> Tensor:
     out._base = self if base is None else base
     out._version_counter = version_counter(self)
     return out
-
-
-def _shape_str(shape) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
 # -- view / reshape -------------------------------------------------------------------
@@ -74,7 +76,7 @@ def infer_size(shape, numel):
             newsize *= s
         else:
             raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
-                               f"{_shape_str(shape)}")
+                               f"{_sizes(shape)}")
     # with a -1, only divisibility is checked (a symbolic numel is never compared
     # with the product of the other sizes, as PyTorch's infer_size does)
     if infer_dim is None:
@@ -86,9 +88,9 @@ def infer_size(shape, numel):
         return tuple(shape)
     elif newsize == 0 and numel == 0:
         raise RuntimeError(
-            f"cannot reshape tensor of 0 elements into shape {_shape_str(shape)} because "
+            f"cannot reshape tensor of 0 elements into shape {_sizes(shape)} because "
             "the unspecified dimension size -1 can be any value and is ambiguous")
-    raise RuntimeError(f"shape '{_shape_str(shape)}' is invalid for input of size {numel}")
+    raise RuntimeError(f"shape '{_sizes(shape)}' is invalid for input of size {numel}")
 
 
 def compute_stride(oldshape, oldstride, newshape):
@@ -255,7 +257,7 @@ def unflatten(self, dim, sizes):
     except RuntimeError:
         if list(sizes).count(-1) > 1:
             raise RuntimeError("only one dimension can be inferred") from None
-        raise RuntimeError(f"unflatten: Provided sizes {_shape_str(sizes)} don't multiply up to "
+        raise RuntimeError(f"unflatten: Provided sizes {_sizes(sizes)} don't multiply up to "
                            f"the size of dim {dim} ({n}) in the input tensor") from None
     shape = list(self._shape[:dim]) + list(inferred) + list(self._shape[dim + 1:])
     return ops.aten.view.default(self, shape)
@@ -319,13 +321,13 @@ def _movedim_perm(ndim, source, destination):
     dst = [wrap_dim(d, ndim) for d in destination]
     if len(src) != len(dst):
         raise RuntimeError(
-            f"movedim: Invalid source or destination dims: source ({_shape_str(source)} dims) "
-            f"should contain the same number of dims as destination ({_shape_str(destination)}"
+            f"movedim: Invalid source or destination dims: source ({_sizes(source)} dims) "
+            f"should contain the same number of dims as destination ({_sizes(destination)}"
             " dims)")
     if len(set(src)) != len(src):
-        raise RuntimeError(f"movedim: repeated dim in `source` ({_shape_str(source)})")
+        raise RuntimeError(f"movedim: repeated dim in `source` ({_sizes(source)})")
     if len(set(dst)) != len(dst):
-        raise RuntimeError(f"movedim: repeated dim in `destination` ({_shape_str(destination)})")
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({_sizes(destination)})")
     order = [-1] * ndim
     for s, d in zip(src, dst):
         order[d] = s
@@ -401,7 +403,7 @@ def select(self, dim, index):
     size = self._shape[dim]
     if index < -size or index >= size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{_shape_str(self._shape)} at dimension {dim}")
+                         f"{_sizes(self._shape)} at dimension {dim}")
     if index < 0:
         index += size
     stride = self._stride
@@ -494,11 +496,11 @@ def split_with_sizes(self, split_sizes, dim=0):
     dim_size = self._shape[dim]
     if any(s < 0 for s in split_sizes):
         raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
-                           f"but got split_sizes={_shape_str(split_sizes)}")
+                           f"but got split_sizes={_sizes(split_sizes)}")
     if sum(split_sizes) != dim_size:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {dim_size} "
                            f"(input tensor's size at dimension {dim}), but got "
-                           f"split_sizes={_shape_str(split_sizes)}")
+                           f"split_sizes={_sizes(split_sizes)}")
     out, start = [], 0
     for s in split_sizes:
         out.append(inner.narrow(self, dim, start, s))
@@ -646,7 +648,7 @@ def as_strided(self, size, stride, storage_offset=None):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
-                           f"strides: {_shape_str(stride)}")
+                           f"strides: {_sizes(stride)}")
     _check_in_bounds(self, size, stride, offset)
     return make_view(self, tuple(size), tuple(stride), offset)
 
@@ -659,7 +661,7 @@ def _check_in_bounds(self, size, stride, offset):
     nbytes = self._storage._nbytes
     if needed > nbytes:
         raise RuntimeError(
-            f"setStorage: sizes {_shape_str(size)}, strides {_shape_str(stride)}, storage offset "
+            f"setStorage: sizes {_sizes(size)}, strides {_sizes(stride)}, storage offset "
             f"{offset}, and itemsize {itemsize} requiring a storage size of {needed} are out of "
             f"bounds for storage of size {nbytes}")
 
@@ -717,7 +719,7 @@ def expand_geometry(tensor_shape, tensor_stride, sizes, self=None):
     if ndim < tensor_dim:
         name = f"torch.{self.dtype._short}Tensor" if self is not None else "Tensor"
         raise RuntimeError(
-            f"expand({name}{{{_shape_str(tensor_shape)}}}, size={_shape_str(sizes)}): the number "
+            f"expand({name}{{{_sizes(tensor_shape)}}}, size={_sizes(sizes)}): the number "
             f"of sizes provided ({ndim}) must be greater or equal to the number of dimensions in "
             f"the tensor ({tensor_dim})")
     if tensor_dim == 0:
@@ -742,7 +744,7 @@ def expand_geometry(tensor_shape, tensor_stride, sizes, self=None):
                 raise RuntimeError(
                     f"The expanded size of the tensor ({target}) must match the existing size "
                     f"({size}) at non-singleton dimension {i}.  Target sizes: "
-                    f"{_shape_str(sizes)}.  Tensor sizes: {_shape_str(tensor_shape)}")
+                    f"{_sizes(sizes)}.  Tensor sizes: {_sizes(tensor_shape)}")
             size, stride = target, 0
         out_shape[i], out_stride[i] = size, stride
     return tuple(out_shape), tuple(out_stride)
@@ -868,8 +870,8 @@ def copy_(self, src, non_blocking=False):
     if isinstance(src, Tensor):
         shape = broadcast_shapes(self._shape, src._shape)
         if shape != tuple(self._shape):
-            raise RuntimeError(f"output with shape {_shape_str(self._shape)} doesn't match the "
-                               f"broadcast shape {_shape_str(shape)}")
+            raise RuntimeError(f"output with shape {_sizes(self._shape)} doesn't match the "
+                               f"broadcast shape {_sizes(shape)}")
         if self.device.type == "meta":
             return self
         if src.device.type == "meta":
@@ -984,7 +986,7 @@ def repeat_meta(self, repeats):
     for s in shape:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{_shape_str(shape)}")
+                               f"{_sizes(shape)}")
     return TensorMeta(shape, self.dtype)
 
 
@@ -1045,3 +1047,133 @@ for _name, _view in (("unsqueeze_", "unsqueeze"), ("squeeze_", "squeeze"),
                      ("transpose_", "transpose"), ("as_strided_", "as_strided")):
     _restride_in_place(_name, _view)
 _restride_in_place("t_", "t", check=lambda self: check_t(self, "t_"))
+
+
+# -- backward ops of views: zeros of the input's shape, the gradient written through the forward's view ---
+
+def _zeroed(out):
+    """``out``'s bytes as a numpy array, set to zero."""
+    array = out._np()
+    array[...] = 0
+    return array
+
+
+# -- select / slice / diagonal / unfold backward -------------------------------------------
+
+@meta("select_backward")
+def select_backward_meta(grad_output, input_sizes, dim, index):
+    return TensorMeta(tuple(input_sizes), grad_output.dtype)
+
+
+@impl("select_backward")
+def select_backward_impl(out, grad_output, input_sizes, dim, index):
+    array = _zeroed(out)
+    dim = wrap_dim(dim, len(input_sizes))
+    size = input_sizes[dim]
+    if index < -size or index >= size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{_sizes(input_sizes)} at dimension {dim}")
+    where = [slice(None)] * len(input_sizes)
+    where[dim] = index
+    array[tuple(where)] = grad_output._np()
+
+
+@meta("slice_backward")
+def slice_backward_meta(grad_output, input_sizes, dim, start, end, step):
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    return TensorMeta(tuple(input_sizes), grad_output.dtype)
+
+
+@impl("slice_backward")
+def slice_backward_impl(out, grad_output, input_sizes, dim, start, end, step):
+    array = _zeroed(out)
+    where = [slice(None)] * len(input_sizes)
+    # Python's slice clamps start/end exactly as aten::slice does for step > 0
+    where[wrap_dim(dim, len(input_sizes))] = slice(start, min(end, INT64_MAX), step)
+    array[tuple(where)] = grad_output._np()
+
+
+@meta("diagonal_backward")
+def diagonal_backward_meta(grad_output, input_sizes, offset, dim1, dim2):
+    return TensorMeta(tuple(input_sizes), grad_output.dtype)
+
+
+@impl("diagonal_backward")
+def diagonal_backward_impl(out, grad_output, input_sizes, offset, dim1, dim2):
+    array = _zeroed(out)
+    ndim = len(input_sizes)
+    d1, d2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
+    n = grad_output._shape[-1] if grad_output._shape else 0
+    if n == 0:
+        return
+    steps = np.arange(n)
+    planes = np.moveaxis(array, (d1, d2), (-2, -1))   # a writable view of ``array``
+    planes[..., steps + max(-offset, 0), steps + max(offset, 0)] = grad_output._np()
+
+
+@meta("unfold_backward")
+def unfold_backward_meta(grad_in, input_sizes, dim, size, step):
+    return TensorMeta(tuple(input_sizes), grad_in.dtype)
+
+
+@impl("unfold_backward")
+def unfold_backward_impl(out, grad_in, input_sizes, dim, size, step):
+    """Window ``w`` covered input positions ``w*step .. w*step+size-1`` along
+    ``dim``; each window element's gradient is added back at its position."""
+    array = _zeroed(out)
+    grad = grad_in._np()
+    if not input_sizes:                      # a 0-d input unfolds into (size,)
+        array[()] = grad.sum()
+        return
+    dim = wrap_dim(dim, len(input_sizes))
+    windows = grad_in._shape[dim]
+    if windows == 0:
+        return
+    target = np.moveaxis(array, dim, -1)      # (..., input_size)
+    source = np.moveaxis(grad, dim, -2)      # (..., windows, size)
+    for k in range(size):
+        # for a fixed k, the windows touch distinct positions: a plain += is enough
+        target[..., k:k + step * (windows - 1) + 1:step] += source[..., k]
+
+
+# -- complex views (real: a complex gradient's real part; view_as_real / view_as_complex) ---
+
+@kernel("view_as_real")
+def view_as_real(self):
+    """A complex tensor's (real, imag) pairs as a trailing dim of 2 floats."""
+    if self.dtype.category != dt.COMPLEX:
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    out = make_view(self, self._shape + (2,), tuple(2 * s for s in self._stride) + (1,),
+                    2 * self._offset)
+    out.dtype = dt._COMPLEX_TO_REAL[self.dtype]
+    return out
+
+
+@kernel("view_as_complex")
+def view_as_complex(self):
+    """The inverse: a trailing dim of 2 (contiguous) floats read as one complex."""
+    complex_of = {dt.float32: dt.complex64, dt.float64: dt.complex128}
+    if self.dtype not in complex_of:
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {self.dtype._short}")
+    if not self._shape or self._shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if self._stride[-1] != 1:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if any(s % 2 for s in self._stride[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if self._offset % 2:
+        raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    out = make_view(self, self._shape[:-1], tuple(s // 2 for s in self._stride[:-1]),
+                    self._offset // 2)
+    out.dtype = complex_of[self.dtype]
+    return out
+
+
+@kernel("real")
+def real(self):
+    """The real part of a complex tensor (a view); a real tensor is returned as is."""
+    if self.dtype.category != dt.COMPLEX:
+        return self
+    return ops.aten.select.int(ops.aten.view_as_real.default(self), -1, 0)

@@ -7,7 +7,7 @@ from ..._dispatcher.dispatcher import ops
 
 __all__ = ["sum_to", "maybe_multiply", "handle_r_to_c", "not_implemented", "as_strided_backward",
            "mul_tensor_backward",
-           "is_complex_dtype"]
+           "is_complex_dtype", "conj_if_complex", "scalar_conj"]
 
 aten = ops.aten
 
@@ -119,3 +119,13 @@ def mul_tensor_backward(grad, other, self_dtype):
     if is_complex_dtype(other.dtype):
         other = aten.conj.default(other)
     return handle_r_to_c(self_dtype, aten.mul.Tensor(grad, other))
+
+
+def conj_if_complex(t):
+    """``t.conj()``: a real tensor is returned as is (no op), as in PyTorch."""
+    return aten.conj.default(t) if is_complex_dtype(t.dtype) else t
+
+
+def scalar_conj(s):
+    """``Scalar.conj()`` for a Python number."""
+    return s.conjugate() if isinstance(s, complex) else s

@@ -2,7 +2,7 @@
 (derivatives.yaml's nn section; PyTorch's FunctionsManual.cpp for the same ops).
 
 Backward passes call the ops PyTorch's formulas call (mm, bmm, the
-``*_backward`` ops of glasstorch/_ops/kernels/nn_backward.py ...), and the
+``*_backward`` ops beside their forward ops in glasstorch/_ops/kernels/), and the
 double-backward helpers are written with differentiable ops, so gradients of
 gradients work.
 """
@@ -11,12 +11,10 @@ from __future__ import annotations
 from ..._dispatcher.dispatcher import ops
 from ..grad_mode import enable_grad, is_grad_enabled
 from ..variable import requires_grad
-from .common import is_complex_dtype, maybe_multiply
 
-__all__ = ["conj_if_complex", "scalar_conj", "mm_mat1_backward", "mm_mat2_backward",
-           "convolution_double_backward", "max_pool_double_backward",
-           "softmax_double_backward", "log_softmax_double_backward_grad_output",
-           "log_softmax_double_backward_output", "layer_norm_double_backward",
+
+__all__ = ["convolution_double_backward",
+           "max_pool_double_backward", "layer_norm_double_backward",
            "batchnorm_double_backward", "trilinear_backward",
            "native_group_norm_backward_formula", "embedding_dense_double_backward",
            "native_dropout_backward_formula", "native_dropout_double_backward",
@@ -26,7 +24,7 @@ __all__ = ["conj_if_complex", "scalar_conj", "mm_mat1_backward", "mm_mat2_backwa
            "binary_cross_entropy_double_backward_target",
            "binary_cross_entropy_double_backward_grad_output",
            "binary_cross_entropy_with_logits_backward",
-           "binary_cross_entropy_with_logits_target_backward"]
+           "binary_cross_entropy_with_logits_target_backward", "euclidean_dist_backward"]
 
 aten = ops.aten
 
@@ -34,41 +32,7 @@ MEAN, SUM = 1, 2
 _BCE_EPS = 1e-12
 
 
-def conj_if_complex(t):
-    """``t.conj()``: a real tensor is returned as is (no op), as in PyTorch."""
-    return aten.conj.default(t) if is_complex_dtype(t.dtype) else t
-
-
-def scalar_conj(s):
-    """``Scalar.conj()`` for a Python number."""
-    return s.conjugate() if isinstance(s, complex) else s
-
-
 # -- matrix products --------------------------------------------------------------------
-
-def _column_major(sizes, strides) -> bool:
-    return strides[0] == 1 and strides[1] == sizes[0]
-
-
-def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha):
-    """grad @ mat2^H; computed as (mat2^* @ grad^T)^T when mat1 was column-major,
-    so the gradient comes out column-major like mat1."""
-    if _column_major(mat1_sizes, mat1_strides):
-        result = aten.t.default(aten.mm.default(conj_if_complex(mat2), aten.t.default(grad)))
-    else:
-        result = aten.mm.default(grad, conj_if_complex(aten.t.default(mat2)))
-    return maybe_multiply(result, scalar_conj(alpha))
-
-
-def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha):
-    """mat1^H @ grad; as (grad^T @ mat1^*)^T when mat2 was column-major."""
-    if _column_major(mat2_sizes, mat2_strides):
-        result = aten.t.default(aten.mm.default(aten.t.default(grad), conj_if_complex(mat1)))
-    else:
-        result = aten.mm.default(conj_if_complex(aten.t.default(mat1)), grad)
-    return maybe_multiply(result, scalar_conj(alpha))
-
-
 # -- convolution / pooling --------------------------------------------------------------
 
 def convolution_double_backward(grads, grad_output, input, weight, stride, padding, dilation,
@@ -142,31 +106,6 @@ def trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad
 
 
 # -- softmax ----------------------------------------------------------------------------
-
-def softmax_double_backward(grad, grad_output, dim, output):
-    """d/d output of <output * (grad_output - sum(grad_output * output)), grad>:
-    grad * (grad_output - sum(grad_output * output)) - grad_output * sum(grad * output)."""
-    grad = aten.to.dtype(grad, output.dtype)
-    inner = aten.sum.dim_IntList(aten.mul.Tensor(grad_output, output), [dim], True)
-    cross = aten.sum.dim_IntList(aten.mul.Tensor(grad, output), [dim], True)
-    return aten.sub.Tensor(aten.mul.Tensor(grad, aten.sub.Tensor(grad_output, inner)),
-                           aten.mul.Tensor(grad_output, cross))
-
-
-def log_softmax_double_backward_grad_output(grad, dim, output):
-    """d/d grad_output of <grad_output - exp(output) sum(grad_output), grad>."""
-    grad = aten.to.dtype(grad, output.dtype)
-    total = aten.sum.dim_IntList(aten.mul.Tensor(grad, aten.exp.default(output)), [dim], True)
-    return aten.sub.Tensor(grad, total)
-
-
-def log_softmax_double_backward_output(grad, grad_output, dim, output):
-    """d/d output of the same: -sum(grad_output) * exp(output) * grad."""
-    total = aten.sum.dim_IntList(grad_output, [dim], True)
-    return aten.mul.Tensor(aten.mul.Tensor(aten.neg.default(total), aten.exp.default(output)),
-                           aten.to.dtype(grad, output.dtype))
-
-
 # -- normalization ----------------------------------------------------------------------
 
 def _mean(t, dims):
@@ -524,3 +463,18 @@ def binary_cross_entropy_with_logits_target_backward(grad, input, target, weight
         result = aten.neg.default(input)
     result = _times_weight(aten.mul.Tensor(result, grad), weight)
     return _per_element(result, input, reduction)
+
+
+# -- distances -----------------------------------------------------------------------------
+
+def euclidean_dist_backward(grad, x1, x2, result):
+    """_euclidean_dist's gradients: with r = grad / dist (0 where dist is 0),
+    x1 r.sum(-1) - r @ x2 and x2 r.sum(-2) - r^T @ x1."""
+    ratio = aten.div.Tensor(grad, result)
+    ratio = aten.masked_fill_.Scalar(ratio, aten.eq.Scalar(result, 0), 0)
+    grad_x1 = aten.sub.Tensor(aten.mul.Tensor(x1, aten.sum.dim_IntList(ratio, [-1], True)),
+                              aten.matmul.default(ratio, x2))
+    grad_x2 = aten.sub.Tensor(
+        aten.mul.Tensor(x2, aten.unsqueeze.default(aten.sum.dim_IntList(ratio, [-2]), -1)),
+        aten.matmul.default(aten.transpose.int(ratio, -2, -1), x1))
+    return grad_x1, grad_x2

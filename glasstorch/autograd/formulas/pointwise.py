@@ -20,7 +20,8 @@ __all__ = ["derivative_not_implemented", "scalar_zero", "zero_grad_for",
            "pow_backward_exponent", "max_min_backward", "fmax_fmin_backward",
            "xlogy_scalar_other_backward", "silu_backward_formula", "mish_backward_formula",
            "gelu_double_backward", "elu_double_backward", "softplus_double_backward",
-           "hardswish_double_backward"]
+           "hardswish_double_backward",
+           "logit_grad", "deg2rad_backward", "rad2deg_backward"]
 
 aten = ops.aten
 
@@ -210,3 +211,30 @@ def hardswish_double_backward(grad, grad_output, self):
     inside = aten.logical_and.default(-3.0 < self, self < 3.0)
     return aten.where.self(inside, grad * grad_output / 3.0,
                            aten.zeros.default([], dtype=self.dtype, device=self.device))
+
+
+# -- logit, deg2rad, rad2deg ---------------------------------------------------------------
+
+def logit_grad(grad, self, eps):
+    """logit's gradient: the logit_backward kernel, or (when building a graph for double
+    backward) the same expression written with differentiable ops."""
+    if not _tls.grad_enabled:
+        return aten.logit_backward.default(grad, self, eps)
+    scaled = aten.div.Tensor(grad, aten.mul.Tensor(self, aten.rsub.Scalar(self, 1)))
+    return _logit_masked(scaled, self, eps)
+
+
+def _logit_masked(values, self, eps):
+    """``values`` where logit's gradient is defined; NaN outside [0, 1] (no eps), or 0
+    outside [eps, 1 - eps]."""
+    low, high, fill = (0, 1, math.nan) if eps is None or eps < 0 else (eps, 1 - eps, 0)
+    outside = aten.logical_or.default(aten.lt.Scalar(self, low), aten.gt.Scalar(self, high))
+    return aten.where.ScalarSelf(outside, fill, values)
+
+
+def deg2rad_backward(grad):
+    return aten.mul.Tensor(grad, math.pi / 180)
+
+
+def rad2deg_backward(grad):
+    return aten.mul.Tensor(grad, 180 / math.pi)

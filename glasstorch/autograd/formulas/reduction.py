@@ -7,7 +7,7 @@ picks a cheaper formula by looking at the data (no zeros in ``prod``'s input,
 a NaN maximum), these helpers look the same way, with ``item()``; on the Meta
 device they take the formula that reads no values.
 ``value_selecting_reduction_backward`` and ``cumprod_backward`` are aten ops
-(kernels/reduction_backward.py), as in PyTorch.
+(kernels/reduction.py), as in PyTorch.
 """
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ from .common import is_complex_dtype
 __all__ = ["unsqueeze_multiple", "sum_backward", "mean_backward", "prod_backward",
            "evenly_distribute_backward", "restore_reduced_dims", "scale_grad_by_count",
            "aminmax_backward", "cumsum_backward", "logsumexp_backward", "norm_backward",
-           "foreach_norm_backward",
-           "var_backward", "std_backward", "var_mean_backward", "std_mean_backward"]
+           "foreach_norm_backward", "var_backward", "std_backward", "var_mean_backward",
+           "std_mean_backward", "nansum_backward", "softmax_double_backward",
+           "log_softmax_double_backward_grad_output", "log_softmax_double_backward_output"]
 
 aten = ops.aten
 
@@ -275,3 +276,37 @@ def std_mean_backward(grad_std, grad_mean, self, std, dim, correction, keepdim):
     """std's and mean's gradients, added."""
     return aten.add.Tensor(std_backward(std, grad_std, self, dim, correction, keepdim),
                            mean_backward(grad_mean, self.shape, dim, self.numel(), keepdim))
+
+
+# -- nansum --------------------------------------------------------------------------------
+
+def nansum_backward(grad, self, dims, keepdim):
+    """sum's gradient, zero where the input was NaN."""
+    spread = sum_backward(grad, self._shape, dims, keepdim)
+    return aten.mul.Tensor(spread, aten.logical_not.default(aten.ne.Tensor(self, self)))
+
+
+# -- softmax's double backward -------------------------------------------------------------
+
+def softmax_double_backward(grad, grad_output, dim, output):
+    """d/d output of <output * (grad_output - sum(grad_output * output)), grad>:
+    grad * (grad_output - sum(grad_output * output)) - grad_output * sum(grad * output)."""
+    grad = aten.to.dtype(grad, output.dtype)
+    inner = aten.sum.dim_IntList(aten.mul.Tensor(grad_output, output), [dim], True)
+    cross = aten.sum.dim_IntList(aten.mul.Tensor(grad, output), [dim], True)
+    return aten.sub.Tensor(aten.mul.Tensor(grad, aten.sub.Tensor(grad_output, inner)),
+                           aten.mul.Tensor(grad_output, cross))
+
+
+def log_softmax_double_backward_grad_output(grad, dim, output):
+    """d/d grad_output of <grad_output - exp(output) sum(grad_output), grad>."""
+    grad = aten.to.dtype(grad, output.dtype)
+    total = aten.sum.dim_IntList(aten.mul.Tensor(grad, aten.exp.default(output)), [dim], True)
+    return aten.sub.Tensor(grad, total)
+
+
+def log_softmax_double_backward_output(grad, grad_output, dim, output):
+    """d/d output of the same: -sum(grad_output) * exp(output) * grad."""
+    total = aten.sum.dim_IntList(grad_output, [dim], True)
+    return aten.mul.Tensor(aten.mul.Tensor(aten.neg.default(total), aten.exp.default(output)),
+                           aten.to.dtype(grad, output.dtype))
