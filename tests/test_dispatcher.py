@@ -227,10 +227,37 @@ def test_dispatch_dump_lists_registrations(torch):
     assert any(line.startswith("CPU: registered at") for line in lines)
     assert any(line.startswith("Meta: registered at") for line in lines)
     table = glasstorch._C._dispatch_dump_table("aten::add.Tensor")
-    assert "AutogradCPU: registered at glasstorch/autograd/variable_type.py" in table
+    assert "AutogradCPU: registered at derivatives.yaml:" in table
     assert "[autograd kernel]" in table and "CPU: registered" in table
     table = glasstorch._C._dispatch_dump_table("aten::eq.Tensor")
     assert "AutogradCPU: fallthrough" in table
+
+
+@pytest.mark.parametrize("name", ["aten::add.Tensor", "aten::matmul", "aten::convolution_backward",
+                                  "aten::trace", "aten::logit"])
+def test_dispatch_dump_names_each_kernels_code(name):
+    """Each kernel line ends with the file and line of its code (a structured
+    op's meta rule and impl), and the autograd line names its derivatives.yaml
+    entry: the lines really are those definitions."""
+    import inspect
+    import os
+    import re
+    root = os.path.dirname(os.path.dirname(glasstorch.__file__))
+    text = glasstorch._C._dispatch_dump(name)
+    sites = re.findall(r"(kernel|meta rule|impl) (glasstorch/[\w/]+\.py):(\d+)", text)
+    assert sites, text
+    for role, path, line in sites:
+        with open(os.path.join(root, path)) as f:
+            source = f.read().splitlines()[int(line) - 1:int(line) + 3]
+        assert any(l.lstrip().startswith("def ") for l in source), (role, path, line, source)
+    autograd = [l for l in text.splitlines() if l.startswith("Autograd")]
+    if "convolution_backward" in name or "add" in name or "trace" in name or "logit" in name:
+        yaml_line = int(re.search(r"derivatives.yaml:(\d+)", autograd[0]).group(1))
+        path = os.path.join(os.path.dirname(inspect.getfile(glasstorch._ops.registry)),
+                            "derivatives.yaml")
+        with open(path) as f:
+            entry = f.read().splitlines()[yaml_line - 1]
+        assert entry.startswith("- name: " + name.split("::")[1].split(".")[0]), entry
 
 
 def test_wrong_argument_types_are_type_errors(torch):
