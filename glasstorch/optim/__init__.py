@@ -4,7 +4,10 @@ Each algorithm lives in its own module as in PyTorch (``optim/sgd.py`` holds
 ``SGD`` and the functional ``sgd`` ...); the classes are re-exported here and
 ``lr_scheduler`` is a submodule.
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
+from ._adafactor import Adafactor
+from ._muon import Muon
+from ._stateless import swap_in_optimizer_params_and_state
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -23,5 +26,6 @@ from .sparse_adam import SparseAdam
 del adadelta, adagrad, adam, adamax, adamw, asgd, lbfgs, nadam, optimizer, radam  # noqa: F821
 del rmsprop, rprop, sgd, sparse_adam  # noqa: F821  (as torch.optim does)
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS", "lr_scheduler",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam"]
+__all__ = ["Adafactor", "Adadelta", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS",
+           "lr_scheduler", "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD",
+           "SparseAdam", "swap_in_optimizer_params_and_state", "swa_utils"]
