@@ -30,6 +30,7 @@ import math
 import warnings
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
@@ -38,7 +39,6 @@ from ..structured import TensorMeta, wrap_dim
 from . import impl, kernel, meta
 from ._common import _array, _sizes, _write
 from ._inner import inner, observed
-from numpy.lib.stride_tricks import sliding_window_view
 
 aten = ops.aten
 

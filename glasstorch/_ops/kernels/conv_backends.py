@@ -33,6 +33,7 @@ import math
 import os
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from ..._core import dtype as dt
 from ..._core.layout import channels_last, contiguous_format
@@ -45,7 +46,6 @@ from ._inner import inner, inner_op, observed
 from .conv import (_conv_forward, _conv_transposed, _expand_param, _is_channels_last, _LEGACY,
                    convolution_meta, write_convolution)
 from .native import _cpu_id, get_num_threads
-from numpy.lib.stride_tricks import sliding_window_view
 
 aten = ops.aten
 
@@ -119,15 +119,33 @@ def _contiguous(t, memory_format=contiguous_format):
     return inner.contiguous(t, memory_format=memory_format)
 
 
-def mkldnn_dense_output(shape, like, *, dropped_first=True):
+def _onednn_amx_bf16() -> bool:
+    """oneDNN runs bfloat16 convolutions on AMX tiles (amx_bf16, unless
+    ONEDNN_MAX_CPU_ISA caps it below AVX512_CORE_AMX); it then writes its
+    result channels-last."""
+    cap = os.environ.get("ONEDNN_MAX_CPU_ISA", "ALL").upper()
+    if cap in _ONEDNN_ISAS and _ONEDNN_ISAS.index(cap) < _ONEDNN_ISAS.index("AVX512_CORE_AMX"):
+        return False
+    return "amx_bf16" in _cpu_id().split()
+
+
+def mkldnn_dense_output(shape, like, *, dropped_first=True, onednn_layout=False):
     """The tensor a oneDNN result lands in, made as ATen makes it: ``empty({0})``
     (the output oneDNN would have shared, dropped when it did not) then
-    mkldnn_to_dense: ``empty``, ``as_strided_`` to oneDNN's strides, ``resize_``."""
+    mkldnn_to_dense: ``empty``, ``as_strided_`` to oneDNN's strides, ``resize_``.
+    ``onednn_layout``: a forward convolution's result, which oneDNN writes
+    channels-last for 4-d bfloat16 on AMX; ATen then makes it ``contiguous``."""
     if observed():
         if dropped_first:
             inner.empty([0], dtype=like.dtype, device=like.device)
         out = inner.empty(list(shape), dtype=like.dtype, device=like.device)
-        aten.as_strided_.default(out, list(shape), list(contiguous_strides(tuple(shape))))
+        blocked = (onednn_layout and len(shape) == 4 and like.dtype is dt.bfloat16
+                   and _onednn_amx_bf16())
+        strides = channels_last_strides(tuple(shape)) if blocked else \
+            contiguous_strides(tuple(shape))
+        aten.as_strided_.default(out, list(shape), list(strides))
+        if blocked:
+            out = inner.contiguous(out)
         return inner.resize_(out, list(shape))
     return inner.empty(list(shape), dtype=like.dtype, device=like.device)
 
@@ -237,7 +255,7 @@ def mkldnn_convolution(self, weight, bias, padding, stride, dilation, groups):
         inner.resize_(output, shape, memory_format=channels_last)
         self, weight = _contiguous(self, channels_last), _contiguous(weight, channels_last)
     else:
-        output = mkldnn_dense_output(shape, self)
+        output = mkldnn_dense_output(shape, self, onednn_layout=True)
     write_convolution(output, self, weight, bias, stride, padding, dilation, False, [0] * k,
                       groups)
     return output
