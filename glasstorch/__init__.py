@@ -12,6 +12,8 @@ top to bottom (see docs/architecture.md):
 """
 from __future__ import annotations
 
+import builtins as _builtins
+
 from ._core.dtype import (bool_ as bool, uint8, int8, int16, int32, int64, float16, bfloat16,
                           float32, float64, complex64, complex128, uint16, uint32, uint64,
                           dtype, promote_types,
@@ -21,6 +23,7 @@ from ._core.device import device
 from ._core.storage import UntypedStorage, TypedStorage
 from ._core.layout import (layout, strided, memory_format, contiguous_format, channels_last,
                            channels_last_3d, preserve_format)
+from ._core.layout import sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc
 from ._tensor import Tensor, Size
 from ._core import collector as _collector
 from ._dispatcher.dispatcher import ops
@@ -51,8 +54,15 @@ from .serialization import save, load  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from .functional import *  # noqa: E402,F401,F403  (torch.functional: einsum, norm, unique ...)
 from .functional import _assert  # noqa: E402,F401  (torch._assert, FX's traceable assert)
+from ._tensor_types import *  # noqa: E402,F401,F403  (torch.FloatTensor ..., Tensor.new)
+from ._toplevel import *  # noqa: E402,F401,F403  (torch.pi, switches, x.H, x.real ...)
 from ._core.type_info import finfo, iinfo  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
+from . import special  # noqa: E402,F401
+from . import sparse  # noqa: E402,F401  (torch.sparse)
+from .sparse import sparse_coo_tensor, sparse_csr_tensor  # noqa: E402,F401
+from . import signal  # noqa: E402,F401
 from . import backends  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402
 from . import autograd  # noqa: E402
@@ -112,6 +122,29 @@ def are_deterministic_algorithms_enabled() -> bool:
     return _deterministic["mode"]
 
 
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """``torch.set_deterministic_debug_mode``: 0 "default", 1 "warn", 2 "error",
+    i.e. use_deterministic_algorithms off, on with warn_only, on."""
+    if not isinstance(debug_mode, (_builtins.int, str)):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if isinstance(debug_mode, str):
+        names = {"default": 0, "warn": 1, "error": 2}
+        if debug_mode not in names:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, "
+                               f"`warn`, `error`, but got {debug_mode}")
+        debug_mode = names[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> _builtins.int:
+    if not _deterministic["mode"]:
+        return 0
+    return 1 if _deterministic["warn_only"] else 2
+
+
 def is_deterministic_algorithms_warn_only_enabled() -> bool:
     return _deterministic["warn_only"]
 
@@ -119,6 +152,7 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 # Automatic mixed precision: torch.autocast, torch.amp, and the autocast state functions
 # PyTorch binds from C++ (glasstorch/amp/autocast_state.py).
 from . import amp, cpu  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401  (torch.distributions)
 from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_state import (  # noqa: E402,F401
     is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,
@@ -144,6 +178,7 @@ from . import _decomp  # noqa: E402,F401  (torch._decomp: the decomposition tabl
 from . import _dynamo, _functorch  # noqa: E402,F401  (AOTAutograd; the backend registry)
 from . import compiler  # noqa: E402,F401  (torch.compiler: stages(fn, *args))
 from . import export  # noqa: E402,F401  (torch.export: whole-program capture)
+from . import __future__, jit, testing  # noqa: E402,F401  (torch.__future__/jit/testing)
 
 
 def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor",

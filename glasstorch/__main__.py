@@ -442,6 +442,29 @@ def transforms(torch, model, data) -> None:
           " none, so the CPU kernel)")
 
 
+def op_library(torch, model) -> None:
+    """torch.linalg and torch.fft on the trained weights, and where each op's code
+    lives: an op's name leads to its kernel's file and line in one step."""
+    _section("the op library by family: linalg and fft on the trained GPT")
+    wte = model.transformer.wte.weight.detach()
+    s = torch.linalg.svdvals(wte)
+    energy = (s ** 2).cumsum(0) / (s ** 2).sum()
+    print(f"token embedding {tuple(wte.shape)}: singular values {s[0].item():.2f} .. "
+          f"{s[-1].item():.3f}; {int((energy < 0.9).sum().item()) + 1} of {s.numel()} "
+          "directions hold 90% of its energy")
+    wpe = model.transformer.wpe.weight.detach()
+    spectrum = torch.fft.rfft(wpe, dim=0).abs().mean(dim=1)
+    print("position embedding along the sequence, mean |rfft| per frequency:",
+          [round(v, 3) for v in spectrum[:6].tolist()], "...")
+    print("\nwhere the code is (torch._C._dispatch_dump names each kernel's file and line):")
+    for name in ("aten::gelu", "aten::gelu_backward", "aten::_linalg_svd", "aten::_fft_r2c"):
+        for line in torch._C._dispatch_dump(name).splitlines():
+            if line.startswith("CPU:"):
+                print(f"  {name:22} {line.rsplit('(', 1)[-1].rstrip(')')}")
+    print("(a forward op and its backward op share their family's file: "
+          "docs/adding-an-op.md lists the families)")
+
+
 # -- 3. the layers underneath ----------------------------------------------------------
 
 def walkthrough(torch) -> None:
@@ -539,6 +562,7 @@ def main(argv=None) -> int:
     inductor(torch, model, data)
     dynamic_shapes(torch, model, data)
     transforms(torch, model, data)
+    op_library(torch, model)
     walkthrough(torch)
     print(f"\ndemo finished in {time.perf_counter() - started:.1f} s")
     return 0

@@ -27,7 +27,7 @@ from ._core import dispatch_key as dk
 from ._core import dtype as dt
 from ._core.device import device as Device
 from ._core import tls
-from ._core.tls import overrides as _overrides
+from ._core.tls import overrides as _overrides, state as _tls
 from ._core.layout import contiguous_format, memory_format as _MemoryFormat, preserve_format
 from ._core.storage import TypedStorage, UntypedStorage
 from ._dispatcher import binding as _binding
@@ -42,7 +42,8 @@ from ._tensor import Tensor, Size, keys_for_device
 _FACTORIES = ["empty", "empty_strided", "empty_like", "zeros", "zeros_like", "ones", "ones_like",
               "full", "full_like", "arange", "linspace", "logspace", "eye", "scalar_tensor",
               "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
-              "normal"]
+              "normal", "hann_window", "hamming_window", "bartlett_window", "blackman_window",
+              "kaiser_window", "from_file"]
 
 __all__ = ["nonzero", "tensor", "from_numpy", "as_tensor", "is_tensor", "is_storage", "typename", "numel",
            "is_floating_point", "is_complex", "is_nonzero", "get_default_device",
@@ -553,8 +554,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
             from . import cuda
             cuda._lazy_init()
         return self.to(dtype=target, non_blocking=non_blocking)
-    target = _as_dtype(dtype)
-    if target is None:
+    target = getattr(dtype, "_dtype", None) if isinstance(dtype, type) else _as_dtype(dtype)
+    if target is None:     # (a legacy type such as torch.LongTensor has its ``_dtype``)
         raise TypeError(f"type() received an invalid combination of arguments - got "
                         f"({type(dtype).__name__})")
     return self.to(target, non_blocking)
@@ -587,7 +588,8 @@ def _contiguous(self, *args, **kwargs):
     with no op dispatched (PyTorch's hand-written binding checks first, so the
     profiler shows no ``aten::contiguous``); otherwise the op."""
     fmt = kwargs.get("memory_format", contiguous_format)
-    if not _overrides.on and not args and len(kwargs) <= ("memory_format" in kwargs) and \
+    overridable = _overrides.on and (type(self) is not Tensor or _tls.function_modes)
+    if not overridable and not args and len(kwargs) <= ("memory_format" in kwargs) and \
             isinstance(fmt, _MemoryFormat) and fmt is not preserve_format and \
             self.is_contiguous(memory_format=fmt):
         return self
@@ -650,10 +652,11 @@ def _index(self):
 
 # -- the legacy constructor --------------------------------------------------------
 
-def _legacy_new(cls, *args, **kwargs):
+def _legacy_new(cls, *args, _dtype=None, **kwargs):
     """``torch.Tensor()`` / ``torch.Tensor(2, 3)`` (uninitialized) /
     ``torch.Tensor(torch.Size)`` / ``torch.Tensor([1, 2])`` (default dtype) /
-    ``torch.Tensor(tensor)`` (an alias); ``cls`` may be a subclass."""
+    ``torch.Tensor(tensor)`` (an alias); ``cls`` may be a subclass.  The legacy
+    types (``torch.LongTensor(...)``, ``_tensor_types.py``) pass their ``_dtype``."""
     device = kwargs.pop("device", None)
     if kwargs:
         raise TypeError(f"new() received an invalid combination of arguments - got "
@@ -661,7 +664,7 @@ def _legacy_new(cls, *args, **kwargs):
     if device is not None and Device(device).type != "cpu":
         raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
                            f"{Device(device).type} was passed")
-    dtype = dt.get_default_dtype()
+    dtype = _dtype or dt.get_default_dtype()
     if not args:
         out = empty_tensor((0,), dtype, _CPU)
     elif len(args) == 1 and isinstance(args[0], Tensor):

@@ -33,7 +33,7 @@ from ._ops.structured import checked_convert, empty_tensor
 from ._tensor import Size, Tensor
 
 __all__ = ["broadcast_shapes", "unbind", "chunk", "tensor_split", "split_with_sizes",
-           "split_copy", "split_with_sizes_copy", "unbind_copy", "hsplit", "vsplit", "cat", "concat", "concatenate", "stack"]
+           "split_copy", "split_with_sizes_copy", "unbind_copy", "hsplit", "vsplit", "dsplit", "cat", "concat", "concatenate", "stack"]
 
 INT64_MAX = sys.maxsize
 _CPU = Device("cpu")
@@ -437,6 +437,13 @@ def vsplit(input, indices_or_sections):
     return _sections_split(input, indices_or_sections, 0, "vsplit")
 
 
+def dsplit(input, indices_or_sections):
+    if input.dim() < 3:
+        raise RuntimeError("torch.dsplit requires a tensor with at least 3 dimension, but got a "
+                           f"tensor with {input.dim()} dimensions!")
+    return _sections_split(input, indices_or_sections, 2, "dsplit")
+
+
 def _sections_split(input, spec, dim, name):
     if isinstance(spec, _INTS):
         size = input._shape[dim]
@@ -451,6 +458,7 @@ def _sections_split(input, spec, dim, name):
 Tensor.split = _split_method
 Tensor.hsplit = hsplit
 Tensor.vsplit = vsplit
+Tensor.dsplit = dsplit
 
 
 _cat = _torch_fns["cat"]

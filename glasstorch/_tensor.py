@@ -17,7 +17,7 @@ import numpy as np
 
 from ._core import dispatch_key as dk
 from ._core import dtype as dt
-from ._core.layout import channels_last, channels_last_3d, strided
+from ._core.layout import channels_last, channels_last_3d, sparse_coo, sparse_csr, strided
 from ._core.storage import TypedStorage, UntypedStorage, warn_typed_storage_removal
 from ._core.tls import state as _tls, SUBCLASSES_DISABLED as _SUBCLASSES_DISABLED, overrides
 
@@ -318,6 +318,8 @@ class Tensor:
         return self._shape[_wrap_dim(dim, len(self._shape))]
 
     def stride(self, dim=None):
+        if self._keys & dk.SPARSE_CSR:
+            raise RuntimeError("Sparse CSR tensors do not have strides")
         if dim is None:
             return self._stride
         return self._stride[_wrap_dim(dim, len(self._shape))]
@@ -352,7 +354,10 @@ class Tensor:
 
     @property
     def layout(self):
-        return strided
+        keys = self._keys
+        if keys & dk.SPARSE:
+            return sparse_coo
+        return sparse_csr if keys & dk.SPARSE_CSR else strided
 
     @property
     def is_cuda(self) -> bool:
@@ -368,7 +373,12 @@ class Tensor:
 
     @property
     def is_sparse(self) -> bool:
-        return False
+        """A COO tensor (SparseCPU ...): ``is_sparse`` is False for CSR, as in PyTorch."""
+        return bool(self._keys & dk.SPARSE)
+
+    @property
+    def is_sparse_csr(self) -> bool:
+        return bool(self._keys & dk.SPARSE_CSR)
 
     @property
     def is_quantized(self) -> bool:
@@ -417,6 +427,9 @@ class Tensor:
         return _non_overlapping_and_dense(self._shape, self._stride)
 
     def untyped_storage(self) -> UntypedStorage:
+        if self._keys & (dk.SPARSE | dk.SPARSE_CSR):    # its parts are in the slot instead
+            impl = "SparseTensorImpl" if self._keys & dk.SPARSE else "SparseCsrTensorImpl"
+            raise NotImplementedError(f"Cannot access storage of {impl}")
         return self._storage
 
     def share_memory_(self):
@@ -487,6 +500,10 @@ class Tensor:
         """Zero-copy on CPU: writes through the array are seen by the tensor."""
         if self._keys & dk.PYTHON:
             raise RuntimeError(".numpy() is not supported for tensor subclasses.")
+        if self._keys & (dk.SPARSE | dk.SPARSE_CSR):
+            name = "Sparse" if self._keys & dk.SPARSE else "SparseCsr"
+            raise TypeError(f"can't convert {name} layout tensor to numpy. Use Tensor.to_dense() "
+                            "first.")
         if self.device.type != "cpu":
             raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")

@@ -33,6 +33,7 @@ import numpy as np
 
 from ._core import dtype as dt
 from ._core.dtype import get_default_dtype
+from ._core.layout import sparse_coo, strided
 from ._tensor import Tensor
 
 __all__ = ["set_printoptions", "get_printoptions", "printoptions", "tensor_repr", "PRINT_OPTS"]
@@ -286,6 +287,29 @@ def _grad_fn_name(t) -> str | None:
     return type(grad_fn).__name__
 
 
+def _sparse_str(t, indent, suffixes, has_default_dtype, no_values, custom) -> str:
+    """A sparse tensor's body, ``_str_intern``'s sparse branches: its component
+    tensors by name (``indices=`` / ``crow_indices=`` ...), then size and nnz."""
+    suffixes.append("size=" + str(tuple(t.shape)))
+    if not no_values:
+        suffixes.append("nnz=" + str(t._nnz()))
+    if not has_default_dtype:
+        suffixes.append("dtype=" + repr(t.dtype))
+    if custom is not None:
+        return custom
+    parts = (("indices", t._indices()), ("values", t._values())) if t.is_sparse else \
+        (("crow_indices", t.crow_indices()), ("col_indices", t.col_indices()),
+         ("values", t.values()))
+    pieces = []
+    for name, part in parts:
+        prefix = name + "=tensor("
+        body = "..." if no_values else _tensor_str(part.detach(), indent + len(prefix))
+        if no_values or part.numel() == 0:
+            body += ", size=" + str(tuple(part.shape))
+        pieces.append(prefix + body + ")")
+    return (",\n" + " " * indent).join(pieces)
+
+
 def tensor_repr(t, *, tensor_contents=None) -> str:
     """``repr(tensor)``: PyTorch's ``_str_intern`` for strided tensors."""
     cls = type(t)
@@ -307,7 +331,12 @@ def tensor_repr(t, *, tensor_contents=None) -> str:
     shape = tuple(t.shape)
 
     from ._subclasses.fake_tensor import FakeTensor
-    if device.type == "meta" or isinstance(t, FakeTensor):   # no values to show
+    layout = getattr(t, "layout", strided)      # (stand-ins that print like tensors have none)
+    if layout is not strided:
+        tensor_str = _sparse_str(t, indent, suffixes, has_default_dtype,
+                                 device.type == "meta" or isinstance(t, FakeTensor),
+                                 tensor_str if custom_contents else None)
+    elif device.type == "meta" or isinstance(t, FakeTensor):   # no values to show
         suffixes.append("size=" + str(shape))
         if t.dtype != default:
             suffixes.append("dtype=" + repr(t.dtype))
@@ -329,13 +358,15 @@ def tensor_repr(t, *, tensor_contents=None) -> str:
         if not custom_contents:
             tensor_str = _tensor_str(t, indent)
 
+    if layout is not strided:
+        suffixes.append("layout=" + repr(layout))
     grad_fn_name = _grad_fn_name(t)
     if grad_fn_name is not None:
         suffixes.append(f"grad_fn=<{grad_fn_name}>")
     elif getattr(t, "requires_grad", False):
         suffixes.append("requires_grad=True")
 
-    text = _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=False)
+    text = _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=layout is sparse_coo)
     if not plain and (_is_parameter_class(cls) or getattr(t, "_is_param", False)):
         text = f"Parameter({text})"
     return text

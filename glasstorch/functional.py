@@ -22,8 +22,9 @@ from ._indexing import _tupled
 from ._ops import registry as _registry
 from ._tensor import Tensor
 
-__all__ = ["einsum", "norm", "unique", "meshgrid", "tensordot", "block_diag", "cartesian_prod",
-           "atleast_1d", "atleast_2d", "atleast_3d", "cdist", "split", "broadcast_tensors"]
+__all__ = ["einsum", "norm", "unique", "unique_consecutive", "meshgrid", "tensordot", "block_diag", "cartesian_prod",
+           "atleast_1d", "atleast_2d", "atleast_3d", "cdist", "split", "broadcast_tensors",
+           "stft", "chain_matmul", "lu"]
 
 _VARARGS = ("einsum", "meshgrid")
 _meshgrid = _tupled(_registry.FUNCTIONS["torch"]["meshgrid"], "meshgrid")
@@ -120,6 +121,11 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     else:
         output, inverse, counts = ops.aten._unique2.default(
             input, sorted=sorted, return_inverse=return_inverse, return_counts=return_counts)
+    return _asked(output, inverse, counts, return_inverse, return_counts)
+
+
+def _asked(output, inverse, counts, return_inverse, return_counts):
+    """The output, followed by the inverse indices and the counts when asked for."""
     if return_inverse and return_counts:
         return output, inverse, counts
     if return_inverse:
@@ -134,7 +140,22 @@ def _tensor_unique(self, sorted=True, return_inverse=False, return_counts=False,
                   return_counts=return_counts, dim=dim)
 
 
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """The first of every run of equal consecutive elements (or slices along
+    ``dim``), with the inverse indices and/or run lengths when asked
+    (``aten::unique_consecutive``)."""
+    output, inverse, counts = ops.aten.unique_consecutive.default(
+        input, return_inverse=return_inverse, return_counts=return_counts, dim=dim)
+    return _asked(output, inverse, counts, return_inverse, return_counts)
+
+
+def _tensor_unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    return unique_consecutive(self, return_inverse=return_inverse, return_counts=return_counts,
+                              dim=dim)
+
+
 Tensor.unique = _tensor_unique
+Tensor.unique_consecutive = _tensor_unique_consecutive
 
 
 def _varargs(tensors):
@@ -221,6 +242,52 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return ops.aten.cdist.default(x1, x2, p, _CDIST_MODES[compute_mode])
+
+
+# -- linear algebra (ops in kernels/linalg.py) -------------------------------------------
+
+def chain_matmul(*matrices, out=None):
+    """The product of the matrices, in the cheapest order (deprecated for
+    ``torch.linalg.multi_dot``, which takes a list)."""
+    if out is None:
+        return ops.aten.chain_matmul.default(list(matrices))
+    return ops.aten.chain_matmul.out(list(matrices), out=out)
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """``torch.lu``: LU factors and pivots (and LAPACK's infos with ``get_infos``),
+    from ``_lu_with_info``."""
+    result = ops.aten._lu_with_info.default(A, pivot=pivot, check_errors=not get_infos)
+    result = result if get_infos else result[:2]
+    if out is None:
+        return result
+    for o, r in zip(out, result):
+        if o.shape != r.shape:
+            ops.aten.resize_.default(o, list(r.shape))
+        o.copy_(r)
+    return tuple(out)
+
+
+# -- spectral (ops in kernels/spectral.py) ----------------------------------------------
+
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+         align_to_window=None):
+    """``torch.stft`` / ``Tensor.stft``: Python in torch too (its positional order puts
+    ``center`` and ``pad_mode`` where ``aten::stft`` has ``normalized``); the
+    signal padded by n_fft // 2 on each side when ``center``, then ``aten::stft``."""
+    return ops.aten.stft.center(input, n_fft, hop_length, win_length, window, center, pad_mode,
+                                normalized, onesided, return_complex, align_to_window)
+
+
+def _tensor_istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True,
+                  normalized=False, onesided=None, length=None, return_complex=False):
+    return ops.aten.istft.default(self, n_fft, hop_length, win_length, window, center,
+                                  normalized, onesided, length, return_complex)
+
+
+Tensor.stft = stft
+Tensor.istft = _tensor_istft
 
 
 # Every public function here takes part in ``__torch_function__`` (torch/functional.py's

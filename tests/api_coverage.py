@@ -26,8 +26,22 @@ NAMESPACES = ["torch", "Tensor", "torch.nn", "torch.nn.functional", "torch.nn.in
 
 # pattern over a name -> why it is out of scope (docs/api-coverage.md repeats these)
 EXCLUDED = {
-    r"^(jit|ScriptModule|ScriptFunction|compiled_with_cxx11_abi)$":
-        "TorchScript: out of scope (torch.jit beyond passing functions through is not planned)",
+    r"^(jit|ScriptModule|ScriptFunction|compiled_with_cxx11_abi|Graph|Node|Block|Value|Use|"
+    r"ScriptObject|ScriptClass\w*|ScriptMethod|ScriptDict\w*|ScriptList\w*|"
+    r"ScriptModuleSerializer|ScriptObjectProperty|(Any|Await|Bool|Class|Complex|DeviceObj|Dict|"
+    r"Enum|Float|Future|Int|Interface|List|None|Number|Optional|PyObject|RRef|StreamObj|"
+    r"String|SymBool|SymInt|Tensor|Tuple|Union)?Type|FileCheck|parse_ir|"
+    r"import_ir_module\w*|CompilationUnit|ConcreteModuleType\w*|Code|Gradient|"
+    r"GraphExecutorState|ExecutionPlan|AliasDb|Argument|ArgumentSpec|CompleteArgumentSpec|"
+    r"ErrorReport|JITException|TracingState|StaticModule|LiteScriptModule|CallStack|"
+    r"InferredType|IODescriptor|DeepCopyMemoTable|merge_type_from_type_comment|"
+    r"parse_type_comment|unify_type_list|FunctionSchema|parse_schema|OperatorInfo|"
+    r"AggregationType|SUM|AVG|LockingLogger|NoopLogger|Future|fork|wait|"
+    r"(Des|S)erializationStorageContext|PyTorchFile(Reader|Writer)|ThroughputBenchmark|"
+    r"BenchmarkConfig|BenchmarkExecutionStats|Capsule)$":
+        "TorchScript and its IR (torch.jit's graphs, types, script objects, futures and "
+        "serializers): out of scope (torch.jit beyond passing functions through is not "
+        "planned)",
     r"(?<!is_)quantiz|qint|quint|qscheme|per_tensor|per_channel|^q_|fake_quant|int_repr":
         "quantization: out of scope",
     r"mkldnn|cudnn|miopen|fbgemm|vulkan|nnpack|xnnpack":

@@ -29,15 +29,21 @@ EXEMPT: dict[str, str] = {}
 
 
 class Sample:
-    def __init__(self, fn, random=False, atol=1e-5, rtol=1.3e-6, inplace=False, name=""):
+    def __init__(self, fn, random=False, atol=1e-5, rtol=1.3e-6, inplace=False, name="",
+                 gradcheck_inputs=None):
         self.fn, self.random, self.atol, self.rtol, self.inplace = fn, random, atol, rtol, inplace
         self.name = name
+        self.gradcheck_inputs = gradcheck_inputs
 
 
-def sample(op_name, *, random=False, atol=1e-5, rtol=1.3e-6, inplace=False):
+def sample(op_name, *, random=False, atol=1e-5, rtol=1.3e-6, inplace=False,
+           gradcheck_inputs=None):
+    """``gradcheck_inputs(xs)``: what gradcheck's perturbed inputs become before the op
+    sees them, for ops that read part of an input (a triangle, a Hermitian matrix's
+    half), as PyTorch's OpInfos' gradcheck wrappers do."""
     def register(fn):
         SAMPLES.setdefault(op_name, []).append(
-            Sample(fn, random, atol, rtol, inplace, f"{op_name}:{fn.__name__}"))
+            Sample(fn, random, atol, rtol, inplace, f"{op_name}:{fn.__name__}", gradcheck_inputs))
         return fn
     return register
 

@@ -137,7 +137,8 @@ NOT_SMOOTH = ("tie", "zero", "nan", "inf", "floor", "ceil", "round", "trunc", "f
               "clip", "relu", "maximum", "minimum", "fmax", "fmin", "max", "min", "amax",
               "amin", "median", "mode", "sort", "topk", "abs", "hardsigmoid", "hardswish",
               "leaky_relu", "elu", "dropout", "bernoulli", "where", "norm", "l1", "huber",
-              "smooth_l1", "pool", "copysign", "nan_to_num", "scatter", "kink")
+              "smooth_l1", "pool", "copysign", "nan_to_num", "scatter", "kink",
+              "draw")   # samplers: each finite-difference step redraws
 
 
 def _smooth(name, smp):
@@ -188,6 +189,8 @@ def _gradcheck_setup(name, smp):
         return table.get(id(value), value)
 
     def fn(*xs):
+        if smp.gradcheck_inputs is not None:
+            xs = smp.gradcheck_inputs(xs)
         table = {id(t): x for t, x in zip(inputs, xs)}
         out = op(*substitute(args, table), **{k: substitute(v, table) for k, v in kwargs.items()})
         return tuple(o for o in _outputs(out) if o.requires_grad)

@@ -85,7 +85,8 @@ def test_listed_signatures_read_as_torch_prints_them():
         if extra:
             differ[label] = extra
     assert differ == {"torch.normal": [
-        "(Tensor mean, float std = 1.0, *, torch.Generator generator = None, Tensor out = None)"]}
+        "(Tensor mean, float std = 1.0, *, torch.Generator generator = None, Tensor out = None)"],
+        "torch.trapz": ["(Tensor y, *, float dx = 1.0, int dim = -1)"]}
 
 
 def test_torch_std_lists_unbiased_last():

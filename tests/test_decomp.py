@@ -375,7 +375,8 @@ def test_core_composites_match_torchs():
 # decomposition in decompositions.py (silu_backward) or none (mish_backward).
 CIA_NOT_COMPOSITE_HERE = {"clip", "clip.Tensor", "isclose", "isfinite", "mish_backward",
                           "silu_backward", "square", "std.out", "true_divide.Scalar",
-                          "true_divide.Tensor"}
+                          "true_divide.Tensor",
+                          "sspaddmm"}   # (a SparseCPU kernel of its own, kernels/sparse.py)
 
 
 # -- added decompositions: views and shape ops ---------------------------------------------

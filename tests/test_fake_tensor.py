@@ -67,6 +67,12 @@ DATA_DEPENDENT = {
     "aten::index.Tensor": (gt_fake.DynamicOutputShapeException, "aten.nonzero.default",
                            "a boolean mask selects as many elements as it has True values",
                            _index_with_mask),
+    "aten::linalg_lstsq": (gt_fake.DynamicOutputShapeException, "aten.linalg_lstsq.default",
+                           "gelsd and gelss give residuals only where every matrix has full "
+                           "rank", None),
+    "aten::linalg_lstsq.out": (gt_fake.DynamicOutputShapeException, "aten.linalg_lstsq.out",
+                               "gelsd and gelss give residuals only where every matrix has full "
+                               "rank", None),
     "aten::_pack_padded_sequence": (gt_fake.DynamicOutputShapeException,
                                     "aten._pack_padded_sequence.default",
                                     "the packed length is the sum of the lengths", None),
@@ -185,6 +191,11 @@ EXEMPT_CALLS = {
     "aten::unique_dim": lambda lib, x: lib.unique(x, dim=0),
     "aten::bincount": lambda lib, x: lib.bincount(x.long().abs()),
     "aten::equal": lambda lib, x: lib.equal(x, x),
+    "aten::argwhere": lambda lib, x: lib.argwhere(x),
+    "aten::combinations": lambda lib, x: lib.combinations(x[0]),
+    "aten::unique_consecutive": lambda lib, x: lib.unique_consecutive(x),
+    "aten::istft": lambda lib, x: lib.istft(lib.ones(5, 3, dtype=lib.complex64), n_fft=8,
+                                            window=lib.ones(8)),
     "aten::allclose": lambda lib, x: lib.allclose(x, x),
 }
 

@@ -187,6 +187,8 @@ TENSOR_SUBCLASS_LIKE = (PYTHON | functionality_bit(FUNC["FuncTorchGradWrapper"])
                         | functionality_bit(FUNC["FuncTorchBatched"])
                         | functionality_bit(FUNC["Functionalize"]))
 DENSE = functionality_bit(FUNC["Dense"])
+SPARSE = functionality_bit(FUNC["Sparse"])           # COO tensors: SparseCPU, SparseMeta
+SPARSE_CSR = functionality_bit(FUNC["SparseCsr"])    # compressed ones: SparseCsrCPU ...
 AUTOGRAD_FUNCTIONALITY = functionality_bit(FUNC["AutogradFunctionality"])
 AUTOCAST_FOR_BACKEND = {"cpu": functionality_bit(FUNC["AutocastCPU"]),
                         "cuda": functionality_bit(FUNC["AutocastCUDA"])}

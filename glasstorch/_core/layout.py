@@ -3,7 +3,7 @@ that print as PyTorch prints them."""
 
 
 class layout:
-    """``torch.layout``; only ``torch.strided`` tensors exist in glasstorch."""
+    """``torch.layout``: strided, or a sparse layout (COO, CSR and its kin)."""
 
     __slots__ = ("name",)
 
@@ -33,6 +33,11 @@ class memory_format:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import mmap
 import os
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -35,12 +36,31 @@ class UntypedStorage:
     # unset slot reads as not shared, so ordinary storages never pay for it)
     __slots__ = ("_data", "_nbytes", "device", "_allocator", "_ptr", "_shared", "__weakref__")
 
-    def __init__(self, nbytes=0, *, device=None):
+    def __init__(self, *args, device=None):
         """Public constructor: ``UntypedStorage(nbytes, device=...)`` (zeroed here,
-        uninitialized in PyTorch; zero is a valid 'uninitialized')."""
+        uninitialized in PyTorch; zero is a valid 'uninitialized'), or
+        ``UntypedStorage(sequence of ints)`` (each taken modulo 256)."""
+        if len(args) > 1:
+            raise TypeError(
+                f"torch.UntypedStorage() received an invalid combination of arguments - got "
+                f"({', '.join(type(a).__name__ for a in args)}), but expected one of:\n"
+                " * (*, int allocator = None, torch.device device = None)\n"
+                " * (int size, *, int allocator = None, torch.device device = None)\n"
+                " * (object sequence, *, int allocator = None, torch.device device = None)\n")
+        data = args[0] if args else 0
+        values = None
+        if not isinstance(data, int):
+            values = _byte_values(data)
+        nbytes = len(values) if values is not None else data
+        if nbytes < 0:
+            raise RuntimeError("[enforce fail at alloc_cpu.cpp:98] ((ptrdiff_t)nbytes) >= 0. "
+                               "alloc_cpu() seems to have been called with negative number: "
+                               f"{nbytes % 2**64}")
         dev = Device(device) if device is not None else _CPU
         if dev.type == "cpu":
             self._adopt(cpu_allocator.allocate(int(nbytes), np.uint8), _CPU, cpu_allocator)
+            if values is not None:
+                self._data[...] = values
         elif dev.type == "meta":
             self._init_meta(int(nbytes))
         else:
@@ -105,6 +125,7 @@ class UntypedStorage:
         return self._ptr
 
     def tolist(self):
+        _check_has_data(self)
         return self._bytes().tolist()
 
     def __len__(self):
@@ -192,6 +213,25 @@ class UntypedStorage:
         return body + "\n" + head if body else head
 
 
+def _check_has_data(storage) -> None:
+    if storage.device.type == "meta":
+        raise NotImplementedError("Not available for 'meta' device type")
+
+
+def _byte_values(sequence) -> np.ndarray:
+    """``UntypedStorage(sequence)``'s bytes: ints, each taken modulo 256."""
+    if not isinstance(sequence, (list, tuple, bytes, bytearray, str, range)):
+        raise RuntimeError(f"torch.UntypedStorage(): Expected a sequence type, but got "
+                           f"{type(sequence).__name__}")
+    for item in sequence:
+        if not isinstance(item, int):
+            raise RuntimeError(
+                f"torch.UntypedStorage(): tried to construct a storage from a sequence "
+                f"({type(sequence).__name__}), but one of the items was of type "
+                f"{type(item).__name__} instead of int")
+    return np.array([v % 256 for v in sequence], dtype=np.uint8)
+
+
 class _SharedFile:
     """An anonymous shared-memory file (Linux ``memfd_create``) and its descriptor:
     PyTorch's file_descriptor strategy (shm_open, unlink, keep the fd) without a
@@ -242,9 +282,36 @@ class TypedStorage:
 
     is_sparse = False
 
-    def __init__(self, *, wrap_storage, dtype=None, _internal=False):
-        self._untyped_storage = wrap_storage
-        self.dtype = dtype if dtype is not None else type(self).dtype
+    def __init__(self, *args, device=None, dtype=None, wrap_storage=None, _internal=False):
+        """``TypedStorage(size | sequence, dtype=, device=)`` allocates (the default
+        dtype when none is given); ``TypedStorage(wrap_storage=u, dtype=)`` reads
+        the untyped storage ``u`` as ``dtype``."""
+        if not _internal:
+            warn_typed_storage_removal()
+        if wrap_storage is not None:
+            if args:
+                raise RuntimeError(_TYPED_SIGNATURES + "No positional arguments should be given "
+                                   "when using 'wrap_storage'")
+            if dtype is None:
+                raise RuntimeError(_TYPED_SIGNATURES + "Argument 'dtype' must be specified")
+            if not isinstance(wrap_storage, UntypedStorage):
+                raise TypeError(_TYPED_SIGNATURES + "Argument 'wrap_storage' must be "
+                                f"UntypedStorage, but got {type(wrap_storage)}")
+            self._untyped_storage = wrap_storage
+            self.dtype = dtype
+            return
+        if len(args) > 1:
+            raise RuntimeError(_TYPED_SIGNATURES + "Too many positional arguments")
+        self.dtype = dtype if dtype is not None else dt.get_default_dtype()
+        data = args[0] if args else 0
+        if isinstance(data, int):
+            self._untyped_storage = UntypedStorage(data * self.dtype.itemsize, device=device)
+            return
+        if isinstance(data, str):
+            raise TypeError("new(): invalid data type 'str'")
+        from .._creation import tensor      # (the storage layer sits below tensors)
+        self._untyped_storage = tensor(list(data), dtype=self.dtype,
+                                       device=device)._storage
 
     @property
     def device(self):
@@ -286,6 +353,7 @@ class TypedStorage:
             self.dtype.numpy)
 
     def tolist(self):
+        _check_has_data(self._untyped_storage)
         return self._elements().tolist()
 
     def __getitem__(self, i):
@@ -307,10 +375,44 @@ def _typed_storage_from(untyped, dtype) -> TypedStorage:
     return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
 
 
-# torch.FloatStorage & co: one TypedStorage subclass per dtype, with the class-level
-# ``dtype`` checkpoints look up when they name a storage type.
+_TYPED_SIGNATURES = (
+    "TypedStorage.__init__ received an invalid combination of arguments. Expected one of:\n"
+    " * (*, torch.device device, torch.dtype dtype)\n"
+    " * (int size, *, torch.device device, torch.dtype dtype)\n"
+    " * (Sequence data, *, torch.device device, torch.dtype dtype)\n"
+    " * (*, UntypedStorage wrap_storage, torch.dtype dtype)\n")
+
+
+class _LegacyStorageMeta(type):
+    """The metaclass of ``torch.FloatStorage`` & co: calling one makes a
+    TypedStorage of its dtype (CPU only), and any TypedStorage of that dtype is
+    an instance of it."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, TypedStorage) and obj.dtype is cls.dtype
+
+    def __call__(cls, *args, wrap_storage=None, **kwargs):
+        shown = (f"<class 'torch.{cls.__name__}'>.__new__ received an invalid combination of "
+                 "arguments. Expected one of:\n * no arguments\n * (int size)\n"
+                 " * (Sequence data)\n * (*, UntypedStorage wrap_storage)\n")
+        for name in kwargs:
+            if name not in ("device", "dtype"):
+                raise TypeError(f"TypedStorage.__new__() got an unexpected keyword argument "
+                                f"'{name}'")
+            raise RuntimeError(shown + f"Keyword argument '{name}' cannot be specified")
+        if len(args) > 1:
+            raise RuntimeError(shown + "Too many positional arguments")
+        if args and not isinstance(args[0], (int, Sequence)):
+            raise TypeError(shown + f"Argument type not recognized: {type(args[0])}")
+        warn_typed_storage_removal()
+        return TypedStorage(*args, wrap_storage=wrap_storage, dtype=cls.dtype, _internal=True)
+
+
+# torch.FloatStorage & co: one legacy class per dtype, with the class-level ``dtype``
+# checkpoints look up when they name a storage type.
 LEGACY_STORAGE_CLASSES = {
-    d: type(d._short + "Storage", (TypedStorage,), {"dtype": d, "__module__": __name__})
+    d: _LegacyStorageMeta(d._short + "Storage", (TypedStorage,),
+                          {"dtype": d, "__module__": __name__})
     for d in dt.ALL_DTYPES if d not in dt.BAREBONES_UNSIGNED    # (these have none)
 }
 

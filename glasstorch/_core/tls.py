@@ -27,6 +27,7 @@ class _State(threading.local):
     included = DEFAULT_INCLUDED
     excluded = DEFAULT_EXCLUDED
     grad_enabled = True
+    grad_layout_enforced = True  # autograd.enforce_grad_layout_policy
     inference_mode = False
     default_devices = ()
     # Python extension points (torch/csrc/utils/torch_dispatch_mode.h,

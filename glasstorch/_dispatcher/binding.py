@@ -25,6 +25,7 @@ import numpy as np
 from .._core import dtype as dt
 from .._core import startup_cache
 from .._core.device import device as Device
+from .._core.storage import TypedStorage, UntypedStorage
 from .._core.tls import default_device as _tls_default_device
 from .._tensor import Tensor
 from .schema import SchemaType
@@ -43,11 +44,13 @@ NUMBERS_AS_TENSORS = {
     # Scalar overloads (``x ** 2`` -> pow.Tensor_Scalar, ``x == 2`` -> eq.Scalar).
     "add", "add_", "__radd__", "sub", "sub_", "mul", "mul_", "__rmul__", "div", "div_",
     "true_divide", "true_divide_", "floor_divide", "floor_divide_", "copy_",
+    "multiply", "multiply_", "subtract", "subtract_", "divide", "divide_",   # the aliases
 }
 
 # ... and of those, the ones whose first argument (``input``) may be a number too:
 # ``torch.add(2, x)``, ``torch.floor_divide(7, x)`` (python_arg_parser.cpp's list).
-NUMBERS_AS_INPUT = {"add", "sub", "mul", "div", "true_divide", "floor_divide"}
+NUMBERS_AS_INPUT = {"add", "sub", "mul", "div", "true_divide", "floor_divide", "multiply",
+                    "subtract", "divide"}
 
 
 class _NoMatch(Exception):
@@ -59,7 +62,7 @@ class _NoMatch(Exception):
 _TYPE_NAMES = {"Tensor": "Tensor", "int": "int", "SymInt": "int", "float": "float",
                "bool": "bool", "str": "str", "Scalar": "Number", "ScalarType": "torch.dtype",
                "Device": "torch.device", "Layout": "torch.layout", "MemoryFormat":
-               "torch.memory_format", "Generator": "torch.Generator"}
+               "torch.memory_format", "Generator": "torch.Generator", "Storage": "torch.Storage"}
 
 
 def python_type_name(t) -> str:
@@ -73,6 +76,8 @@ def python_type_name(t) -> str:
             name = "tuple of bools"
         elif base == "float":
             name = "tuple of floats"
+        elif base == "Scalar":
+            name = "tuple of Scalars"
         else:
             name = f"tuple of {_TYPE_NAMES.get(base, base)}s"
     else:
@@ -218,10 +223,18 @@ def _any(v):
     return v
 
 
+def _conv_storage(v):
+    """A storage (typed or untyped): never a tensor, so ``x.set_(t)`` finds the
+    Tensor overload."""
+    if isinstance(v, (UntypedStorage, TypedStorage)):
+        return v
+    raise _NoMatch
+
+
 _CONVERTERS = {"ScalarType": _conv_dtype, "Scalar": _conv_scalar, "float": _conv_float,
                "bool": _conv_bool, "str": _conv_str, "Device": _conv_device,
                "Layout": _any, "MemoryFormat": _any, "Generator": _any, "Any": _any,
-               "Storage": _any, "Stream": _any}
+               "Storage": _conv_storage, "Stream": _any}
 
 
 def _converter_for(t, numbers_ok):

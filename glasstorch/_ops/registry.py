@@ -252,7 +252,8 @@ def _parse_keys(spec: str):
 
 
 def _line_numbers(text):
-    return [i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("- func:")]
+    return [i + 1 for i, line in enumerate(text.splitlines())
+            if line.startswith("- func:") or line.startswith("- impl:")]
 
 
 def load(path=YAML_PATH) -> None:
@@ -263,8 +264,14 @@ def load(path=YAML_PATH) -> None:
         text = f.read()
     entries = startup_cache.cached_yaml("native_functions.yaml", text) or []
     with deferred_updates():
+        more_kernels = []
         for entry, line in zip(entries, _line_numbers(text)):
-            _load_entry(entry, _DEBUG.format(line))
+            if "impl" in entry:
+                more_kernels.append((entry, _DEBUG.format(line)))
+            else:
+                _load_entry(entry, _DEBUG.format(line))
+        for entry, debug in more_kernels:
+            _load_kernels(entry, debug)
     _install_bindings()
     barebones_unsigned.install(dispatcher.operators)
     _check_meta_coverage()
@@ -320,6 +327,19 @@ def _load_entry(entry, debug):
             is_method = variant.strip() == "method"
             _SIGNATURES.setdefault(("method" if is_method else module, python_name + "_"), []).append(
                 binding.PythonSignature(inplace_op, None, method=is_method, name=python_name + "_"))
+
+
+def _load_kernels(entry, debug):
+    """An ``impl:`` entry: kernels at more keys for an overload declared elsewhere
+    (a layout family's kernels of another family's op, e.g. SparseCPU's add)."""
+    op_entry = dispatcher.find("aten::" + entry["impl"])
+    if op_entry is None:
+        raise RuntimeError(f"native_functions.yaml: impl: {entry['impl']} names no declared op")
+    for keys, kernel_name in entry["dispatch"].items():
+        fn = _kernel(kernel_name, op_entry.name)
+        convention = KEYSET if getattr(fn, "_takes_keyset", False) else UNBOXED
+        for key in _parse_keys(keys):
+            op_entry.register(key, KernelFunction(fn, convention, debug), update=False)
 
 
 def _autogen_list(entry):
@@ -433,8 +453,9 @@ def _check_meta_coverage():
     for name, entry in dispatcher.operators.items():
         if not name.startswith("aten::"):
             continue
-        if entry.table[DispatchKey.Meta] is None:
-            missing.append(name)
+        if entry.table[DispatchKey.Meta] is None and entry.table[DispatchKey.SparseMeta] is None \
+                and entry.table[DispatchKey.SparseCsrMeta] is None:
+            missing.append(name)    # (an op of sparse tensors only may serve SparseMeta alone)
     if missing:
         raise RuntimeError("every op needs a meta rule or a kernel that serves Meta; missing: "
                            + ", ".join(sorted(missing)))

@@ -25,7 +25,8 @@ from . import graph  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly, is_anomaly_enabled, \
     is_anomaly_check_nan_enabled  # noqa: F401
 from .grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
-                        is_grad_enabled, is_inference_mode_enabled, set_multithreading_enabled)
+                        is_grad_enabled, is_inference_mode_enabled, set_multithreading_enabled,
+                        enforce_grad_layout_policy)
 from .variable import gradient_edge, requires_grad as _requires_grad
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
@@ -238,7 +239,8 @@ def _vmap_backward(run_backward, grads):
     return tuple(None if is_unused else next(used) for is_unused in unused)
 
 
-from .function import Function, FunctionCtx, InplaceFunction, once_differentiable  # noqa: E402,F401
+from .function import (Function, FunctionCtx, InplaceFunction, NestedIOFunction,  # noqa: E402,F401
+                       once_differentiable)
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: E402,F401
 from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: E402,F401
 from . import function  # noqa: E402,F401

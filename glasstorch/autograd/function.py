@@ -571,3 +571,83 @@ class InplaceFunction(Function):
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
+
+
+def _iter_tensors(obj):
+    """The tensors of a nested structure, depth first."""
+    if isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from _iter_tensors(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from _iter_tensors(item)
+
+
+def _unflatten(flat, structure):
+    """``flat``'s tensors put back into ``structure``'s nesting."""
+    flat = iter(flat)
+
+    def rebuild(obj):
+        if isinstance(obj, Tensor) or obj is None:
+            return next(flat)
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(rebuild(item) for item in obj)
+        return obj
+    return rebuild(structure)
+
+
+class NestedIOFunction(Function):
+    """The legacy (instance-style) Function whose inputs and outputs may be
+    nested: subclasses write ``forward_extended`` / ``backward_extended``.
+    Kept, as PyTorch keeps it, for old code; it relies on the legacy
+    ``_do_forward`` protocol, which neither PyTorch 2 nor glasstorch has."""
+
+    def _do_forward(self, *input):
+        self._nested_input = input
+        flat_output = super()._do_forward(*_iter_tensors(input))
+        return _unflatten(flat_output, self._nested_output)
+
+    def _do_backward(self, gradients, retain_variables):
+        self.retain_variables = retain_variables
+        result = super()._do_backward(gradients, retain_variables)
+        if not retain_variables:
+            del self._nested_output
+            del self._to_save_nested
+        return result
+
+    def backward(self, *gradients):
+        nested = _unflatten(gradients, self._nested_output)
+        return tuple(self.backward_extended(*nested))
+
+    __call__ = _do_forward
+
+    def forward(self, *args):
+        nested = self._nested_input
+        result = self.forward_extended(*nested)
+        del self._nested_input
+        self._nested_output = result
+        return tuple(_iter_tensors(result))
+
+    def save_for_backward(self, *args):
+        self.to_save = tuple(_iter_tensors(args))
+        self._to_save_nested = args
+
+    @property
+    def saved_tensors(self):
+        return _unflatten(super().saved_tensors, self._to_save_nested)
+
+    def mark_dirty(self, *args, **kwargs):
+        self.dirty_tensors = tuple(_iter_tensors((args, kwargs)))
+
+    def mark_non_differentiable(self, *args, **kwargs):
+        self.non_differentiable = tuple(_iter_tensors((args, kwargs)))
+
+    def forward_extended(self, *input):
+        """The user's forward over the nested inputs."""
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output):
+        """The user's backward over the nested gradients."""
+        raise NotImplementedError

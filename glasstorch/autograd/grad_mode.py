@@ -197,3 +197,28 @@ class set_multithreading_enabled(_DecoratorContextManager):
 
     def clone(self):
         return self.__class__(self.mode)
+
+
+class enforce_grad_layout_policy(_DecoratorContextManager):
+    """Whether AccumulateGrad keeps the gradient layout contract when it steals
+    an incoming gradient for ``.grad``: with ``False`` a stealable gradient is
+    stored as it is, whatever its strides (a gradient it must copy is still
+    laid out like the parameter).  Thread-local; a plain call sets it."""
+
+    def __init__(self, enable: bool = True) -> None:
+        self.prev = _tls.grad_layout_enforced
+        self.enable = enable
+        _tls.grad_layout_enforced = enable
+
+    def __call__(self, func):
+        _tls.grad_layout_enforced = self.prev
+        return super().__call__(func)
+
+    def __enter__(self) -> None:
+        _tls.grad_layout_enforced = self.enable
+
+    def __exit__(self, *exc) -> None:
+        _tls.grad_layout_enforced = self.prev
+
+    def clone(self):
+        return self.__class__(self.enable)

@@ -19,7 +19,7 @@ import weakref
 
 from .._core import dispatch_key as dk
 from .._core import dtype as dt
-from .._core.layout import contiguous_format
+from .._core.layout import contiguous_format, strided
 from .._core.tls import state as _tls
 from .._dispatcher.dispatcher import function_range
 from .._tensor import Tensor
@@ -280,19 +280,46 @@ def accumulate_grad(variable, new_grad) -> None:
     if old is None:
         # steal the incoming tensor when nobody else can see it and it already
         # has the layout .grad must have; otherwise store a copy that has it
-        if (not _tls.grad_enabled and sys.getrefcount(new_grad) <= 3
-                and _obeys_layout(variable, new_grad)):
+        # (a sparse gradient: a copy of it, or its shallow copy when stolen)
+        if new_grad.layout is not strided:
+            meta.grad = new_grad.detach() if not _tls.grad_enabled and \
+                sys.getrefcount(new_grad) <= 3 else new_grad.clone()
+        elif (not _tls.grad_enabled and sys.getrefcount(new_grad) <= 3
+                and (_obeys_layout(variable, new_grad) or not _tls.grad_layout_enforced)):
             meta.grad = new_grad.detach()
         else:
             meta.grad = _clone_obey_contract(variable, new_grad)
-    elif not _tls.grad_enabled and old._shape == new_grad._shape:
-        old.add_(new_grad)      # in place: .grad keeps its identity
     else:
-        meta.grad = old + new_grad
+        if not _tls.grad_enabled and old._shape == new_grad._shape and \
+                not (old.layout is not strided and new_grad.layout is strided):
+            old.add_(new_grad)      # in place: .grad keeps its identity
+        elif old.layout is not strided and new_grad.layout is strided:
+            meta.grad = new_grad + old      # (sparse + dense has no kernel: dense first)
+        else:
+            meta.grad = old + new_grad
+        if _tls.grad_layout_enforced and not _LAYOUT_WARNED and not meta.grad.is_sparse \
+                and not _obeys_layout(variable, meta.grad):
+            _warn_layout(variable, meta.grad)
     hooks = meta.post_acc_hooks
     if hooks:
         for fn in list(hooks.values()):
             fn(variable)
+
+
+_LAYOUT_WARNED = []
+
+
+def _warn_layout(variable, grad) -> None:
+    """AccumulateGrad's CHECK_RESULT: once per process, as TORCH_WARN_ONCE."""
+    _LAYOUT_WARNED.append(True)
+    sizes = lambda t: "[" + ", ".join(map(str, t)) + "]"  # noqa: E731
+    warnings.warn("grad and param do not obey the gradient layout contract. This is not an "
+                  "error, but may impair performance.\n"
+                  f"grad.sizes() = {sizes(grad._shape)}, strides() = {sizes(grad._stride)}\n"
+                  f"param.sizes() = {sizes(variable._shape)}, strides() = "
+                  f"{sizes(variable._stride)} (Triggered internally at "
+                  "/__w/pytorch/pytorch/torch/csrc/autograd/functions/accumulate_grad.h:252.)",
+                  UserWarning, stacklevel=2)
 
 
 def _obeys_layout(variable, grad) -> bool:

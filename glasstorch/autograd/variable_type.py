@@ -376,6 +376,10 @@ def _record(info, kind, op, ks, args, kwargs):
     for i, out in enumerate(outputs):
         if differentiable is not None and not differentiable[i]:
             continue
+        if out is not None and differentiable is not None and out.dtype.category < dt.FLOATING:
+            # an integer output declared differentiable (PyTorch's history for every
+            # output of a formula-less op, e.g. _embedding_bag_forward_only)
+            raise RuntimeError(f"Autograd not support dtype: {out.dtype._short}")
         if out is None or out.dtype.category < dt.FLOATING:
             continue
         if kind == INPLACE:

@@ -483,14 +483,16 @@ adaptive_max_pool2d = _boolean_dispatch("return_indices", 2, adaptive_max_pool2d
 
 _INTERPOLATE_OPS = {  # (input dims, mode) -> the aten .vec overload F.interpolate calls
     (3, "nearest"): "upsample_nearest1d", (4, "nearest"): "upsample_nearest2d",
+    (5, "nearest"): "upsample_nearest3d",
     (3, "nearest-exact"): "_upsample_nearest_exact1d",
     (4, "nearest-exact"): "_upsample_nearest_exact2d",
+    (5, "nearest-exact"): "_upsample_nearest_exact3d",
     (3, "linear"): "upsample_linear1d", (4, "bilinear"): "upsample_bilinear2d",
+    (5, "trilinear"): "upsample_trilinear3d", (4, "bicubic"): "upsample_bicubic2d",
 }
+_ANTIALIASED = {"bilinear": "_upsample_bilinear2d_aa", "bicubic": "_upsample_bicubic2d_aa",
+                "lanczos": "_upsample_lanczos2d_aa"}
 _MODE_DIMS = {"linear": 3, "bilinear": 4, "trilinear": 5}
-# what PyTorch interpolates and glasstorch does not (yet): 3-d volumes, bicubic, lanczos
-_TORCH_ONLY = {(5, "nearest"), (5, "nearest-exact"), (5, "area"), (5, "trilinear"),
-               (4, "bicubic"), (4, "lanczos")}
 
 
 def _is_integer(x) -> bool:
@@ -555,20 +557,21 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if output_size is not None:
         output_size = [int(n) for n in output_size]
 
+    if mode == "area" and input.dim() in (3, 4, 5):
+        return {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d,
+                5: adaptive_avg_pool3d}[input.dim()](input, output_size)
+    if input.dim() == 4 and mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    if antialias:
+        return _nn[_ANTIALIASED[mode]](input, output_size, align_corners, scale_factors)
     name = _INTERPOLATE_OPS.get((input.dim(), mode))
-    if name is not None and not antialias:
-        op = _nn[name]
-        if mode in ("linear", "bilinear"):
-            return op(input, output_size, align_corners, scale_factors)
-        return op(input, output_size, scale_factors)
-    if mode == "area" and input.dim() == 3:
-        return adaptive_avg_pool1d(input, output_size)
-    if mode == "area" and input.dim() == 4:
-        return _nn["adaptive_avg_pool2d"](input, output_size)
-    if (input.dim(), mode) in _TORCH_ONLY or antialias:
-        raise NotImplementedError(f"glasstorch does not implement F.interpolate(mode={mode!r}"
-                                  f"{', antialias=True' if antialias else ''}) for "
-                                  f"{input.dim()}D input")
+    if name is not None:
+        if align_corners is not None:
+            return _nn[name](input, output_size, align_corners, scale_factors)
+        return _nn[name](input, output_size, scale_factors)
     if mode in _MODE_DIMS and input.dim() in (3, 4, 5):
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                   f"{_MODE_DIMS[mode]}D input")
@@ -1145,6 +1148,261 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if reduction == "sum":
         return loss.sum()
     return loss
+
+
+# -- 3-d convolution and pooling, Lp pooling, unpooling, fractional pooling -------------
+
+conv3d = _T["conv3d"]
+conv_transpose3d = _T["conv_transpose3d"]
+avg_pool3d = _nn["avg_pool3d"]
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = False):
+    return _nn["max_pool3d_with_indices"](input, kernel_size, [] if stride is None else stride,
+                                          padding, dilation, ceil_mode)
+
+
+def _max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    return _T["max_pool3d"](input, kernel_size, [] if stride is None else stride, padding,
+                            dilation, ceil_mode)
+
+
+max_pool3d = _boolean_dispatch("return_indices", 6, max_pool3d_with_indices, _max_pool3d,
+                               "max_pool3d")
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    return _nn["adaptive_avg_pool3d"](input, _list_with_default(output_size, input.size()))
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    return _nn["adaptive_max_pool3d"](input, _list_with_default(output_size, input.size()))
+
+
+def _adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    return adaptive_max_pool3d_with_indices(input, output_size)[0]
+
+
+adaptive_max_pool3d = _boolean_dispatch("return_indices", 2, adaptive_max_pool3d_with_indices,
+                                        _adaptive_max_pool3d, "adaptive_max_pool3d")
+
+
+def _lp_pool(k, input, norm_type, kernel_size, stride, ceil_mode):
+    """F.lp_pool{1,2,3}d: (sum over the window of x**p) ** (1/p), from the average
+    pool of x**p (max pooling of |x| for p = +-inf)."""
+    max_pool, avg_pool = {1: (max_pool1d, avg_pool1d), 2: (max_pool2d, avg_pool2d),
+                          3: (max_pool3d, avg_pool3d)}[k]
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    size = kernel_size if k == 1 else math.prod(_ntuple(kernel_size, k))
+    return (_T["sign"](out) * relu(_T["abs"](out))).mul(size).pow(1.0 / norm_type)
+
+
+def _ntuple(value, n):
+    return tuple(value) if isinstance(value, (list, tuple)) else (value,) * n
+
+
+def lp_pool1d(input: Tensor, norm_type, kernel_size: int, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """F._unpool_output_size: the pool's input size (or a checked given one)."""
+    default = [(input.size(-len(kernel_size) + d) - 1) * stride[d] + kernel_size[d]
+               - 2 * padding[d] for d in range(len(kernel_size))]
+    if output_size is None:
+        result = default
+    else:
+        if len(output_size) == len(kernel_size) + 2:
+            output_size = output_size[2:]
+        if len(output_size) != len(kernel_size):
+            raise ValueError(f"output_size should be a sequence containing {len(kernel_size)} "
+                             f"or {len(kernel_size) + 2} elements, but it has a length of "
+                             f"'{len(output_size)}'")
+        for d in range(len(kernel_size)):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < output_size[d] < high:
+                raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                                 f'{low} and {high})')
+        result = output_size
+    for d in range(len(kernel_size)):
+        if result[d] < 0:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial "
+                             f"dimensions, but got output_size[{d}]={result[d]}")
+    return result
+
+
+def _unpool_args(k, kernel_size, stride, padding):
+    kernel_size = _ntuple(kernel_size, k)
+    return kernel_size, (_ntuple(stride, k) if stride is not None else kernel_size), \
+        _ntuple(padding, k)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    kernel_size, stride, padding = _unpool_args(1, kernel_size, stride, padding)
+    size = list(_unpool_output_size(input, kernel_size, stride, padding, output_size)) + [1]
+    return _nn["max_unpool2d"](input.unsqueeze(-1), indices.unsqueeze(-1), size).squeeze(-1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    kernel_size, stride, padding = _unpool_args(2, kernel_size, stride, padding)
+    size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
+    return _nn["max_unpool2d"](input, indices, size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    kernel_size, stride, padding = _unpool_args(3, kernel_size, stride, padding)
+    size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
+    return _nn["max_unpool3d"](input, indices, size, stride, padding)
+
+
+def _fractional_max_pool(k, input, kernel_size, output_size, output_ratio, _random_samples):
+    """F.fractional_max_pool{2,3}d: the output size from a ratio, and the window
+    offsets drawn as torch.rand(N, C, k) in the input's dtype (torch's stream)."""
+    name = f"fractional_max_pool{k}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if k == 2 and len(output_ratio) > 2:    # (a bare float raises TypeError, as in torch)
+            raise ValueError("fractional_max_pool2d requires output_ratio to either be a single "
+                             "Int or tuple of Ints.")
+        ratio = _ntuple(output_ratio, k)
+        output_size = [int(input.size(d - k) * ratio[d]) for d in range(k)]
+    if _random_samples is None:
+        batch = 1 if input.dim() == k + 1 else input.size(0)
+        _random_samples = _T["rand"](batch, input.size(-k - 1), k, dtype=input.dtype,
+                                     device=input.device)
+    return _nn[name](input, kernel_size, output_size, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices: bool = False,
+                                       _random_samples=None):
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio,
+                                _random_samples)
+
+
+def _fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                           return_indices: bool = False, _random_samples=None) -> Tensor:
+    return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio,
+                                _random_samples)[0]
+
+
+fractional_max_pool2d = _boolean_dispatch("return_indices", 4,
+                                          fractional_max_pool2d_with_indices,
+                                          _fractional_max_pool2d, "fractional_max_pool2d")
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=None,
+                                       output_ratio=None, return_indices: bool = False,
+                                       _random_samples=None):
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio,
+                                _random_samples)
+
+
+def _fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
+                           return_indices: bool = False, _random_samples=None) -> Tensor:
+    return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio,
+                                _random_samples)[0]
+
+
+fractional_max_pool3d = _boolean_dispatch("return_indices", 4,
+                                          fractional_max_pool3d_with_indices,
+                                          _fractional_max_pool3d, "fractional_max_pool3d")
+
+
+# -- sliding blocks ---------------------------------------------------------------------
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    return _nn["im2col"](input, _ntuple(kernel_size, 2), _ntuple(dilation, 2),
+                         _ntuple(padding, 2), _ntuple(stride, 2))
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    return _nn["col2im"](input, _ntuple(output_size, 2), _ntuple(kernel_size, 2),
+                         _ntuple(dilation, 2), _ntuple(padding, 2), _ntuple(stride, 2))
+
+
+# -- bags of embeddings ------------------------------------------------------------------
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
+                  sparse: bool = False, per_sample_weights=None,
+                  include_last_offset: bool = False, padding_idx=None) -> Tensor:
+    """F.embedding_bag: 2-d input is a batch of equal-length bags (offsets made
+    here); the work is aten::embedding_bag.padding_idx's."""
+    if weight.dtype == _dt.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             "of type " + ("<class 'torch.Tensor'>" if isinstance(offsets, Tensor)
+                                           else str(type(offsets))))
+        offsets = _T["arange"](0, input.numel(), input.size(1), dtype=input.dtype,
+                               device=input.device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+    modes = {"sum": 0, "mean": 1, "max": 2}
+    if mode not in modes:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if max_norm is not None:
+        with no_grad():     # torch.nn.functional._no_grad_embedding_renorm_
+            _T["embedding_renorm_"](weight.detach(), input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
+                                  "per_sample_weights is only supported for mode='sum' "
+                                  f"(got mode='{mode}'). Please open a feature request on "
+                                  "GitHub.")
+    return _T["embedding_bag"](weight, input, offsets, scale_grad_by_freq, modes[mode], sparse,
+                               per_sample_weights, include_last_offset, padding_idx)[0]
 
 
 # Every public function here takes part in ``__torch_function__``, as torch's

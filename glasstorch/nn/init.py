@@ -228,9 +228,6 @@ def orthogonal_(tensor, gain: float = 1, generator=None):
     if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     from .. import linalg
-    if not hasattr(linalg, "qr"):
-        raise NotImplementedError("nn.init.orthogonal_ needs torch.linalg.qr, which glasstorch "
-                                  "does not provide yet")
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     flattened = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)

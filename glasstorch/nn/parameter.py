@@ -13,7 +13,8 @@ from collections import OrderedDict
 from .. import _utils
 from .._tensor import Tensor, _disabled_torch_function_impl
 
-__all__ = ["Parameter", "UninitializedParameter", "is_lazy", "Buffer", "UninitializedTensorMixin"]
+__all__ = ["Parameter", "UninitializedParameter", "UninitializedBuffer", "is_lazy", "Buffer",
+           "UninitializedTensorMixin"]
 
 
 def _empty():
@@ -132,8 +133,7 @@ def _buffer_persistent(tensor) -> bool:
 
 class UninitializedTensorMixin:
     """A tensor whose shape is not known yet; ``materialize(shape)`` turns it
-    into a real Parameter (used by the Lazy* modules).  (UninitializedBuffer is
-    not provided: a plain Tensor has no ``__dict__`` to become.)"""
+    into a real Parameter or Tensor (used by the Lazy* modules)."""
 
     cls_to_become = None
 
@@ -188,3 +188,15 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
         memo[id(self)] = result
         return result
 
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is decided on the first forward of a Lazy module
+    (it becomes a plain Tensor)."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        from .. import empty
+        ret = Tensor._make_subclass(cls, empty(0, device=device, dtype=dtype), requires_grad)
+        ret.persistent = persistent
+        return ret

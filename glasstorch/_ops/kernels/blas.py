@@ -34,7 +34,7 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
-from ..structured import broadcast_shapes, TensorMeta, wrap_dim
+from ..structured import broadcast_shapes, result_type, TensorMeta, wrap_dim
 from . import impl, kernel, meta, native
 from ._inner import inner, observed
 
@@ -846,3 +846,95 @@ def tensordot(self, other, dims_self, dims_other):
     right = aten.reshape.default(aten.permute.default(b, list(dims_other) + free_b),
                                  [contracted, cols])
     return aten.reshape.default(aten.mm.default(left, right), result_shape)
+
+
+# -- addbmm: a batch of products summed; addr: an outer product added ----------------------
+
+@meta("addbmm")
+def addbmm_meta(self, batch1, batch2, beta=1, alpha=1):
+    """ATen's addbmm_out: ``self`` expanded to (batch1.size(1), batch2.size(2))
+    first (so a 2-d batch1 fails there), then addbmm_impl_'s checks."""
+    target = (batch1.size(1), batch2.size(2))
+    expand_check(self, target)
+    if len(batch1._shape) != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if len(batch2._shape) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    (n1, m, k1), (n2, k2, n) = batch1._shape, batch2._shape
+    if n1 != n2:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {n1} and "
+                           f"{n2}")
+    if k1 != k2:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({m}x{k1} and {k2}x{n})")
+    if batch1.dtype is not batch2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{batch1.dtype._short} and {batch2.dtype._short}")
+    if self.dtype is not batch2.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{self.dtype._short} and {batch2.dtype._short}")
+    return TensorMeta(target, self.dtype)
+
+
+@impl("addbmm")
+def addbmm_impl(out, self, batch1, batch2, beta=1, alpha=1):
+    """ATen's addbmm_impl_: ``out = beta * self``, then one ``addmm_`` per batch
+    (each rounded to out's dtype, as ATen's loop writes the result each time)."""
+    d = out.dtype
+    if d is dt.bool_:
+        raise not_implemented("addmm_impl_cpu_", d)
+    compute, o = d.opmath, out._np()
+    s = np.broadcast_to(_operand(self, compute), o.shape)
+    if beta == 0:
+        o[...] = 0
+    else:
+        np.copyto(o, s if beta == 1 else np.multiply(s, _scalar(beta, compute), dtype=compute),
+                  casting="unsafe")
+    if not o.size or not batch1._shape[2]:
+        return
+    x, y = _operand(batch1, compute), _operand(batch2, compute)
+    for b in range(x.shape[0]):
+        prod = np.matmul(x[b], y[b])
+        if alpha != 1:
+            prod = np.multiply(prod, _scalar(alpha, compute), dtype=compute)
+        np.copyto(o, np.add(o, prod, dtype=compute), casting="unsafe")
+
+
+def _integral_scalar_check(d, name, value):
+    if not (d.is_floating_point or d.is_complex) and isinstance(value, float):
+        raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating "
+                           "point number.")
+
+
+@meta("addr")
+def addr_meta(self, vec1, vec2, beta=1, alpha=1):
+    """ATen's addr: 1-d vec1 and vec2, ``self`` broadcast to their outer
+    product's shape; the dtype promotes over all three (a TensorIterator)."""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if len(v._shape) != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got "
+                               f"{len(v._shape)}-D")
+    expand_check(self, (vec1._shape[0], vec2._shape[0]))
+    d = result_type(self, vec1, vec2)
+    _integral_scalar_check(d, "beta", beta)
+    _integral_scalar_check(d, "alpha", alpha)
+    return TensorMeta((vec1._shape[0], vec2._shape[0]), d)
+
+
+@impl("addr")
+def addr_impl(out, self, vec1, vec2, beta=1, alpha=1):
+    """ATen's addr_kernel, element by element: ``beta * self + alpha * v1 * v2``
+    (self ignored when beta is 0); on bool ``(beta and self) or (alpha and v1 and v2)``."""
+    d, o = out.dtype, out._np()
+    compute = d.opmath
+    v1 = _operand(vec1, compute)[:, None]
+    v2 = _operand(vec2, compute)[None, :]
+    s = _operand(self, compute)
+    if d is dt.bool_:
+        prod = np.logical_and(v1, v2) if alpha else np.zeros(o.shape, bool)
+        np.copyto(o, np.logical_or(np.logical_and(s, bool(beta)), prod))
+        return
+    prod = np.multiply(np.multiply(_scalar(alpha, compute), v1, dtype=compute), v2,
+                       dtype=compute)
+    if beta != 0:
+        prod = np.add(np.multiply(_scalar(beta, compute), s, dtype=compute), prod, dtype=compute)
+    np.copyto(o, np.broadcast_to(prod, o.shape), casting="unsafe")

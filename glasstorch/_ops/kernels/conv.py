@@ -365,6 +365,25 @@ def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0),
                               dilation, 2)
 
 
+@kernel("conv3d")
+def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1),
+           groups=1):
+    return _conv_nd(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+@kernel("conv3d_padding")
+def conv3d_padding(input, weight, bias=None, stride=(1, 1, 1), padding="valid",
+                   dilation=(1, 1, 1), groups=1):
+    return _conv_padding_nd(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+@kernel("conv_transpose3d")
+def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),
+                     output_padding=(0, 0, 0), groups=1, dilation=(1, 1, 1)):
+    return _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
+                              dilation, 3)
+
+
 # -- pooling -------------------------------------------------------------------------------
 
 def _pool_pair(op, name, value, what, default=None):

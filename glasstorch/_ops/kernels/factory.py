@@ -12,6 +12,8 @@ kernels.
 from __future__ import annotations
 
 import math
+import mmap
+import os
 import warnings
 
 import numpy as np
@@ -23,7 +25,8 @@ from ..._core.device import device as Device
 from ..._core.layout import channels_last, channels_last_3d, contiguous_format, preserve_format
 from ..._dispatcher.binding import _is_symint
 from ..._dispatcher.dispatcher import ops
-from ..._tensor import channels_last_strides
+from ..._core.storage import UntypedStorage
+from ..._tensor import Tensor, channels_last_strides, keys_for_device
 from ..structured import checked_convert, convert_array, elementwise_strides, empty_tensor
 from . import kernel, native
 from ._inner import inner, inner_op
@@ -87,6 +90,8 @@ kernel("empty_backend_select", takes_keyset=True)(
     _backend_select(lambda: ops.aten.empty.memory_format))
 kernel("empty_strided_backend_select", takes_keyset=True)(
     _backend_select(lambda: ops.aten.empty_strided.default))
+kernel("from_file_backend_select", takes_keyset=True)(
+    _backend_select(lambda: ops.aten.from_file.default))
 
 
 def _dtype(dtype):
@@ -768,3 +773,140 @@ def item(self):
     if numel != 1:
         raise RuntimeError(f"a Tensor with {numel} elements cannot be converted to Scalar")
     return ops.aten._local_scalar_dense.default(self)
+
+
+# -- range (deprecated), tril_indices / triu_indices, empty_permuted ---------------------
+
+@kernel("range_out")
+def range_out(start, end, step=1, *, out):
+    """RangeFactories.cpp's range_out: start, start + step, ... up to and
+    including ``end``: floor((end - start) / step) + 1 values, computed in
+    double (int64 for integral outputs)."""
+    xstart, xend, xstep = (_acc(v, out.dtype) for v in (start, end, step))
+    if xstep == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(float(xstart)) and math.isfinite(float(xend))):
+        raise RuntimeError(f"unsupported range: {_fmt(xstart)} -> {_fmt(xend)}")
+    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    size = int((xend - xstart) / xstep + 1)
+    if out.numel() != size:
+        ops.aten.resize_.default(out, [size])
+    if out.device.type != "meta":
+        compute = np.int64 if out.dtype.category <= dt.INTEGRAL else np.float64
+        values = compute(xstart) + compute(xstep) * np.arange(size, dtype=compute)
+        out._np()[...] = convert_array(values, dt.FROM_NUMPY[values.dtype], out.dtype)
+    return out
+
+
+@kernel("range_out_default")
+def range_out_default(start, end, *, out):
+    return ops.aten.range.out(start, end, 1, out=out)
+
+
+@kernel("range_step")
+def range_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """CompositeExplicitAutograd: the default float dtype unless one is given
+    (integer bounds included), filled by range.out."""
+    out = _empty((0,), _dtype(dtype), resolve_device(device))
+    return ops.aten.range.out(start, end, step, out=out)
+
+
+@kernel("range")
+def range_(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return range_step(start, end, 1, dtype=dtype, device=device)
+
+
+def _triangle_indices(name, row, col, offset, dtype, device, numpy_fn):
+    """A 2 x N tensor of the (row, col) pairs of a triangle, row-major."""
+    dtype = dt.int64 if dtype is None else dtype
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    if dtype not in (dt.int32, dt.int64):
+        raise NotImplementedError(f'"{name}" not implemented for \'{dtype._short}\'')
+    rows, cols = numpy_fn(row, offset, col)
+    out = _empty((2, rows.size), dtype, resolve_device(device))
+    if out.device.type != "meta":
+        out._np()[0], out._np()[1] = rows, cols
+    return out
+
+
+@kernel("tril_indices")
+def tril_indices(row, col, offset=0, *, dtype=dt.int64, layout=None, device=None,
+                 pin_memory=None):
+    """The lower triangle (col <= row + offset) of a row x col matrix."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device, np.tril_indices)
+
+
+@kernel("triu_indices")
+def triu_indices(row, col, offset=0, *, dtype=dt.int64, layout=None, device=None,
+                 pin_memory=None):
+    """The upper triangle (col >= row + offset) of a row x col matrix."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device, np.triu_indices)
+
+
+@kernel("empty_permuted")
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   pin_memory=None):
+    """An empty tensor whose dims lie in memory in ``physical_layout``'s order
+    (outermost first): a contiguous tensor of the permuted sizes, permuted back."""
+    size, order = list(size), list(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {len(size)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    if len(set(order)) != len(order):
+        raise RuntimeError("Duplicate dim not allowed")
+    check_size(size)
+    stride, step = [0] * len(size), 1
+    for d in reversed(order):
+        stride[d] = step
+        step *= max(size[d], 1)
+    return empty_tensor(tuple(size), _dtype(dtype), resolve_device(device), tuple(stride))
+
+
+# -- from_file (TensorFactories.cpp, MapAllocator) -------------------------------------------
+
+@kernel("from_file")
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,
+              pin_memory=None):
+    """``size`` elements mapped from the file: with ``shared`` the mapping is the
+    file's own pages (writes reach the file, which is created or grown to fit),
+    else a private copy-on-write mapping of a file at least that long.  The
+    storage is the mapping and cannot grow."""
+    if Device(device).type == "meta":
+        raise NotImplementedError(
+            "aten::from_file: attempted to run this operator with Meta tensors, but there was no "
+            "fake impl or Meta kernel registered. You may have run into this message while using "
+            "an operator with PT2 compilation APIs (torch.compile/torch.export); in order to use "
+            "this operator with those APIs you'll need to add a fake impl. Please see the "
+            "following for next steps:  https://pytorch.org/tutorials/advanced/"
+            "custom_ops_landing_page.html")
+    dtype = dtype if dtype is not None else dt.get_default_dtype()
+    nbytes = (size or 0) * dtype.itemsize
+    mode = "read-write" if shared else "read-only"
+    try:
+        fd = os.open(filename, os.O_RDWR | os.O_CREAT if shared else os.O_RDONLY, 0o600)
+    except OSError as e:
+        raise RuntimeError(f"unable to open file <{filename}> in {mode} mode: {e.strerror} "
+                           f"({e.errno})") from None
+    try:
+        length = os.fstat(fd).st_size
+        if length < nbytes:
+            if not shared:
+                raise RuntimeError(f"file <{filename}> size <{length}> is smaller than the "
+                                   f"required mapping size <{nbytes}>")
+            os.ftruncate(fd, nbytes)
+        if nbytes < 0:
+            raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: Cannot "
+                               "allocate memory (12)")
+        data = np.frombuffer(mmap.mmap(fd, nbytes, access=mmap.ACCESS_WRITE if shared
+                                       else mmap.ACCESS_COPY), np.uint8) if nbytes \
+            else np.empty(0, np.uint8)
+    finally:
+        os.close(fd)
+    storage = UntypedStorage._wrap(data, Device("cpu"), None)   # not the allocator's memory
+    return Tensor._make(storage, (size or 0,), (1,), 0, dtype, Device("cpu"),
+                        keys_for_device("cpu", tls.state.inference_mode))

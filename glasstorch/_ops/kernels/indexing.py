@@ -20,6 +20,7 @@ masked_scatter_backward.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -30,7 +31,7 @@ from ..._tensor import Tensor
 from ..structured import (assert_no_overlap, broadcast_shapes, elementwise_strides, empty_tensor,
                           iterator_strides, overlap_rule, TensorMeta, wrap_dim)
 from . import impl, kernel, meta
-from ._common import _not_implemented, _sizes
+from ._common import _not_implemented, _sizes, _triggered_at
 from ._inner import inner, inner_op, observed
 from .pointwise import quiet
 from .view import _zeroed, assign, compute_stride, expand_geometry, strides_for_format
@@ -465,6 +466,34 @@ def nonzero(self):
     return out
 
 
+class _NonzeroStaticMeta(TensorMeta):
+    """nonzero_static's out= must be int64 exactly."""
+
+    __slots__ = ()
+
+    def check_out(self, out_dtype):
+        if out_dtype is not dt.int64:
+            raise RuntimeError("nonzero_static: Expected out tensor to have scalar type Long but "
+                               f"got scalar type{out_dtype._short}")
+
+
+@meta("nonzero_static")
+def nonzero_static_meta(self, *, size, fill_value=-1):
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    return _NonzeroStaticMeta((size, len(self._shape)), dt.int64)
+
+
+@impl("nonzero_static")
+def nonzero_static_impl(out, self, *, size, fill_value=-1):
+    """The first ``size`` of nonzero()'s coordinates (row-major order); rows past
+    the nonzero count hold ``fill_value``."""
+    coords = np.argwhere(self._np())[:size]
+    result = out._np()
+    result[: len(coords)] = coords
+    result[len(coords):] = fill_value
+
+
 @kernel("masked_select")
 def masked_select(self, mask):
     if mask.dtype is not dt.bool_:
@@ -483,6 +512,8 @@ def masked_select(self, mask):
 
 @kernel("masked_scatter")
 def masked_scatter(self, mask, source):
+    """CompositeExplicitAutograd: self and mask broadcast together, self copied
+    contiguous, then masked_scatter_ into the copy."""
     if mask.dtype is not dt.bool_:
         raise RuntimeError("masked_scatter_: expected BoolTensor for mask")
     if source.dtype is not self.dtype:
@@ -490,17 +521,64 @@ def masked_scatter(self, mask, source):
                            f"got {self.dtype._short} and {source.dtype._short}")
     shape = broadcast_shapes(self._shape, mask._shape)
     out = empty_tensor(shape, self.dtype, self.device)
-    if self.device.type == "meta":
-        return out
-    dst = out._np()
-    np.copyto(dst, np.broadcast_to(self._np(), shape))
-    m = np.broadcast_to(mask._np(), shape)
+    if self.device.type != "meta":
+        np.copyto(out._np(), np.broadcast_to(self._np(), shape))
+        _scatter_where(out, np.broadcast_to(mask._np(), shape), source,
+                       "masked_scatter: expected source to have at least as many elements as "
+                       "ones in mask")
+    return out
+
+
+def _scatter_where(out, m, source, too_few):
+    """source's leading elements written, in order, where ``m`` is true."""
     count = int(m.sum())
     if count > source.numel():
-        raise RuntimeError("masked_scatter: expected source to have at least as many elements as "
-                           "ones in mask")
-    dst[m] = source._np().reshape(-1)[:count]
-    return out
+        raise RuntimeError(too_few)
+    out._np()[m] = source._np().reshape(-1)[:count]
+
+
+@kernel("masked_scatter_")
+def masked_scatter_(self, mask, source):
+    """masked_scatter__cpu: the mask expanded to self (never self to the mask)."""
+    if mask.dtype is not dt.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {mask.dtype._short}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{self.dtype._short} and {source.dtype._short}")
+    if len(mask._shape) > len(self._shape):        # expand_inplace's error, as c10 prints it
+        raise RuntimeError(f"expand(CPU{mask.dtype._short}Type{{{_sizes(mask._shape)}}}, "
+                           f"size={_sizes(self._shape)}): the number of sizes provided "
+                           f"({len(self._shape)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(mask._shape)})")
+    m = inner.expand(mask, list(self._shape))
+    if self.device.type != "meta":
+        _scatter_where(self, m._np(), source, "Number of elements of source < number of ones "
+                                              "in mask")
+    return self
+
+
+@kernel("fill_diagonal_")
+def fill_diagonal_(self, fill_value, wrap=False):
+    """CompositeImplicitAutograd: the main diagonal as an as_strided view filled
+    (all dims equal above 2-d); a tall matrix with ``wrap`` starts again every
+    width + 1 rows."""
+    ndim = self.dim()
+    if ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    height, width = self._shape[0], self._shape[1]
+    if ndim > 2 and any(n != height for n in self._shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    step = [sum(self._stride)]
+    size = min(height, width)
+    ops.aten.fill_.Scalar(ops.aten.as_strided.default(self, [size], step, self._offset),
+                          fill_value)
+    if wrap and ndim == 2 and height > width + 1:
+        wrapped = (self.numel() + width) // (width + 1) - size
+        start = self._offset + self._stride[0] * (width + 1)
+        ops.aten.fill_.Scalar(ops.aten.as_strided.default(self, [wrapped], step, start),
+                              fill_value)
+    return self
 
 
 # -- masked indexing (what decompositions emit for gathers that may be out of range) ----
@@ -740,22 +818,23 @@ def masked_scatter_backward_impl(out, grad_output, mask, sizes):
 
 # -- index_add, put (the scatter-adds of index_select's and take's gradients) --------------
 
-def _index_add_check(self, dim, index, source):
+def _index_add_check(self, dim, index, source, name="index_add_"):
+    """index_func_meta_impl's checks, shared by index_add and index_reduce."""
     if len(index._shape) > 1:
-        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+        raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: "
                          f"{len(index._shape)} with type: {index.dtype._short} and size: "
                          f"{_sizes(index._shape)}")
     if index.dtype not in _INDEX_TYPES:
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index but got: "
                            f"{index.dtype._short}")
     if source.dtype is not self.dtype:
-        raise RuntimeError(f"index_add_(): self ({self.dtype._short}) and source "
+        raise RuntimeError(f"{name}(): self ({self.dtype._short}) and source "
                            f"({source.dtype._short}) must have the same scalar type")
     dim = wrap_dim(dim, len(self._shape))
     count = index.numel()
     source_size = source._shape[dim] if source._shape else 1
     if count != source_size:
-        raise RuntimeError(f"index_add_(): Number of indices ({count}) should be equal to "
+        raise RuntimeError(f"{name}(): Number of indices ({count}) should be equal to "
                            f"source.size(dim): ({source_size}), for dim: {dim}")
     rest = lambda shape: [s for i, s in enumerate(shape) if i != dim]  # noqa: E731
     if len(source._shape) != len(self._shape) or rest(source._shape) != rest(self._shape):
@@ -839,3 +918,59 @@ def put_impl(out, self, index, source, accumulate=False):
         flat = flat.copy()
         flat[idx] = values
     out._np()[...] = flat.reshape(self._shape).astype(out._np().dtype)
+
+
+# -- index_reduce (TensorAdvancedIndexing.cpp's index_reduce_func_impl) ----------------------
+
+_INDEX_REDUCE_WARNED = []
+_INDEX_REDUCE_UFUNCS = {"prod": np.multiply, "mean": np.add, "amax": np.maximum,
+                        "amin": np.minimum}
+
+
+@meta("index_reduce")
+def index_reduce_meta(self, dim, index, source, reduce, *, include_self=True):
+    if reduce not in _INDEX_REDUCE_UFUNCS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    _index_add_check(self, dim, index, source, "index_reduce_")
+    return TensorMeta(self._shape, self.dtype)
+
+
+def _reduce_identity(reduce, d):
+    """What an indexed slot starts at when self is left out (numpy dtype ``d``)."""
+    if reduce in ("prod", "mean"):
+        return 1 if reduce == "prod" else 0
+    if d.kind == "f":
+        return -np.inf if reduce == "amax" else np.inf
+    return np.iinfo(d).min if reduce == "amax" else np.iinfo(d).max
+
+
+@impl("index_reduce")
+def index_reduce_impl(out, self, dim, index, source, reduce, *, include_self=True):
+    """Each source slice folded into the slot its index names (prod, sum for
+    mean, maximum, minimum: nan wins), self included or replaced by the identity;
+    mean divides by the count (floor division for integers)."""
+    if not _INDEX_REDUCE_WARNED:       # TORCH_WARN_ONCE
+        _INDEX_REDUCE_WARNED.append(True)
+        warnings.warn("index_reduce() is in beta and the API may change at any time."
+                      + _triggered_at("TensorAdvancedIndexing.cpp:1523"), UserWarning,
+                      stacklevel=5)
+    dim = wrap_dim(dim, len(self._shape))
+    compute = self.dtype.opmath
+    acc = np.array(self._np(), dtype=compute).reshape(self._shape or (1,))
+    slots = np.moveaxis(acc, dim, 0)
+    idx = index._np().reshape(-1).astype(np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= slots.shape[0]):
+        raise IndexError("index out of range in self")
+    values = np.moveaxis(source._np().astype(compute).reshape(
+        tuple(s if i != dim else idx.size for i, s in enumerate(acc.shape))), dim, 0)
+    if not include_self:
+        slots[idx] = _reduce_identity(reduce, compute)
+    _INDEX_REDUCE_UFUNCS[reduce].at(slots, idx, values)
+    if reduce == "mean":
+        counts = np.full(slots.shape[0], 1 if include_self else 0, dtype=np.int64)
+        np.add.at(counts, idx, 1)
+        counts = np.maximum(counts, 1).reshape((-1,) + (1,) * (slots.ndim - 1))
+        integral = not (self.dtype.is_floating_point or self.dtype.is_complex)
+        slots[...] = np.floor_divide(slots, counts) if integral else slots / counts
+    np.copyto(out._np(), acc.reshape(out._shape), casting="unsafe")

@@ -157,3 +157,9 @@ def vstack(tensors):
     if not tensors:
         raise RuntimeError("vstack expects a non-empty TensorList")
     return ops.aten.cat.default(_atleast(tensors, 2), 0)
+
+
+@kernel("row_stack")
+def row_stack(tensors):
+    """CompositeImplicitAutograd alias of vstack."""
+    return ops.aten.vstack.default(tensors)

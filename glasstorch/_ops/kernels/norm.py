@@ -742,10 +742,10 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
 
 @kernel("embedding_backward")
 def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
-    """embedding's weight gradient: the dense one (glasstorch has no sparse layout)."""
+    """embedding's weight gradient: a sparse COO one for ``sparse=True``, else dense."""
     if sparse:
-        raise NotImplementedError("embedding_backward: sparse gradients (sparse=True) are not "
-                                  "supported by glasstorch")
+        return aten.embedding_sparse_backward.default(grad, indices, num_weights, padding_idx,
+                                                      scale_grad_by_freq)
     return aten.embedding_dense_backward.default(grad, indices, num_weights, padding_idx,
                                                  scale_grad_by_freq)
 
@@ -761,3 +761,123 @@ def native_dropout_backward_meta(grad_output, mask, scale):
 def native_dropout_backward_impl(out, grad_output, mask, scale):
     compute = out.dtype.opmath
     _write(out, _array(grad_output, compute) * _array(mask, compute) * compute.type(scale))
+
+
+# -- weight normalization (WeightNorm.cpp) --------------------------------------------------
+
+@kernel("norm_except_dim")
+def norm_except_dim(v, pow=2, dim=0):
+    """CompositeImplicitAutograd: the ``pow``-norm of each slice of ``v`` along
+    ``dim``, shaped to broadcast against ``v`` (of all of ``v`` for dim -1)."""
+    if dim == -1:
+        return aten.norm.Scalar(v, pow)
+    if dim == 0:
+        shape = [v.size(0)] + [1] * (v.dim() - 1)
+        rows = aten.view.default(aten.contiguous.default(v), [v.size(0), -1])
+        return aten.view.default(aten.norm.ScalarOpt_dim(rows, pow, [1]), shape)
+    if dim == v.dim() - 1:
+        shape = [1] * (v.dim() - 1) + [v.size(-1)]
+        columns = aten.view.default(aten.contiguous.default(v), [-1, v.size(-1)])
+        return aten.view.default(aten.norm.ScalarOpt_dim(columns, pow, [0]), shape)
+    moved = aten.norm_except_dim.default(aten.transpose.int(v, 0, dim), pow, 0)
+    return aten.transpose.int(moved, 0, dim)
+
+
+@kernel("_weight_norm")
+def weight_norm(v, g, dim=0):
+    """CompositeImplicitAutograd: ``v * (g / ||v||)`` per slice along ``dim``; the
+    fused ``_weight_norm_interface`` for the first or last dim."""
+    if v.device != g.device:
+        raise RuntimeError("weight_norm: expected v_in and g_in to be on the same device, but "
+                           f"v_in is on {v.device} and g_in is on {g.device}")
+    v, g = aten.contiguous.default(v), aten.contiguous.default(g)
+    if dim in (0, v.dim() - 1):
+        return aten._weight_norm_interface.default(v, g, dim)[0]
+    return aten.mul.Tensor(v, aten.div.Tensor(g, aten.norm_except_dim.default(v, 2, dim)))
+
+
+def _slices(array, dim):
+    """The array as (slices, elements per slice): rows for dim 0, columns otherwise."""
+    return array.reshape(array.shape[0], -1) if dim == 0 else \
+        array.reshape(-1, array.shape[-1]).T
+
+
+@kernel("_weight_norm_interface")
+def weight_norm_interface(v, g, dim=0):
+    """weight_norm_cpu: ``w = v * g / norm`` with the 2-norm of each slice of ``v``
+    along ``dim`` (0 or last); the norms come back shaped like ``g`` (float for a
+    float16 or bfloat16 ``g``), computed in the accumulation type."""
+    if v.dtype.category != dt.FLOATING:
+        raise NotImplementedError(f'"weight_norm_kernel" not implemented for \'{v.dtype._short}\'')
+    if g.dtype is not v.dtype:
+        raise RuntimeError(f"expected scalar type {v.dtype._short} but found {g.dtype._short}")
+    norm_dtype = dt.float32 if g.dtype in (dt.bfloat16, dt.float16) else g.dtype
+    w = aten.empty.memory_format(list(v._shape), dtype=v.dtype, device=v.device)
+    norms = aten.empty_strided.default(list(g._shape), list(g._stride), dtype=norm_dtype,
+                                       device=g.device)
+    if v.device.type == "meta":
+        return w, norms
+    compute = v.dtype.opmath
+    slices = _slices(_array(v, compute), dim)
+    n = np.sqrt(np.einsum("ij,ij->i", slices, slices))
+    scale = _array(g, compute).reshape(-1) / n
+    out = slices * scale[:, None]
+    _write(w, (out if dim == 0 else out.T).reshape(v._shape))
+    _write(norms, n.reshape(g._shape))
+    return w, norms
+
+
+@kernel("_weight_norm_interface_backward")
+def weight_norm_interface_backward(grad_w, saved_v, saved_g, saved_norms, dim):
+    """weight_norm_backward_cpu: per slice, with ``s = sum(grad_w * v)``:
+    ``grad_g = s / norm`` and ``grad_v = g / norm * (grad_w - v * s / norm**2)``."""
+    for t, name in ((saved_v, "saved_v"), (saved_g, "saved_g"), (saved_norms, "saved_norm")):
+        if not t.is_contiguous():
+            raise RuntimeError(f"{name} must be contiguous")
+    if dim not in (0, saved_v.dim() - 1):
+        raise RuntimeError("fused kernels can only be applied for first or last dim")
+    for t in (grad_w, saved_g):
+        if t.dtype is not saved_v.dtype:
+            raise RuntimeError(f"expected scalar type {saved_v.dtype._short} but found "
+                               f"{t.dtype._short}")
+    grad_v = aten.empty.memory_format(list(saved_v._shape), dtype=saved_v.dtype,
+                                      device=saved_v.device)
+    grad_g = aten.empty.memory_format(list(saved_g._shape), dtype=saved_g.dtype,
+                                      device=saved_g.device)
+    if saved_v.device.type == "meta":
+        return grad_v, grad_g
+    compute = saved_v.dtype.opmath
+    v = _slices(_array(saved_v, compute), dim)
+    gw = _slices(_array(grad_w, compute), dim)
+    norms = _array(saved_norms, compute).reshape(-1)
+    g = _array(saved_g, compute).reshape(-1)
+    sums = np.einsum("ij,ij->i", gw, v)
+    gv = (g / norms)[:, None] * (gw - v * (sums / (norms * norms))[:, None])
+    _write(grad_v, (gv if dim == 0 else gv.T).reshape(saved_v._shape))
+    _write(grad_g, (sums / norms).reshape(saved_g._shape))
+    return grad_v, grad_g
+
+
+@kernel("_weight_norm_differentiable_backward")
+def weight_norm_differentiable_backward(grad_w, saved_v, saved_g, saved_norms, dim):
+    """CompositeImplicitAutograd: weight_norm_interface_backward's gradients from
+    differentiable ops (what a backward that builds a graph calls)."""
+    for t, name in ((saved_v, "saved_v"), (saved_g, "saved_g"), (saved_norms, "saved_norms")):
+        if not t.is_contiguous():
+            raise RuntimeError(f"{name} must be contiguous")
+    last = saved_v.dim() - 1
+    if dim not in (0, last):
+        raise RuntimeError("Expected dim to be the first or last dimension")
+    norms = aten._to_copy.default(saved_norms, dtype=saved_g.dtype) \
+        if saved_norms.dtype is not saved_g.dtype else saved_norms
+    shape = [1] * saved_v.dim()
+    shape[dim] = saved_v.size(dim)
+    products = aten.mul.Tensor(grad_w, saved_v)
+    if dim == 0:
+        sums = aten.sum.dim_IntList(aten.view.default(products, [saved_v.size(0), -1]), [1])
+    else:
+        sums = aten.sum.dim_IntList(aten.view.default(products, [-1, saved_v.size(last)]), [0])
+    sums = aten.view.default(sums, shape)
+    grad_v = aten.mul.Tensor(aten.div.Tensor(saved_g, norms), aten.sub.Tensor(
+        grad_w, aten.mul.Tensor(saved_v, aten.div.Tensor(sums, aten.mul.Tensor(norms, norms)))))
+    return grad_v, aten.div.Tensor(sums, norms)

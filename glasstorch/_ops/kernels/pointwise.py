@@ -29,7 +29,7 @@ import ml_dtypes
 import numpy as np
 
 from ..._core import dtype as dt
-from ..._core.layout import contiguous_format, strided
+from ..._core.layout import contiguous_format, preserve_format, strided
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor
 from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device, checked_convert,
@@ -38,6 +38,7 @@ from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device, 
 from . import impl, kernel, meta, native
 from ._common import _no_meta_kernel, _on_meta
 from ._inner import inner, inner_op, observed
+from ..registry import _resize_out
 
 aten = ops.aten
 
@@ -923,6 +924,32 @@ def conj(self):
     return conj_physical(self)
 
 
+@kernel("conj_physical_")
+def conj_physical_(self):
+    """In place: only complex tensors change."""
+    if self.dtype.category != dt.COMPLEX:
+        return self
+    return aten.copy_.default(self, conj_physical(self))
+
+
+@kernel("is_conj")
+def is_conj(self):
+    """No tensor carries a lazy conjugate bit here (see ``conj``)."""
+    return False
+
+
+@kernel("is_neg")
+def is_neg(self):
+    """No tensor carries a lazy negation bit here."""
+    return False
+
+
+@kernel("resolve_neg")
+def resolve_neg(self):
+    """Materialize a lazy negation: there never is one, so ``self``."""
+    return self
+
+
 @kernel("positive")
 def positive(self):
     """``+x`` is ``x`` itself (CompositeImplicitAutograd)."""
@@ -1456,3 +1483,321 @@ def _angle_conversion(name, factor):
 
 _angle_conversion("deg2rad", math.pi / 180)
 _angle_conversion("rad2deg", 180 / math.pi)
+
+
+# -- aliases: multiply, divide, greater, arccos, fix ... ------------------------------------
+
+_ALIAS_TARGETS = {
+    "multiply": "mul", "subtract": "sub", "divide": "div", "absolute": "abs", "negative": "neg",
+    "fix": "trunc", "arctan2": "atan2", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "not_equal": "ne",
+    "less": "lt", "less_equal": "le", "greater": "gt", "greater_equal": "ge"}
+_ALIAS_OVERLOADS = {
+    "multiply": ("Tensor", "Scalar", "out", "_.Tensor", "_.Scalar"),
+    "subtract": ("Tensor", "Scalar", "out", "_.Tensor", "_.Scalar"),
+    "divide": ("Tensor", "Scalar", "Tensor_mode", "Scalar_mode", "out", "out_mode", "_.Tensor",
+               "_.Scalar", "_.Tensor_mode", "_.Scalar_mode"),
+    "arctan2": ("", "out", "_"),
+    **{name: ("Tensor", "Scalar", "Tensor_out", "Scalar_out", "_.Tensor", "_.Scalar")
+       for name in ("not_equal", "less", "less_equal", "greater", "greater_equal")}}
+
+
+def _alias(overload, target):
+    """PyTorch's alias ops are CompositeImplicitAutograd kernels that call their
+    target (``multiply.Tensor`` -> ``mul.Tensor``): same values, errors, and
+    grad_fn (``MulBackward0``).  ``overload`` is the kernel's yaml name."""
+    base, _, name = target.partition(".")
+    found = []
+
+    def alias(*args, **kwargs):
+        if not found:
+            found.append(getattr(getattr(aten, base), name or "default"))
+        return found[0](*args, **kwargs)
+    alias.__name__ = alias.__qualname__ = overload.replace(".", "_")
+    kernel(overload)(alias)
+
+
+for _alias_name, _target in _ALIAS_TARGETS.items():
+    for _ov in _ALIAS_OVERLOADS.get(_alias_name, ("", "out", "_")):
+        _suffix = _ov if _ov.startswith("_") else (f".{_ov}" if _ov else "")
+        _alias(_alias_name + _suffix, _target + _suffix)
+del _alias_name, _target, _ov, _suffix
+
+
+# -- gcd, lcm, heaviside, nextafter, ldexp, float_power, isin ---------------------------------
+
+def _integer_binary(name, fn):
+    """gcd / lcm (ATen's BinaryOps): integer dtypes only, the result's dtype."""
+    meta(name)(binary_meta)
+
+    @impl(name)
+    def body(out, self, other):
+        rt = result_type(self, other)
+        if rt.category != dt.INTEGRAL:
+            raise not_implemented(f"{name}_cpu", rt)
+        compute = rt.numpy
+        fn(operand(self, compute), operand(other, compute), out=out._np(), dtype=compute,
+           casting="unsafe")
+    body.__name__ = f"{name}_impl"
+
+
+def _lcm(a, b, out, dtype, casting):
+    """|a / gcd * b| in the integer type, wrapping on overflow before the abs (ATen's order)."""
+    g = np.gcd(a, b, dtype=dtype)
+    with np.errstate(all="ignore"):
+        product = np.multiply(np.floor_divide(a, np.where(g == 0, 1, g), dtype=dtype), b,
+                              dtype=dtype)
+    np.copyto(out, np.where(g == 0, 0, np.abs(product)), casting=casting)
+
+
+_integer_binary("gcd", np.gcd)
+_integer_binary("lcm", _lcm)
+
+
+@meta("heaviside")
+def heaviside_meta(self, values):
+    if self.dtype.category == dt.COMPLEX or values.dtype.category == dt.COMPLEX:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if self.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return binary_meta(self, values)
+
+
+@impl("heaviside")
+def heaviside_impl(out, self, values):
+    """``values`` where x == 0, else (x > 0): a NaN input gives 0, as ATen's loop."""
+    compute = self.dtype.opmath
+    x, v = self._np().astype(compute, copy=False), values._np().astype(compute, copy=False)
+    write(out, np.where(x == 0, v, x > 0))
+
+
+@meta("nextafter")
+def nextafter_meta(self, other):
+    return binary_meta(self, other)
+
+
+@impl("nextafter")
+def nextafter_impl(out, self, other):
+    """The next representable value after ``self`` towards ``other``, in the
+    result dtype itself (float16 / bfloat16 step by their own bits)."""
+    rt = result_type(self, other)
+    require_float("nextafter_cpu", rt)
+    a, b = cast_operand(self, rt, rt.numpy), cast_operand(other, rt, rt.numpy)
+    a, b = np.broadcast_arrays(np.asarray(a, rt.numpy), np.asarray(b, rt.numpy))
+    if rt in (dt.float32, dt.float64):
+        write(out, np.nextafter(a, b))
+        return
+    bits = a.view(np.uint16).astype(np.int32)
+    wide_a, wide_b = a.astype(np.float32), b.astype(np.float32)
+    step = np.where((wide_b > wide_a) == (wide_a > 0), 1, -1)
+    tiny = np.where(wide_b > 0, 1, 0x8001)          # the smallest subnormal, signed as b
+    moved = np.where(wide_a == 0, tiny, bits + step).astype(np.uint16).view(a.dtype)
+    nan = np.isnan(wide_a) | np.isnan(wide_b)
+    write(out, np.where(nan, np.asarray(np.nan, a.dtype),
+                        np.where(wide_a == wide_b, b, moved)))
+
+
+def _powers_of_two(self, other):
+    """2 ** other, the 2 a 0-d tensor of self's float dtype (float32 for integer
+    and bool inputs), so the product keeps self's dtype as PyTorch's does."""
+    two_dtype = dt.float32 if self.dtype.category < FLOATING else self.dtype
+    two = aten.full.default([], 2.0, dtype=two_dtype, device=self.device)
+    return aten.pow.Tensor_Tensor(two, other)
+
+
+@kernel("ldexp")
+def ldexp(self, other):
+    """self * 2 ** other (CompositeExplicitAutograd in PyTorch)."""
+    return aten.mul.Tensor(self, _powers_of_two(self, other))
+
+
+@kernel("ldexp_")
+def ldexp_(self, other):
+    return aten.mul_.Tensor(self, _powers_of_two(self, other))
+
+
+@kernel("ldexp_out")
+def ldexp_out(self, other, *, out):
+    return aten.mul.out(self, _powers_of_two(self, other), out=out)
+
+
+def _float_power_dtype(*operands):
+    """float_power computes in double, or complex double when an operand is complex."""
+    complex_ = any(isinstance(x, complex) or
+                   (isinstance(x, Tensor) and x.dtype.category == dt.COMPLEX) for x in operands)
+    return dt.complex128 if complex_ else dt.float64
+
+
+def _in_double(x, dtype):
+    if isinstance(x, Tensor):
+        return aten._to_copy.default(x, dtype=dtype) if x.dtype is not dtype else x
+    return complex(x) if dtype is dt.complex128 else float(x)
+
+
+def _float_power_check(given, dtype, what):
+    if given.dtype is not dtype:
+        raise RuntimeError(f"the {what} has dtype {given.dtype._short} but the operation's "
+                           f"result requires dtype {dtype._short}")
+
+
+@kernel("float_power")
+def float_power(self, exponent):
+    """pow in double precision (CompositeImplicitAutograd): all three overloads."""
+    dtype = _float_power_dtype(self, exponent)
+    base, exp = _in_double(self, dtype), _in_double(exponent, dtype)
+    if not isinstance(base, Tensor):
+        return aten.pow.Scalar(base, exp)
+    if not isinstance(exp, Tensor):
+        return aten.pow.Tensor_Scalar(base, exp)
+    return aten.pow.Tensor_Tensor(base, exp)
+
+
+@kernel("float_power_out")
+def float_power_out(self, exponent, *, out):
+    dtype = _float_power_dtype(self, exponent)
+    _float_power_check(out, dtype, "output given to float_power")
+    base, exp = _in_double(self, dtype), _in_double(exponent, dtype)
+    if not isinstance(base, Tensor):
+        return aten.pow.Scalar_out(base, exp, out=out)
+    if not isinstance(exp, Tensor):
+        return aten.pow.Tensor_Scalar_out(base, exp, out=out)
+    return aten.pow.Tensor_Tensor_out(base, exp, out=out)
+
+
+@kernel("float_power_")
+def float_power_(self, exponent):
+    dtype = _float_power_dtype(self, exponent)
+    _float_power_check(self, dtype, "base given to float_power_")
+    exp = _in_double(exponent, dtype)
+    return aten.pow_.Tensor(self, exp) if isinstance(exp, Tensor) else aten.pow_.Scalar(self, exp)
+
+
+@kernel("isreal")
+def isreal(self):
+    """CompositeImplicitAutograd: true everywhere for real dtypes, else imag == 0."""
+    if self.dtype.category != dt.COMPLEX:
+        return aten.ones_like.default(self, dtype=dt.bool_, memory_format=preserve_format)
+    return aten.eq.Scalar(aten.imag.default(self), 0)
+
+
+@meta("isin")
+def isin_meta(elements, test_elements, *, assume_unique=False, invert=False):
+    """Bool of ``elements``' shape; bool and complex inputs are refused."""
+    for x in (elements, test_elements):
+        d = dtype_of(x)
+        if d is dt.bool_ or d.category == dt.COMPLEX:
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {d._short}")
+    shape = elements._shape if isinstance(elements, Tensor) else ()
+    return TensorMeta(shape, dt.bool_, None)
+
+
+@impl("isin")
+def isin_impl(out, elements, test_elements, *, assume_unique=False, invert=False):
+    compute = result_type(elements, test_elements).opmath
+    a, b = as_compute(elements, compute), as_compute(test_elements, compute)
+    write(out, np.isin(a, b, invert=invert))
+
+
+# -- angle, frexp, complex numbers from parts (ATen's UnaryOps.cpp, TensorFactories.cpp) -----
+
+@meta("angle")
+def angle_meta(self):
+    """The argument: complex inputs give their real dtype, integers the default float."""
+    d = self.dtype.to_real() if self.dtype.is_complex else float_type(self.dtype)
+    return TensorMeta(self._shape, d, elementwise_strides(self._shape, (self,)))
+
+
+@impl("angle")
+@quiet
+def angle_impl(out, self):
+    """atan2(imag, real) for complex; for reals pi below zero, else 0 (nan stays nan)."""
+    x = self._np()
+    if self.dtype.is_complex:
+        write(out, np.angle(x))
+        return
+    x = x.astype(out.dtype.opmath, copy=False)
+    write(out, np.where(np.isnan(x), x, np.where(x < 0, np.pi, 0).astype(x.dtype)))
+
+
+def _outputs_resized(outs, shape, stride):
+    for out in outs:
+        if out._shape != tuple(shape):
+            _resize_out(out, shape, stride)
+
+
+@kernel("frexp")
+def frexp(self):
+    """CompositeExplicitAutograd: the two outputs allocated, frexp.Tensor_out fills them."""
+    stride = elementwise_strides(self._shape, (self,))
+    mantissa = empty_tensor(self._shape, self.dtype, self.device, stride)
+    exponent = empty_tensor(self._shape, dt.int32, self.device, stride)
+    return aten.frexp.Tensor_out(self, mantissa=mantissa, exponent=exponent)
+
+
+@kernel("frexp_out")
+def frexp_out(self, *, mantissa, exponent):
+    """self = mantissa * 2 ** exponent, |mantissa| in [0.5, 1); int32 exponents
+    (numpy's frexp: inf and nan keep themselves with exponent 0)."""
+    if not self.dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    if mantissa.dtype is not self.dtype:
+        raise RuntimeError(f"torch.frexp() expects mantissa to have dtype "
+                           f"{_c_name(self.dtype)} but got {_c_name(mantissa.dtype)}")
+    if exponent.dtype is not dt.int32:
+        raise RuntimeError(f"torch.frexp() expects exponent to have int dtype but got "
+                           f"{_c_name(exponent.dtype)}")
+    _outputs_resized((mantissa, exponent), self._shape, elementwise_strides(self._shape, (self,)))
+    if not _on_meta(self, mantissa, exponent):
+        m, e = np.frexp(self._np().astype(self.dtype.opmath, copy=False))
+        write(mantissa, m)
+        write(exponent, e)
+    return mantissa, exponent
+
+
+def _c_name(d):
+    """c10's C++ type name (``float``, ``double``, ``c10::Half``, ``int``)."""
+    return dt.type_meta_name(d)
+
+
+def _complex_parts(first, second):
+    """complex and polar take two Half/Float/Double tensors of one dtype."""
+    floating = (dt.float16, dt.float32, dt.float64)
+    if first.dtype not in floating or second.dtype not in floating:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{first.dtype._short} and {second.dtype._short}")
+    if first.dtype is not second.dtype:
+        raise RuntimeError(f"Expected object of scalar type {first.dtype._short} but got scalar "
+                           f"type {second.dtype._short} for second argument")
+    if first.dtype is dt.float16:      # its result would be complex32, which glasstorch lacks
+        raise TypeError("complex32 (ComplexHalf) is not supported by glasstorch")
+    shape = broadcast_shapes(first._shape, second._shape)
+    return shape, elementwise_strides(shape, (first, second))
+
+
+def _complex_kernels(name, parts):
+    """The functional op (allocate, call the out= overload) and its out= overload."""
+    @kernel(name)
+    def functional(first, second):
+        shape, stride = _complex_parts(first, second)
+        out = empty_tensor(shape, first.dtype.to_complex(), first.device, stride)
+        return getattr(aten, name).out(first, second, out=out)
+
+    @kernel(f"{name}_out")
+    def out_variant(first, second, *, out):
+        shape, stride = _complex_parts(first, second)
+        d = first.dtype.to_complex()
+        if out.dtype is not d:
+            raise RuntimeError(f"Expected object of scalar type {d._short} but got scalar type "
+                               f"{out.dtype._short} for argument 'out'")
+        _outputs_resized((out,), shape, stride)
+        if not _on_meta(first, second, out):
+            real, imag = parts(first._np(), second._np())
+            o = out._np()
+            o.real[...] = real
+            o.imag[...] = imag
+        return out
+    functional.__name__, out_variant.__name__ = name, f"{name}_out"
+
+
+_complex_kernels("complex", lambda real, imag: (real, imag))
+_complex_kernels("polar", lambda r, theta: (r * np.cos(theta), r * np.sin(theta)))

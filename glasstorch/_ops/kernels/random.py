@@ -23,6 +23,8 @@ same memory positions.
 """
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 
@@ -769,3 +771,683 @@ def randint_like_low(self, low, high, *, dtype=None, layout=None, device=None, p
 def randint_like_low_generator(self, low, high, *, generator=None, dtype=None, layout=None,
                                device=None, pin_memory=None, memory_format=None):
     return _randint_like(self, low, high, generator, dtype, device, memory_format)
+
+
+# -- cauchy_ -------------------------------------------------------------------------
+
+def _check_cauchy(self, sigma):
+    if self.dtype.category != dt.FLOATING:
+        raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified "
+                           f"{_CPP_NAMES[self.dtype.name].replace('long', 'long int')}")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
+
+
+@kernel("cauchy_")
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """at::cauchy_distribution<double>: median + sigma * tan(pi * (u - 0.5)), u a
+    double uniform, one element at a time (libm's tan)."""
+    _check_cauchy(self, sigma)
+    check_overlap(self, self, (), {})
+    gen = get_generator(generator)
+    with gen._lock:
+        u = _uniform_double(gen, self.numel())
+    tan = np.array([math.tan(math.pi * (v - 0.5)) for v in u.tolist()], np.float64)
+    write_in_memory_order(self, (median + sigma * tan).astype(self.dtype.numpy))
+    return self
+
+
+@kernel("cauchy_meta")
+def cauchy_meta(self, median=0.0, sigma=1.0, *, generator=None):
+    _check_cauchy(self, sigma)
+    return self
+
+
+# -- per-element samplers: _standard_gamma, _sample_dirichlet, poisson, binomial --------
+#
+# ATen's Distributions.cpp runs these serially (cpu_serial_kernel), one element after
+# the other in the output's order, each drawing as many values as its rejection loop
+# needs from at::uniform_real_distribution<double> and at::normal_distribution<double>
+# (Box-Muller with the generator's cached spare).  Distributions.h holds the
+# algorithms: Marsaglia-Tsang for gamma, Hoermann's transformed rejection (BTRS) or
+# inversion for binomial, Hoermann's PTRS or multiplication for Poisson.  The
+# arithmetic below follows their C++ types: ``S`` is the tensor's scalar type
+# (np.float32 or float), everything else is double.
+
+class _SerialDraws:
+    """Double uniforms and normals drawn one at a time, as ATen's samplers draw them.
+
+    Each uniform takes one 64-bit word.  Words are read ahead in blocks (vectorized);
+    ``finish`` rewinds the engine and advances it by exactly the words used, so the
+    generator ends where PyTorch's does."""
+
+    def __init__(self, gen, expected):
+        self._gen = gen
+        self._start = gen._engine.state
+        self._ahead = max(int(expected), 16)
+        self._block, self._pos, self._used = [], 0, 0
+
+    def uniform(self):
+        if self._pos == len(self._block):
+            words = self._gen.random64(self._ahead)
+            self._block = ((words & np.uint64((1 << 53) - 1)).astype(np.float64)
+                           * (2.0 ** -53)).tolist()
+            self._pos = 0
+        self._pos += 1
+        self._used += 1
+        return self._block[self._pos - 1]
+
+    def normal(self):
+        gen = self._gen
+        if gen._next_double is not None:
+            value, gen._next_double = gen._next_double, None
+            return value
+        u1, u2 = self.uniform(), self.uniform()
+        radius = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        gen._next_double = radius * math.sin(theta)
+        return radius * math.cos(theta)
+
+    def finish(self):
+        self._gen._engine.state = self._start
+        self._gen.random(2 * self._used)
+
+
+def _ln(x):
+    """C's log: -inf at 0, nan below (Python's math.log raises there)."""
+    return math.log(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+
+
+def _sqrt(x):
+    return math.sqrt(x) if x >= 0 else math.nan
+
+
+def _cmax(a, b):
+    """std::max(a, b): ``a`` unless a < b (so a nan ``b`` gives ``a``)."""
+    return b if a < b else a
+
+
+def _third(S):
+    """``1.0f / 3.0f`` in the sampler's arithmetic: the float constant, as S."""
+    return S(np.float32(1.0) / np.float32(3.0))
+
+
+_F32_0331 = float(np.float32(0.0331))
+
+
+def _gamma_one(alpha, draws, S):
+    """sample_gamma<S, double>(alpha) (Marsaglia and Tsang, boosted below 1)."""
+    scale = 1.0
+    if alpha < 1:
+        if alpha == 0:
+            return 0.0
+        base = 1 - draws.uniform()
+        exponent = float(S(1.0) / alpha)
+        scale *= base ** exponent if base > 0 else (0.0 if exponent > 0 else math.inf)
+        alpha = alpha + S(1.0)
+    d = float(alpha - _third(S))
+    c = 1.0 / _sqrt(9.0 * d)
+    while True:
+        while True:
+            x = draws.normal()
+            y = 1.0 + c * x
+            if not y <= 0:
+                break
+        v = y * y * y
+        u = 1 - draws.uniform()
+        xx = x * x
+        if u < 1.0 - _F32_0331 * xx * xx:
+            return scale * d * v
+        if _ln(u) < 0.5 * xx + d * (1.0 - v + _ln(v)):
+            return scale * d * v
+
+
+def _check_float_kernel(t, name):
+    if t.dtype not in (dt.float32, dt.float64):
+        raise NotImplementedError(f'"{name}" not implemented for \'{t.dtype._short}\'')
+
+
+def _scalar_type(t):
+    return np.float32 if t.dtype is dt.float32 else float
+
+
+def _flat(t):
+    """``t``'s values in row-major order (the order of a fresh contiguous output)."""
+    return np.ascontiguousarray(t._cpu_array()).reshape(-1)
+
+
+def _output(like, values):
+    out = ops.aten.empty.memory_format(list(like._shape), dtype=like.dtype, device=like.device)
+    out._np()[...] = np.asarray(values, dtype=like.dtype.numpy).reshape(like._shape)
+    return out
+
+
+def _serial(gen, n_hint, fn):
+    """Run ``fn(draws)`` holding the generator's lock, then settle the stream."""
+    with gen._lock:
+        draws = _SerialDraws(gen, n_hint)
+        try:
+            return fn(draws)
+        finally:
+            draws.finish()
+
+
+@kernel("_standard_gamma")
+def _standard_gamma(self, generator=None):
+    """_s_gamma_cpu: one Gamma(alpha, 1) draw per element, at least the type's
+    smallest normal number."""
+    _check_float_kernel(self, "gamma_cpu")
+    S = _scalar_type(self)
+    tiny = S(np.finfo(self.dtype.numpy).tiny)
+    alphas = [S(a) for a in _flat(self).tolist()]
+    values = _serial(get_generator(generator), 3 * len(alphas), lambda draws: [
+        _cmax(tiny, S(_gamma_one(a, draws, S))) for a in alphas])
+    return _output(self, values)
+
+
+@kernel("sampler_meta")
+def sampler_meta(first, *others, generator=None):
+    """The Meta kernel of the per-element samplers and their gradient helpers: a
+    fresh tensor shaped like the first argument."""
+    return ops.aten.empty_like.default(first, memory_format=None)
+
+
+@kernel("_sample_dirichlet")
+def _sample_dirichlet(self, generator=None):
+    """_s_dirichlet_cpu: Gamma draws in double (alpha widened, at least DBL_MIN),
+    normalized over the last dim, then clamped to [tiny, the float below 1] of S."""
+    _check_float_kernel(self, "dirichlet")
+    if self.dim() == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], "
+                         "but got -1)")
+    alphas = _flat(self).astype(np.float64).tolist()
+    tiny64 = float(np.finfo(np.float64).tiny)
+    gammas = _serial(get_generator(generator), 3 * len(alphas), lambda draws: [
+        _cmax(tiny64, _gamma_one(a, draws, float)) for a in alphas])
+    gamma = ops.aten.empty.memory_format(list(self._shape), dtype=dt.float64,
+                                         device=self.device)
+    gamma._np()[...] = np.asarray(gammas, np.float64).reshape(self._shape)
+    # the sum over the last dim is the sum op's, in its order of additions
+    total = ops.aten.sum.dim_IntList(gamma, [-1], True)._np()
+    ratio = (gamma._np() / total).astype(self.dtype.numpy)
+    np_type = self.dtype.numpy.type
+    below_one = np.nextafter(np_type(1), np_type(0))
+    return _output(self, np.minimum(below_one, np.maximum(np.finfo(np_type).tiny, ratio)))
+
+
+def _libm_fn(name, ctype):
+    fn = getattr(native._c_library(), name)
+    fn.restype, fn.argtypes = ctype, [ctype]
+    return fn
+
+
+_LGAMMA = None
+
+
+def _lgamma(x):
+    """C's lgamma (CPython's math.lgamma is its own approximation)."""
+    global _LGAMMA
+    if _LGAMMA is None:
+        import ctypes
+        _LGAMMA = _libm_fn("lgamma", ctypes.c_double)
+    return _LGAMMA(x)
+
+
+def _poisson_one(lam, draws):
+    """sample_poisson(lambda): PTRS (Hoermann 1993) from 10 up, else the product of
+    uniforms against exp(-lambda)."""
+    if not lam >= 0:
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            u = draws.uniform() - 0.5
+            v = draws.uniform()
+            us = 0.5 - abs(u)
+            t = ((2 * a / us if us else math.inf) + b) * u + lam + 0.43
+            if not math.isfinite(t):
+                continue                      # us == 0: k is out of range either way
+            k = math.floor(t)
+            if us >= 0.07 and v <= vr:
+                return k
+            if k < 0 or (us < 0.013 and v > us):
+                continue
+            if (_ln(v) + math.log(invalpha) - math.log(a / (us * us) + b)
+                    <= -lam + k * loglam - _lgamma(k + 1.0)):
+                return k
+    if lam == 0:
+        return 0
+    enlam = math.exp(-lam)
+    count, prod = 0, 1.0
+    while True:
+        prod *= draws.uniform()
+        if prod > enlam:
+            count += 1
+        else:
+            return count
+
+
+@kernel("poisson")
+def poisson(self, generator=None):
+    """_s_poisson_cpu: one Poisson(rate) draw per element (the rate read as double)."""
+    _check_float_kernel(self, "poisson_cpu")
+    rates = _flat(self).astype(np.float64).tolist()
+    values = _serial(get_generator(generator), 2 * len(rates), lambda draws: [
+        _poisson_one(r, draws) for r in rates])
+    return _output(self, values)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)
+
+
+def _stirling_tail(k):
+    """log(k!) minus its Stirling approximation: tabulated to 9, a series above."""
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _floor_s(x, S):
+    return S(math.floor(x)) if math.isfinite(x) else S(x)
+
+
+def _binomial_inversion(count, prob, draws, S):
+    """The number of geometric(prob) waiting times that fit in ``count`` trials."""
+    logprob = float(_log1p_s(-prob, S))
+    geom_sum, num_geom = 0.0, S(0)
+    while True:
+        t = _ln(draws.uniform()) / logprob
+        geom_sum += math.ceil(t) if math.isfinite(t) else t
+        if geom_sum > count:
+            return num_geom
+        num_geom = num_geom + S(1)
+
+
+def _btrs(count, prob, draws, S):
+    """Hoermann's transformed rejection with squeeze (prob <= 0.5, count*prob >= 10)."""
+    stddev = float(np.sqrt(count * prob * (1 - prob)) if S is np.float32
+                   else math.sqrt(count * prob * (1 - prob)))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * float(prob)
+    c = float(count * prob) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = float(prob / (1 - prob))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = float(_floor_s(float((count + 1) * prob), S))
+    n = float(count)
+    while True:
+        u = draws.uniform() - 0.5
+        v = draws.uniform()
+        us = 0.5 - abs(u)
+        k = _floor_s(((2 * a / us if us else math.inf) + b) * u + c, S)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = _ln(v * alpha / (a / (us * us) + b))
+        kf = float(k)
+        upperbound = ((m + 0.5) * _ln((m + 1) / (r * (n - m + 1)))
+                      + float(count + 1) * _ln((n - m + 1) / float(count - k + 1))
+                      + (kf + 0.5) * _ln(r * float(count - k + 1) / float(k + 1))
+                      + _stirling_tail(m) + _stirling_tail(n - m)
+                      - _stirling_tail(kf) - _stirling_tail(float(count - k)))
+        if v <= upperbound:
+            return k
+
+
+_LOG1PF = None
+
+
+def _log1p_s(x, S):
+    """std::log1p in S: log1pf for float (libm's), log1p for double."""
+    global _LOG1PF
+    if S is not np.float32:
+        return math.log1p(x)
+    if _LOG1PF is None:
+        import ctypes
+        _LOG1PF = _libm_fn("log1pf", ctypes.c_float)
+    return np.float32(_LOG1PF(float(x)))
+
+
+def _binomial_one(count, prob, draws, S):
+    """sample_binomial<S, double>(count, prob)."""
+    if count <= 0 or prob <= 0:
+        return S(0)
+    if prob >= 1:
+        return count
+    if prob <= 0.5:
+        if count * prob >= 10:
+            return _btrs(count, prob, draws, S)
+        return _binomial_inversion(count, prob, draws, S)
+    if prob > 0.5:
+        qprob = S(1.0 - float(prob))
+        if count * qprob >= 10:
+            return count - _btrs(count, qprob, draws, S)
+        return count - _binomial_inversion(count, qprob, draws, S)
+    return S(math.nan)
+
+
+def _broadcast_to_first(first, *others):
+    """TensorIterator over a fresh output of ``first``'s shape: the others broadcast
+    to it, with the iterator's error when they cannot."""
+    from ..structured import broadcast_shapes
+    shape = tuple(first._shape)
+    arrays = []
+    for t in others:
+        broadcast_shapes(shape, t._shape)          # raises the size-mismatch error
+        arrays.append(np.broadcast_to(t._cpu_array(), shape).reshape(-1))
+    return arrays
+
+
+@kernel("binomial")
+def binomial(count, prob, generator=None):
+    """_s_binomial_cpu: one Binomial(count, prob) draw per element."""
+    if count.dtype.category != dt.FLOATING:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{count.dtype._short}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {prob.dtype._short} but expected {count.dtype._short}")
+    _check_float_kernel(count, "binomial_cpu")
+    S = _scalar_type(count)
+    (probs,) = _broadcast_to_first(count, prob)
+    pairs = list(zip((S(c) for c in _flat(count).tolist()), (S(p) for p in probs.tolist())))
+    values = _serial(get_generator(generator), 4 * len(pairs), lambda draws: [
+        _binomial_one(c, p, draws, S) for c, p in pairs])
+    return _output(count, values)
+
+
+# -- reparameterized gradients: _standard_gamma_grad, _dirichlet_grad --------------------
+
+_PSI_10 = 2.25175258906672110764
+_DIGAMMA_ASYMPTOTIC = (8.33333333333333333333E-2, -2.10927960927960927961E-2,
+                       7.57575757575757575758E-3, -4.16666666666666666667E-3,
+                       3.96825396825396825397E-3, -8.33333333333333333333E-3,
+                       8.33333333333333333333E-2)
+
+
+def _digamma_one(x):
+    """Distributions.h's digamma_one (Cephes' psi) in double."""
+    if x == 0:
+        return math.inf
+    extra = 0.0
+    if x < 0:
+        if x == math.floor(x):
+            return math.inf
+        extra = -math.pi / math.tan(math.pi * x)
+        x = 1 - x
+    result = 0.0
+    while x < 10:
+        result -= 1 / x
+        x += 1
+    if x == 10:
+        return result + _PSI_10 + extra
+    y = 0.0
+    if x < 1.0e17:
+        z = 1.0 / (x * x)
+        poly = 0.0
+        for coef in _DIGAMMA_ASYMPTOTIC:
+            poly = poly * z + coef
+        y = z * poly
+    return result + math.log(x) - (0.5 / x) - y + extra
+
+
+def _pow(x, y):
+    try:
+        return math.pow(x, y)
+    except (ValueError, OverflowError):
+        return float(np.power(np.float64(x), np.float64(y)))
+
+
+_GAMMA_GRAD_COEF = ((0.16009398, -0.094634809, 0.025146376, -0.0030648343,
+                     1, 0.32668115, 0.10406089, 0.0014179084),
+                    (0.53487893, 0.1298071, 0.065735949, -0.0015649758,
+                     0.16639465, 0.020070113, -0.0035938915, -0.00058392623),
+                    (0.040121004, -0.0065914022, -0.0026286047, -0.0013441777,
+                     0.017050642, -0.0021309326, 0.00085092367, -1.5247877e-07))
+
+
+def _standard_gamma_grad_one(alpha, x):
+    """-(d/dalpha cdf(x; alpha)) / pdf(x; alpha) (standard_gamma_grad_one): a Taylor
+    series for small x, Rice's saddle point expansion for large alpha, else a
+    bivariate rational fit in log(x / alpha) and log(alpha)."""
+    with np.errstate(all="ignore"):
+        if x < 0.8:
+            numer, denom = 1.0, alpha
+            series1, series2 = numer / denom, numer / (denom * denom)
+            for i in range(1, 6):
+                numer *= -x / i
+                denom += 1
+                series1 += numer / denom
+                series2 += numer / (denom * denom)
+            pow_x_alpha = _pow(x, alpha)
+            gamma_pdf = _pow(x, alpha - 1) * math.exp(-x)
+            gamma_cdf = pow_x_alpha * series1
+            d_cdf = (_ln(x) - _digamma_one(alpha)) * gamma_cdf - pow_x_alpha * series2
+            result = float(np.float64(-d_cdf) / np.float64(gamma_pdf))
+            return 0.0 if math.isnan(result) else result
+        if alpha > 8.0:
+            if 0.9 * alpha <= x <= 1.1 * alpha:
+                numer_1 = 1 + 24 * alpha * (1 + 12 * alpha)
+                numer_2 = (1440 * (alpha * alpha) + 6 * x * (53 - 120 * x)
+                           - 65 * x * x / alpha + alpha * (107 + 3600 * x))
+                denom = 1244160 * (alpha * alpha) * (alpha * alpha)
+                return numer_1 * numer_2 / denom
+            denom = math.sqrt(8 * alpha)
+            term2 = denom / (alpha - x)
+            term3 = _pow(x - alpha - alpha * _ln(x / alpha), -1.5)
+            term23 = term2 - term3 if x < alpha else term2 + term3
+            term1 = (_ln(x / alpha) * term23
+                     - math.sqrt(2 / alpha) * (alpha + x) / ((alpha - x) * (alpha - x)))
+            stirling = 1 + 1 / (12 * alpha) * (1 + 1 / (24 * alpha))
+            return -stirling * (x * term1) / denom
+        u, v = _ln(x / alpha), _ln(alpha)
+        coef = [c0 + u * (c1 + u * c2) for c0, c1, c2 in zip(*_GAMMA_GRAD_COEF)]
+        p = coef[0] + v * (coef[1] + v * (coef[2] + v * coef[3]))
+        q = coef[4] + v * (coef[5] + v * (coef[6] + v * coef[7]))
+        return math.exp(p / q)
+
+
+def _pointwise_output(first, others, fn):
+    """A fresh output of ``first``'s shape and dtype, element by element in double."""
+    arrays = [_flat(first).astype(np.float64)] + [
+        a.astype(np.float64) for a in _broadcast_to_first(first, *others)]
+    # numpy scalars: a division by zero gives inf/nan as in C, not an exception
+    values = [fn(*vals) for vals in zip(*arrays)]
+    return _output(first, values)
+
+
+@kernel("_standard_gamma_grad")
+def _standard_gamma_grad(self, output):
+    _check_float_kernel(self, "_standard_gamma_grad_cpu")
+    return _pointwise_output(self, (output,), _standard_gamma_grad_one)
+
+
+def _beta_grad_alpha_small(x, alpha, beta):
+    """d sample / d alpha of Beta(alpha, beta) near x = 0 (a Taylor series)."""
+    factor = _digamma_one(alpha) - _digamma_one(alpha + beta) - _ln(x)
+    numer = 1.0
+    series = numer / alpha * (factor + 1 / alpha)
+    for i in range(1, 11):
+        numer *= (i - beta) * x / i
+        denom = alpha + i
+        series += numer / denom * (factor + 1 / denom)
+    result = x * _pow(1 - x, -beta) * series
+    return 0.0 if math.isnan(result) else result
+
+
+def _beta_grad_beta_small(x, alpha, beta):
+    """d sample / d beta of Beta(alpha, beta) near x = 0 (a Taylor series)."""
+    factor = _digamma_one(alpha + beta) - _digamma_one(beta)
+    numer, betas, dbetas, series = 1.0, 1.0, 0.0, factor / alpha
+    for i in range(1, 9):
+        numer *= -x / i
+        dbetas = dbetas * (beta - i) + betas
+        betas = betas * (beta - i)
+        series += numer / (alpha + i) * (dbetas + factor * betas)
+    result = -_pow(1 - x, 1 - beta) * series
+    return 0.0 if math.isnan(result) else result
+
+
+def _beta_grad_alpha_mid(x, alpha, beta):
+    """Rice's saddle point expansion, for alpha and beta both large."""
+    total = alpha + beta
+    mean = alpha / total
+    std = math.sqrt(alpha * beta / (total + 1)) / total
+    if mean - 0.1 * std <= x <= mean + 0.1 * std:
+        poly = (47 * x * (beta * beta) * (beta * beta) + alpha * (
+            (43 + 20 * (16 + 27 * beta) * x) * (beta * beta) * beta + alpha * (
+                3 * (59 + 180 * beta - 90 * x) * (beta * beta) + alpha * (
+                    (453 + 1620 * beta * (1 - x) - 455 * x) * beta + alpha * (
+                        8 * (1 - x) * (135 * beta - 11))))))
+        prefactor_num = (1 + 12 * alpha) * (1 + 12 * beta) / (total * total)
+        prefactor_den = 12960 * alpha * alpha * alpha * beta * beta * (1 + 12 * total)
+        return prefactor_num / (1 - x) * poly / prefactor_den
+    prefactor = -x / math.sqrt(2 * alpha * beta / total)
+    stirling = ((1 + 1 / (12 * alpha) + 1 / (288 * alpha * alpha))
+                * (1 + 1 / (12 * beta) + 1 / (288 * beta * beta))
+                / (1 + 1 / (12 * total) + 1 / (288 * total * total)))
+    term1_num = 2 * (alpha * alpha) * (x - 1) + alpha * beta * (x - 1) - x * (beta * beta)
+    axbx = alpha * (x - 1) + beta * x
+    term1_den = math.sqrt(2 * alpha / beta) * _pow(total, 1.5) * axbx * axbx
+    term1 = term1_num / term1_den
+    term2 = 0.5 * _ln(alpha / (total * x))
+    term3 = math.sqrt(8 * alpha * beta / total) / (beta * x + alpha * (x - 1))
+    term4_base = beta * _ln(beta / (total * (1 - x))) + alpha * _ln(alpha / (total * x))
+    term4 = _pow(term4_base, -1.5)
+    term1234 = term1 + term2 * (term3 + (term4 if x < mean else -term4))
+    return stirling * prefactor * term1234
+
+
+_DIRICHLET_GRAD_COEF = np.array([
+    [[[1.003668233, -0.01061107488, -0.0657888334, 0.01201642863],
+      [0.6336835991, -0.3557432599, 0.05486251648, -0.001465281033],
+      [-0.03276231906, 0.004474107445, 0.002429354597, -0.0001557569013]],
+     [[0.221950385, -0.3187676331, 0.01799915743, 0.01074823814],
+      [-0.2951249643, 0.06219954479, 0.01535556598, 0.001550077057],
+      [0.02155310298, 0.004170831599, 0.001292462449, 6.976601077e-05]],
+     [[-0.05980841433, 0.008441916499, 0.01085618172, 0.002319392565],
+      [0.02911413504, 0.01400243777, -0.002721828457, 0.000751041181],
+      [0.005900514878, -0.001936558688, -9.495446725e-06, 5.385558597e-05]]],
+    [[[1, -0.02924021934, -0.04438342661, 0.007285809825],
+      [0.6357567472, -0.3473456711, 0.05454656494, -0.002407477521],
+      [-0.03301322327, 0.004845219414, 0.00231480583, -0.0002307248149]],
+     [[0.5925320577, -0.1757678135, 0.01505928619, 0.000564515273],
+      [0.1014815858, -0.06589186703, 0.01272886114, -0.0007316646956],
+      [-0.007258481865, 0.001096195486, 0.0003934994223, -4.12701925e-05]],
+     [[0.06469649321, -0.0236701437, 0.002902096474, -5.896963079e-05],
+      [0.001925008108, -0.002869809258, 0.0008000589141, -6.063713228e-05],
+      [-0.0003477407336, 6.959756487e-05, 1.097287507e-05, -1.650964693e-06]]]]).tolist()
+
+
+def _dirichlet_grad_one(x, alpha, total):
+    """-(d/dalpha cdf(x; alpha, total - alpha)) / pdf / (1 - x) (dirichlet_grad_one):
+    asymptotic series near 0 and 1, a saddle point expansion for large parameters,
+    else a rational correction to an analytic approximation.  (ATen evaluates the
+    small-x series in the tensor's type; here all in double.)"""
+    with np.errstate(all="ignore"):
+        beta = total - alpha
+        boundary = total * x * (1 - x)
+        if x <= 0.5 and boundary < 2.5:
+            return _beta_grad_alpha_small(x, alpha, beta)
+        if x >= 0.5 and boundary < 0.75:
+            return -_beta_grad_beta_small(1 - x, beta, alpha)
+        if alpha > 6 and beta > 6:
+            return _beta_grad_alpha_mid(x, alpha, beta)
+        u = _ln(x)
+        a = _ln(alpha) - u
+        b = _ln(total) - a
+        pow_u, pow_a = (1, u, u * u), (1, a, a * a)
+        p = q = 0.0
+        for i in range(3):
+            for j in range(3):
+                ua = pow_u[i] * pow_a[j]
+                cp, cq = _DIRICHLET_GRAD_COEF[0][i][j], _DIRICHLET_GRAD_COEF[1][i][j]
+                p += ua * (cp[0] + b * (cp[1] + b * (cp[2] + b * cp[3])))
+                q += ua * (cq[0] + b * (cq[1] + b * (cq[2] + b * cq[3])))
+        approx = x * (_digamma_one(total) - _digamma_one(alpha)) / beta
+        return p / q * approx
+
+
+@kernel("_dirichlet_grad")
+def _dirichlet_grad(x, alpha, total):
+    _check_float_kernel(x, "_dirichlet_grad_cpu")
+    return _pointwise_output(x, (alpha, total), _dirichlet_grad_one)
+
+
+# -- geometric_, log_normal_ (cpu_serial_kernel loops of at::*_distribution<double>) ------
+
+def _check_geometric(self, p):
+    if self.dtype is dt.bool_ or self.dtype.is_complex:
+        raise NotImplementedError(f'"geometric_cpu" not implemented for \'{self.dtype._short}\'')
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_fmt(p)}")
+
+
+@kernel("geometric_")
+def geometric_(self, p, *, generator=None):
+    """at::geometric_distribution<double>: ceil(log(u) / log1p(-p)), u a double
+    uniform, element by element in memory order (any real dtype)."""
+    _check_geometric(self, p)
+    check_overlap(self, self, (), {})
+    gen = get_generator(generator)
+    with gen._lock:
+        u = _uniform_double(gen, self.numel())
+    with np.errstate(divide="ignore"):
+        values = np.ceil(np.log(u) / math.log1p(-p))
+    write_in_memory_order(self, values.astype(self.dtype.numpy))
+    return self
+
+
+@kernel("geometric_meta")
+def geometric_meta(self, p, *, generator=None):
+    _check_geometric(self, p)
+    return self
+
+
+def _check_log_normal(self, std):
+    _check_floating(self, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
+
+
+@kernel("log_normal_")
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """at::lognormal_distribution<double>: exp(mean + std * normal), each normal a
+    scalar Box-Muller draw in double (the generator's spare sample used first)."""
+    _check_log_normal(self, std)
+    check_overlap(self, self, (), {})
+    n = self.numel()
+    normals = _serial(get_generator(generator), n, lambda draws: [draws.normal()
+                                                                  for _ in range(n)])
+    values = np.exp(np.asarray(normals, np.float64) * std + mean)
+    write_in_memory_order(self, values.astype(self.dtype.numpy))
+    return self
+
+
+@kernel("log_normal_meta")
+def log_normal_meta(self, mean=1.0, std=2.0, *, generator=None):
+    _check_log_normal(self, std)
+    return self
+
+
+def _functional_sampler(name):
+    """The out-of-place op PyTorch's codegen derives from an in-place sampler
+    (``aten::cauchy``): a clone of self, filled in place."""
+    @kernel(name)
+    def functional(self, *args, **kwargs):
+        inplace = getattr(ops.aten, name + "_").default
+        return inplace(ops.aten.clone.default(self), *args, **kwargs)
+    functional.__name__ = name
+
+
+for _sampler in ("cauchy", "geometric", "log_normal"):
+    _functional_sampler(_sampler)

@@ -1034,3 +1034,116 @@ def cumprod_backward(grad, input, dim, output):
                                       [dim])
         aten.copy_.default(aten.select.int(grad_input, dim, k), grad_k)
     return grad_input
+
+
+# -- logcumsumexp, dist, renorm (ATen's ReduceOps.cpp, Normalization of rows: Renorm) ----
+
+@meta("_logcumsumexp")
+def _logcumsumexp_meta(self, dim):
+    wrap_dim(dim, len(self._shape))
+    if self.dtype.category < dt.FLOATING:
+        raise _not_implemented("logcumsumexp_out_cpu", self.dtype)
+    return TensorMeta(self._shape, self.dtype)
+
+
+def _log_add_exp_complex(x, y):
+    """ATen's _log_add_exp_helper for complex: the larger real part factored
+    out; nan if either is nan; two equal infinite real parts give the smaller
+    (-inf) or log(exp(x) + exp(y)) (+inf)."""
+    take_y = y.real > x.real
+    big, small = np.where(take_y, y, x), np.where(take_y, x, y)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        both_inf = ~np.isfinite(small.real) & (small.real == big.real)
+        result = np.log1p(np.exp(small - big)) + big
+        result = np.where(both_inf, np.where(small.real < 0, small,
+                                             np.log(np.exp(small) + np.exp(big))), result)
+    return np.where(np.isnan(x) | np.isnan(y), complex(math.nan, math.nan), result)
+
+
+@impl("_logcumsumexp")
+def _logcumsumexp_impl(out, self, dim):
+    """One running log-add-exp along ``dim``, accumulated in ATen's CPU
+    accumulate type (float64 for float32; float32 for half and bfloat16)."""
+    a = self._np()
+    if a.ndim == 0:
+        _write(out, a)
+        return
+    axis = wrap_dim(dim, a.ndim)
+    if self.dtype.is_complex:
+        a = np.moveaxis(_as(a, np.complex128), axis, 0).copy()
+        for i in range(1, a.shape[0]):
+            a[i] = _log_add_exp_complex(a[i - 1], a[i])
+        _write(out, np.moveaxis(a, 0, axis))
+        return
+    acc = np.float64 if self.dtype is dt.float32 else out.dtype.opmath
+    with np.errstate(invalid="ignore"):
+        _write(out, np.logaddexp.accumulate(_as(a, acc), axis=axis))
+
+
+@kernel("logcumsumexp")
+def logcumsumexp(self, dim):
+    """CompositeExplicitAutograd: ``_logcumsumexp`` (its gradient is logcumsumexp's)."""
+    return aten._logcumsumexp.default(self, dim)
+
+
+@kernel("logcumsumexp_out")
+def logcumsumexp_out(self, dim, *, out):
+    """Hand-written out=: out must have self's dtype (check_scalar_type's message)."""
+    if out.dtype is not self.dtype:
+        raise RuntimeError(f"expected scalar_type {self.dtype._short} but found "
+                           f"{out.dtype._short}")
+    return aten._logcumsumexp.out(self, dim, out=out)
+
+
+@kernel("dist")
+def dist(self, other, p=2):
+    """CompositeExplicitAutograd: the p-norm of the difference."""
+    return aten.norm.Scalar(aten.sub.Tensor(self, other), p)
+
+
+def _c10_double(value) -> str:
+    """A double as c10's messages print it (six significant digits)."""
+    return f"{float(value):g}"
+
+
+@meta("renorm")
+def renorm_meta(self, p, dim, maxnorm):
+    if isinstance(p, complex):
+        raise RuntimeError("renorm: p must be real-valued")
+    if float(p) <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if isinstance(maxnorm, complex):
+        raise RuntimeError("renorm: maxnorm must be real-valued")
+    if float(maxnorm) < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got "
+                           f"{_c10_double(maxnorm)}")
+    if len(self._shape) < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got "
+                           f"{len(self._shape)} dimensions")
+    wrap_dim(dim, len(self._shape))
+    return TensorMeta(self._shape, self.dtype)
+
+
+def _renorm_norms(self, p, dim):
+    """renorm_out's norms: linalg_vector_norm over every dim but ``dim`` (kept),
+    half and bfloat16 in float32 (ATen asks for the CUDA accumulate type)."""
+    d = wrap_dim(dim, self.dim())
+    dims = [i for i in range(self.dim()) if i != d]
+    acc = dt.float32 if self.dtype in (dt.float16, dt.bfloat16) else None
+    return aten.linalg_vector_norm.default(self, float(p), dims, True, dtype=acc), dims
+
+
+@impl("renorm")
+def renorm_impl(out, self, p, dim, maxnorm):
+    """out = self * factor, factor = maxnorm / (norm + 1e-7) where the slice's
+    norm exceeds maxnorm, else 1: computed in the norms' dtype (float32 for
+    half and bfloat16: renorm_scale_factor on the norms as they are), the
+    product rounded once to self's dtype."""
+    norms, _ = _renorm_norms(self, p, dim)
+    n = norms._np()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shifted = n + n.dtype.type(1e-7)
+        factor = np.where(n > maxnorm, (maxnorm / shifted.astype(np.float64)).astype(n.dtype),
+                          n.dtype.type(1))
+    compute = np.result_type(out.dtype.opmath, factor.dtype)
+    _write(out, np.multiply(_as(self._np(), compute), factor, dtype=compute))

@@ -595,7 +595,7 @@ def _unique_outputs(self, values, inverse_shape, order, starts, run_of, n,
     device = self.device
     if return_inverse:
         inverse = np.empty(n, np.int64)
-        inverse[order] = run_of
+        inverse[order if order is not None else slice(None)] = run_of
         inverse_t = _from_array(inverse.reshape(inverse_shape), dt.int64, device)
     else:
         inverse_t = empty_tensor((0,), dt.int64, device)
@@ -621,6 +621,19 @@ def unique2(self, sorted=True, return_inverse=False, return_counts=False):
                            flat.size, return_inverse, return_counts)
 
 
+def _slices_along(self, dim):
+    """The slices along ``dim`` as the rows of a 2-d array, and the slices' shape."""
+    shape = self._shape
+    if shape[dim] == 0 and shape.count(0) > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique cannot "
+                           "be applied ")
+    if self.numel() == 0 and shape[dim] != 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    rest = shape[:dim] + shape[dim + 1:]
+    return np.moveaxis(self._np(), dim, 0).reshape(shape[dim], math.prod(rest)), rest
+
+
 @kernel("unique_dim")
 def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
     """Distinct slices along ``dim``, in lexicographic order."""
@@ -628,11 +641,7 @@ def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False
         raise _no_meta_kernel("unique_dim")
     dim = wrap_dim(dim, len(self._shape))
     shape = self._shape
-    if self.numel() == 0 and shape[dim] != 0:
-        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
-                           "cannot be applied")
-    rest = shape[:dim] + shape[dim + 1:]
-    slices = np.moveaxis(self._np(), dim, 0).reshape(shape[dim], int(np.prod(rest, dtype=np.int64)))
+    slices, rest = _slices_along(self, dim)
     order = np.lexsort(slices.T[::-1]) if slices.shape[1] else np.arange(shape[dim])
     ordered = slices[order]
     equal_next = np.all(ordered[1:] == ordered[:-1], axis=1)
@@ -640,6 +649,32 @@ def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False
     kept = np.moveaxis(ordered[starts].reshape((len(starts),) + rest), 0, dim)
     return _unique_outputs(self, kept, (shape[dim],), order, starts, run_of, shape[dim],
                            return_inverse, return_counts)
+
+
+@kernel("unique_consecutive")
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    """The first element (or slice along ``dim``) of every run of equal
+    neighbours, in input order (std::unique); NaNs are all distinct."""
+    if _on_meta(self):
+        raise _no_meta_kernel("unique_consecutive")
+    if dim is None or (len(self._shape) == 1 and dim == 0):
+        if self.dtype.category == dt.COMPLEX:
+            raise _not_implemented("unique", self.dtype)
+        flat = self._np().reshape(-1)
+        starts, run_of = _unique_runs(flat[1:] == flat[:-1], flat.size)
+        return _unique_outputs(self, flat[starts], self._shape, None, starts, run_of, flat.size,
+                               return_inverse, return_counts)
+    if self.dtype.category == dt.COMPLEX:
+        raise _not_implemented("unique_dim", self.dtype)
+    if not self._shape:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = wrap_dim(dim, len(self._shape))
+    slices, rest = _slices_along(self, dim)
+    n = self._shape[dim]
+    starts, run_of = _unique_runs(np.all(slices[1:] == slices[:-1], axis=1), n)
+    kept = np.moveaxis(slices[starts].reshape((len(starts),) + rest), 0, dim)
+    # (along a dim, ATen's kernel gives the inverse and the counts whether asked or not)
+    return _unique_outputs(self, kept, (n,), None, starts, run_of, n, True, True)
 
 
 # -- binary search: searchsorted, bucketize (Bucketization.cpp) ----------------------------

@@ -1,9 +1,9 @@
-"""Upsampling (ATen's UpSample.h, UpSampleNearest{1,2}d.cpp, UpSampleLinear1d.cpp,
-UpSampleBilinear2d.cpp and their CPU kernels).
+"""Upsampling (ATen's UpSample.h, UpSample{Nearest,Linear,Bilinear,Bicubic}*.cpp,
+UpSampleTrilinear3d.cpp and the CPU kernels of cpu/UpSampleKernel.cpp).
 
-Every mode is separable: along each spatial axis, output position ``o`` reads
-input position(s) computed as ATen computes them (in float32 for float32 and
-lower, as ATen's ``opmath`` / ``float scale``):
+Every mode is separable: along each spatial axis, output position ``o`` reads a
+few input positions ("taps") with weights, computed as ATen computes them (in
+float32 for float32 and lower, as ATen's ``opmath`` / ``float scale``):
 
     nearest         src = min(floor(o * scale), in - 1)        (o if out == in,
                                                                   o >> 1 if out == 2 * in)
@@ -12,15 +12,23 @@ lower, as ATen's ``opmath`` / ``float scale``):
                          = max(scale * (o + 0.5) - 0.5, 0)     (otherwise)
                     i0 = min(floor(real), in - 1), i1 = i0 + (i0 < in - 1),
                     out = (1 - l) * x[i0] + l * x[i1],  l = clamp(real - i0, 0, 1)
+    cubic           real as linear but not clamped at 0; taps i0 - 1 .. i0 + 2
+                    (clamped into the input), Keys' cubic weights with A = -0.75
+    antialiased     (``_upsample_*_aa``, Pillow's resampling) every input position
+                    within ``support`` of the centre scale * (o + 0.5) weighs
+                    filter((i - centre + 0.5) / max(scale, 1)), normalized to sum 1;
+                    filters: triangle (bilinear), Keys' cubic with A = -0.5
+                    (bicubic), Lanczos-3 (lanczos)
 
     scale = (in - 1) / (out - 1) with align_corners (0 if out == 1),
             else 1 / scales[d] when a scale factor was given, else in / out.
 
-The forward gathers rows with ``np.take``; the backward ops apply the
-transposed interpolation matrix along each axis (a scatter-add).
-The ``.vec`` overloads (output_size or scale_factors, as F.interpolate calls
-them) are CompositeImplicitAutograd: they resolve the output size and call
-the sized op.
+The forward gathers rows with ``np.take``; uint8 images follow ATen's fixed-point
+kernels (weights scaled to int16, each pass rounded and saturated).  The
+backward ops apply the transposed interpolation matrix along each axis (a
+scatter-add).  The ``.vec`` overloads (output_size or scale_factors, as
+F.interpolate calls them) are CompositeImplicitAutograd: they resolve the
+output size and call the sized op.
 """
 from __future__ import annotations
 
@@ -38,21 +46,35 @@ from .conv import _is_channels_last
 
 aten = ops.aten
 
-# op -> (spatial dims, interpolation mode, name in the dtype error, dtypes besides floating)
+_NEAREST = "compute_indices_weights_nearest"
+_AA = "compute_index_ranges_weights"
+
+# op -> (spatial dims, interpolation mode, name in the dtype error, dtypes besides the
+#        floating ones it takes (None: float32/float64 only, and these))
 _OPS = {
-    "upsample_nearest1d": (1, "nearest", "compute_indices_weights_nearest", (dt.uint8,)),
+    "upsample_nearest1d": (1, "nearest", _NEAREST, (dt.uint8,)),
     "upsample_nearest2d": (2, "nearest", "upsample_nearest2d_channels_last", (dt.uint8,)),
-    "_upsample_nearest_exact1d": (1, "nearest-exact", "compute_indices_weights_nearest",
-                                  (dt.uint8,)),
+    "upsample_nearest3d": (3, "nearest", _NEAREST, (dt.uint8,)),
+    "_upsample_nearest_exact1d": (1, "nearest-exact", _NEAREST, (dt.uint8,)),
     "_upsample_nearest_exact2d": (2, "nearest-exact", "upsample_nearest2d_channels_last",
                                   (dt.uint8,)),
+    "_upsample_nearest_exact3d": (3, "nearest-exact", _NEAREST, (dt.uint8,)),
     "upsample_linear1d": (1, "linear", "compute_indices_weights_linear", ()),
     "upsample_bilinear2d": (2, "linear", "upsample_bilinear2d_channels_last", (dt.uint8,)),
+    "upsample_trilinear3d": (3, "linear", "compute_indices_weights_linear", ()),
+    "upsample_bicubic2d": (2, "cubic", "compute_indices_weights_cubic", (dt.uint8,)),
+    "_upsample_bilinear2d_aa": (2, "aa-linear", _AA, None),
+    "_upsample_bicubic2d_aa": (2, "aa-cubic", _AA, None),
+    "_upsample_lanczos2d_aa": (2, "aa-lanczos", _AA, None),
 }
 
 
+def _has_align(name) -> bool:
+    return _OPS[name][1] not in ("nearest", "nearest-exact")
+
+
 def _common_check(k, input_size, output_size):
-    """upsample_{1,2}d_common_check: the full output shape."""
+    """upsample_{1,2,3}d_common_check: the full output shape."""
     output_size = [int(n) for n in output_size]
     if len(output_size) != k:
         raise RuntimeError(f"It is expected output_size equals to {k}, but got size "
@@ -62,10 +84,10 @@ def _common_check(k, input_size, output_size):
                            f"{len(input_size)}")
     spatial = list(input_size[2:])
     if any(n <= 0 for n in spatial + output_size):
-        names = ("H", "W")[-k:] if k <= 2 else ("D", "H", "W")
+        names = ("D", "H", "W")[-k:]
         given = ", ".join(f"{n}: {v}" for n, v in zip(names, spatial))
         wanted = ", ".join(f"{n}: {v}" for n, v in zip(names, output_size))
-        sep = " " if k == 2 else " and "
+        sep = " and " if k == 1 else " "
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({given}){sep}output ({wanted})")
     return tuple(input_size[:2]) + tuple(output_size)
@@ -83,17 +105,31 @@ def _forward_meta(name, input, output_size):
 
 def _check_dtype(name, t):
     _, _, label, extra = _OPS[name]
-    if not (t.dtype.is_floating_point or t.dtype in extra):
+    if extra is None:
+        ok = t.dtype in (dt.float32, dt.float64, dt.uint8)
+    else:
+        ok = t.dtype.is_floating_point or t.dtype in extra
+    if not ok:
         raise NotImplementedError(f'"{label}" not implemented for \'{t.dtype._short}\'')
 
 
-# -- source positions --------------------------------------------------------------------
+# -- taps and weights per axis -------------------------------------------------------------
+# An axis' plan is (index, weight): (taps, out) arrays of input positions and their
+# weights (weight None: nearest, one tap of weight 1).
 
 def _scale(size_in, size_out, scale, compute):
     """compute_scales_value: 1 / scale factor when one was given, else in / out."""
     if scale is not None and scale > 0:
         return compute.type(1.0 / scale)
     return compute.type(size_in) / compute.type(size_out)
+
+
+def _area_scale(size_in, size_out, align_corners, scale, compute):
+    """area_pixel_compute_scale."""
+    if align_corners:
+        return (compute.type(size_in - 1) / compute.type(size_out - 1) if size_out > 1
+                else compute.type(0))
+    return _scale(size_in, size_out, scale, compute)
 
 
 def _nearest_index(size_in, size_out, scale, exact):
@@ -111,33 +147,93 @@ def _nearest_index(size_in, size_out, scale, exact):
     return np.minimum(src.astype(np.int64), size_in - 1)
 
 
-def _linear_weights(size_in, size_out, align_corners, scale, compute):
-    """(i0, i1, l0, l1) per output position (compute_source_index_and_lambda)."""
+def _source_index(size_in, size_out, align_corners, scale, compute, cubic):
+    """area_pixel_compute_source_index, then guard_index_and_lambda: the first tap's
+    position and the fraction past it."""
+    ratio = _area_scale(size_in, size_out, align_corners, scale, compute)
+    out = np.arange(size_out).astype(compute)
+    if align_corners:
+        real = ratio * out
+    else:
+        real = ratio * (out + compute.type(0.5)) - compute.type(0.5)
+        if not cubic:
+            real = np.maximum(real, compute.type(0))
+    i0 = np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), size_in - 1)
+    lam = np.clip(real - i0, 0, 1).astype(compute)
+    return i0, lam
+
+
+def _linear_plan(size_in, size_out, align_corners, scale, compute):
     out = np.arange(size_out)
     if size_out == size_in:
-        ones = np.ones(size_out, dtype=compute)
-        return out, out, ones, np.zeros(size_out, dtype=compute)
-    if align_corners:
-        ratio = compute.type(size_in - 1) / compute.type(size_out - 1) if size_out > 1 \
-            else compute.type(0)
-        real = ratio * out.astype(compute)
-    else:
-        ratio = _scale(size_in, size_out, scale, compute)
-        real = np.maximum(ratio * (out.astype(compute) + compute.type(0.5)) - compute.type(0.5),
-                          compute.type(0))
-    i0 = np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), size_in - 1)
-    l1 = np.clip(real - i0, 0, 1).astype(compute)
+        return np.stack([out, out]), np.stack([np.ones(size_out, compute),
+                                               np.zeros(size_out, compute)])
+    i0, l1 = _source_index(size_in, size_out, align_corners, scale, compute, False)
     i1 = i0 + (i0 < size_in - 1)
-    return i0, i1, compute.type(1) - l1, l1
+    return np.stack([i0, i1]), np.stack([compute.type(1) - l1, l1])
+
+
+def _keys_cubic(x, a):
+    """Keys' cubic convolution kernel (UpSample.h's cubic_convolution1/2)."""
+    x = np.abs(x)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0)).astype(x.dtype)
+
+
+def _cubic_plan(size_in, size_out, align_corners, scale, compute):
+    i0, t = _source_index(size_in, size_out, align_corners, scale, compute, True)
+    a = compute.type(-0.75)
+    one = compute.type(1)
+    weights = np.stack([_keys_cubic(t + one, a), _keys_cubic(t, a), _keys_cubic(one - t, a),
+                        _keys_cubic(one - t + one, a)])
+    index = np.stack([np.clip(i0 + j - 1, 0, size_in - 1) for j in range(4)])
+    return index, weights
+
+
+def _lanczos3(x):
+    x = np.abs(x)
+    return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0).astype(x.dtype)
+
+
+# antialiased mode -> (filter, taps of the filter at scale 1)
+_AA_FILTERS = {
+    "aa-linear": (lambda x: np.maximum(1 - np.abs(x), 0).astype(x.dtype), 2),
+    "aa-cubic": (lambda x: _keys_cubic(x, x.dtype.type(-0.5)), 4),
+    "aa-lanczos": (_lanczos3, 6),
+}
+
+
+def _aa_plan(mode, size_in, size_out, align_corners, scale, compute):
+    """_compute_indices_min_size_weights_aa: per output position, the input window
+    [xmin, xmin + xsize) and its normalized filter weights (zero-padded to the
+    widest window)."""
+    fn, interp = _AA_FILTERS[mode]
+    ratio = _area_scale(size_in, size_out, align_corners, scale, compute)
+    support = compute.type(interp * 0.5) * ratio if ratio >= 1 else compute.type(interp * 0.5)
+    taps = int(math.ceil(support)) * 2 + 1
+    invscale = compute.type(1) / ratio if ratio >= 1 else compute.type(1)
+    center = ratio * (np.arange(size_out).astype(compute) + compute.type(0.5))
+    xmin = np.maximum((center - support + compute.type(0.5)).astype(np.int64), 0)
+    xsize = np.clip(np.minimum((center + support + compute.type(0.5)).astype(np.int64),
+                               size_in) - xmin, 0, taps)
+    j = np.arange(taps)[:, None]
+    w = fn(((j + xmin - center + compute.type(0.5)) * invscale).astype(compute))
+    w = np.where(j < xsize, w, compute.type(0))
+    total = w.sum(axis=0)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w).astype(compute)
+    return np.minimum(xmin + j, size_in - 1), w
 
 
 def _axis_plan(name, size_in, size_out, align_corners, scale, compute):
-    """Per axis: a list of (source indices, weights or None)."""
     mode = _OPS[name][1]
     if mode == "linear":
-        i0, i1, l0, l1 = _linear_weights(size_in, size_out, align_corners, scale, compute)
-        return [(i0, l0), (i1, l1)]
-    return [(_nearest_index(size_in, size_out, scale, mode == "nearest-exact"), None)]
+        return _linear_plan(size_in, size_out, align_corners, scale, compute)
+    if mode == "cubic":
+        return _cubic_plan(size_in, size_out, align_corners, scale, compute)
+    if mode.startswith("aa-"):
+        return _aa_plan(mode, size_in, size_out, align_corners, scale, compute)
+    return _nearest_index(size_in, size_out, scale, mode == "nearest-exact")[None], None
 
 
 def _plans(name, input_size, output_size, align_corners, scales, compute):
@@ -146,42 +242,58 @@ def _plans(name, input_size, output_size, align_corners, scales, compute):
                        compute) for i in range(k)]
 
 
+def _axis_shape(ndim, dim):
+    shape = [1] * ndim
+    shape[dim] = -1
+    return shape
+
+
 def _interpolate(x, plans):
     """Apply each axis' plan in turn, from the last axis to the first (so 2-d
     linear is h0 * (w0 * x00 + w1 * x01) + h1 * (w0 * x10 + w1 * x11))."""
     for axis in reversed(range(len(plans))):
         dim = x.ndim - len(plans) + axis
-        shape = [1] * x.ndim
-        shape[dim] = -1
+        index, weight = plans[axis]
         total = None
-        for idx, weight in plans[axis]:
-            part = np.take(x, idx, axis=dim)
+        for tap in range(index.shape[0]):
+            part = np.take(x, index[tap], axis=dim)
             if weight is not None:
-                part = part * weight.reshape(shape)
+                part = part * weight[tap].reshape(_axis_shape(x.ndim, dim))
             total = part if total is None else total + part
         x = total
     return x
 
 
+def _merge_taps(index, weight):
+    """Taps that read the same (clamped) input position become one: their
+    weights add up in the first of them (as ATen's uint8 weights accumulate)."""
+    weight = weight.copy()
+    for tap in range(1, index.shape[0]):
+        for earlier in range(tap):
+            same = index[tap] == index[earlier]
+            weight[earlier] = np.where(same, weight[earlier] + weight[tap], weight[earlier])
+            weight[tap] = np.where(same, 0.0, weight[tap])
+            index[tap] = np.where(same, index[earlier], index[tap])
+    return index, weight
+
+
 def _interpolate_uint8(x, plans):
-    """Linear interpolation of uint8 images as ATen's uint8 kernels do it (Pillow's
-    fixed point): per axis, last first, the two weights (double, merged at the
-    border) become integers scaled by 2**precision, the largest precision keeping
-    the biggest weight under 2**15; each pass rounds and saturates to uint8."""
+    """Interpolation of uint8 images as ATen's uint8 kernels do it (Pillow's fixed
+    point): per axis, last first, the (double) weights become integers scaled by
+    2**precision (rounded half away from zero), the largest precision keeping the
+    biggest weight under 2**15; each pass rounds and saturates to uint8."""
     for axis in reversed(range(len(plans))):
         dim = x.ndim - len(plans) + axis
-        (i0, w0), (i1, w1) = plans[axis]
-        w0 = np.where(i0 == i1, w0 + w1, w0)
-        w1 = np.where(i0 == i1, 0.0, w1)
-        top = max(w0.max(), w1.max())
+        index, weight = _merge_taps(*plans[axis])
+        top = weight.max()
         precision = next((p for p in range(22) if int(0.5 + top * (1 << (p + 1))) >= 1 << 15),
                          22)
-        shape = [1] * x.ndim
-        shape[dim] = -1
+        scaled = weight * (1 << precision)
+        fixed = np.where(scaled < 0, scaled - 0.5, scaled + 0.5).astype(np.int64)
         total = np.int64(1 << (precision - 1))
-        for index, weight in ((i0, w0), (i1, w1)):
-            fixed = (weight * (1 << precision) + 0.5).astype(np.int64).reshape(shape)
-            total = total + np.take(x, index, axis=dim).astype(np.int64) * fixed
+        for tap in range(index.shape[0]):
+            total = total + (np.take(x, index[tap], axis=dim).astype(np.int64)
+                             * fixed[tap].reshape(_axis_shape(x.ndim, dim)))
         x = np.clip(total >> precision, 0, 255)
     return x
 
@@ -194,46 +306,62 @@ def _spread(g, plans, input_size):
         size_in = input_size[dim]
         matrix = np.zeros((size_in, g.shape[dim]), dtype=g.dtype)
         columns = np.arange(g.shape[dim])
-        for idx, weight in plans[axis]:
-            np.add.at(matrix, (idx, columns), 1 if weight is None else weight)
+        index, weight = plans[axis]
+        for tap in range(index.shape[0]):
+            np.add.at(matrix, (index[tap], columns), 1 if weight is None else weight[tap])
         g = np.moveaxis(np.tensordot(matrix, g, axes=([1], [dim])), 0, dim)
     return g
 
 
+def _split_args(name, args):
+    """(align_corners, per-axis scales) from the ops' trailing arguments."""
+    k = _OPS[name][0]
+    align_corners, scales = (args[0], args[1:]) if _has_align(name) else (False, args)
+    return align_corners, list(scales) + [None] * (k - len(scales))
+
+
 # -- forward ops ---------------------------------------------------------------------------
 
-def _upsample_forward(name, has_align):
+def _upsample_forward(name):
+    mode = _OPS[name][1]
+
     def meta_rule(self, output_size, *args):
         return _forward_meta(name, self, output_size)
 
     def impl_fn(out, self, output_size, *args):
         _check_dtype(name, self)
-        align_corners, scales = (args[0], args[1:]) if has_align else (False, args)
-        scales = list(scales) + [None] * (_OPS[name][0] - len(scales))
+        align_corners, scales = _split_args(name, args)
         if out.numel() == 0:
             return
         x = self._np()
+        if mode.startswith("aa-") and tuple(out._shape) == tuple(self._shape):
+            np.copyto(out._np(), x)     # separable_upsample_generic_Nd_kernel_impl's shortcut
+            return
         if self.dtype.is_floating_point:
             compute = self.dtype.opmath
             x = x.astype(compute, copy=False)
             interpolate = _interpolate
-        else:   # uint8: nearest copies; linear weights are double, as ATen's uint8 kernels'
+        else:   # uint8: nearest copies; other weights are double, as ATen's uint8 kernels'
             compute = np.dtype(np.float64)
-            interpolate = _interpolate_uint8 if has_align else _interpolate
+            interpolate = _interpolate if mode == "nearest" or mode == "nearest-exact" \
+                else _interpolate_uint8
         plans = _plans(name, self._shape, out._shape[2:], align_corners, scales, compute)
+        if mode.startswith("aa-"):      # axes whose size stays are not resampled
+            plans = [(np.arange(n)[None], None) if n == self._shape[2 + i] else plan
+                     for i, (n, plan) in enumerate(zip(out._shape[2:], plans))]
         np.copyto(out._np(), interpolate(x, plans), casting="unsafe")
 
     meta(name)(meta_rule)
     impl(name)(impl_fn)
 
 
-for _name, (_k, _mode, _, _) in _OPS.items():
-    _upsample_forward(_name, _mode == "linear")
+for _name in _OPS:
+    _upsample_forward(_name)
 
 
 # -- backward ops --------------------------------------------------------------------------
 
-def _upsample_backward(name, has_align):
+def _upsample_backward(name):
     k = _OPS[name][0]
     backward = f"{name}_backward"
 
@@ -253,8 +381,7 @@ def _upsample_backward(name, has_align):
         return TensorMeta(shape, grad_output.dtype, strides)
 
     def impl_fn(out, grad_output, output_size, input_size, *args):
-        align_corners, scales = (args[0], args[1:]) if has_align else (False, args)
-        scales = list(scales) + [None] * (k - len(scales))
+        align_corners, scales = _split_args(name, args)
         compute = grad_output.dtype.opmath
         plans = _plans(name, input_size, output_size, align_corners, scales, compute)
         g = grad_output._np().astype(compute, copy=False)
@@ -264,8 +391,8 @@ def _upsample_backward(name, has_align):
     impl(backward)(impl_fn)
 
 
-for _name, (_k, _mode, _, _) in _OPS.items():
-    _upsample_backward(_name, _mode == "linear")
+for _name in _OPS:
+    _upsample_backward(_name)
 
 
 # -- .vec overloads -----------------------------------------------------------------------
@@ -291,13 +418,13 @@ def _scale_values(scale_factors, k):
     return [None] * k if scale_factors is None else [float(f) for f in scale_factors[:k]]
 
 
-def _vec(name, has_align):
+def _vec(name):
     def call(input, output_size, scale_factors, *align_corners):
         sizes = _output_size(input, output_size, scale_factors)
         scales = _scale_values(scale_factors, len(sizes))
         return getattr(aten, name).default(input, sizes, *align_corners, *scales)
 
-    if has_align:
+    if _has_align(name):
         def vec_kernel(input, output_size, align_corners, scale_factors=None):
             return call(input, output_size, scale_factors, align_corners)
     else:
@@ -306,5 +433,5 @@ def _vec(name, has_align):
     kernel(f"{name}_vec")(vec_kernel)
 
 
-for _name, (_k, _mode, _, _) in _OPS.items():
-    _vec(_name, _mode == "linear")
+for _name in _OPS:
+    _vec(_name)

@@ -300,6 +300,27 @@ def swapdims(self, dim0, dim1):
     return ops.aten.transpose.int(self, dim0, dim1)
 
 
+@kernel("adjoint")
+def adjoint(self):
+    """The conjugate transpose of the last two dims (CompositeImplicitAutograd)."""
+    ndim = len(self._shape)
+    if ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {ndim}-D tensor.")
+    result = ops.aten.transpose.int(self, -2, -1)
+    return ops.aten.conj.default(result) if self.dtype.category == dt.COMPLEX else result
+
+
+@kernel("swapaxes_")
+def swapaxes_(self, axis0, axis1):
+    return ops.aten.transpose_.default(self, axis0, axis1)
+
+
+@kernel("swapdims_")
+def swapdims_(self, dim0, dim1):
+    return ops.aten.transpose_.default(self, dim0, dim1)
+
+
 @kernel("permute")
 def permute(self, dims):
     ndim = len(self._shape)
@@ -929,6 +950,69 @@ def resize_as_(self, the_template, memory_format=None):
     return ops.aten.resize_.default(self, list(the_template._shape), memory_format=memory_format)
 
 
+# -- set_ (TensorShape.cpp): a tensor takes another storage and geometry, in place -------
+
+@kernel("set_storage")
+def set_storage(self, source, storage_offset, size, stride=()):
+    """set_.source_Storage_storage_offset (checkSetStorage, then resize_impl_):
+    the tensor now views ``source`` at ``storage_offset`` with ``size`` and
+    ``stride`` (contiguous when empty); the storage grows if it must and can."""
+    size, stride = tuple(size), tuple(stride)
+    if stride and len(size) != len(stride):
+        raise RuntimeError(f"unequal size length ({len(size)}) and stride length "
+                           f"({len(stride)})")
+    if source is not self._storage and source.device != self._storage.device:
+        raise RuntimeError(f'Attempted to set the storage of a tensor on device '
+                           f'"{self._storage.device}" to a storage on different device '
+                           f'"{source.device}".  This is no longer allowed; the devices must '
+                           'match.')
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    if any(n < 0 for n in size):
+        raise RuntimeError("numel: integer multiplication overflow")
+    stride = stride or contiguous_strides(size)
+    if 0 not in size:
+        needed = (storage_offset + sum((n - 1) * st for n, st in zip(size, stride)) + 1) \
+            * self.dtype.itemsize
+        if needed > source._nbytes:
+            source._resize_(needed)
+    self._storage = source
+    self._set_sizes_strides(Size(size), stride, storage_offset)
+    return self
+
+
+@kernel("set_")
+def set_(self, source):
+    """set_.source_Storage: all of ``source``, as a 1-d run of this dtype."""
+    return set_storage(self, source, 0, [source.nbytes() // self.dtype.itemsize])
+
+
+@kernel("set_tensor_")
+def set_tensor_(self, source):
+    """set_.source_Tensor: ``source``'s storage, offset, sizes and strides."""
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"Could not set tensor of type {dt.type_meta_name(source.dtype)} to "
+                           f"a tensor of type {dt.type_meta_name(self.dtype)}")
+    if source is self:
+        return self
+    return set_storage(self, source._storage, source._offset, source._shape, source._stride)
+
+
+@kernel("set__symint")
+def set__symint(self, source, storage_offset, size, stride=()):
+    """set_.source_Tensor_storage_offset (CompositeImplicitAutograd): ``source``'s
+    storage with the given geometry."""
+    return ops.aten.set_.source_Storage_storage_offset(self, source.untyped_storage(),
+                                                       storage_offset, size, stride)
+
+
+@kernel("set_empty_")
+def set_empty_(self):
+    """set_(): a fresh storage of no bytes, size (0,)."""
+    return set_storage(self, type(self._storage)._meta(0) if self.device.type == "meta"
+                       else type(self._storage)(0), 0, [0])
+
+
 # -- copying shape ops: flip, roll, repeat, tril, triu --------------------------------
 
 def _unique_dims(dims, ndim):
@@ -1177,3 +1261,11 @@ def real(self):
     if self.dtype.category != dt.COMPLEX:
         return self
     return ops.aten.select.int(ops.aten.view_as_real.default(self), -1, 0)
+
+
+@kernel("imag")
+def imag(self):
+    """The imaginary part of a complex tensor (a view); real tensors have none."""
+    if self.dtype.category != dt.COMPLEX:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return ops.aten.select.int(ops.aten.view_as_real.default(self), -1, 1)

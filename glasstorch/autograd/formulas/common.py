@@ -51,7 +51,7 @@ def handle_r_to_c(self_dtype, grad):
 
 
 def not_implemented(name):
-    raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
 
 
 def _maybe_overlapping(sizes, strides) -> bool:

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from ..._dispatcher.dispatcher import ops
 from ..variable import has_fw_grad
-from .reduction import unsqueeze_multiple
+from .reduction import renorm_norms, unsqueeze_multiple
 
 __all__ = ["fw_conj", "fw_real", "reduced_dims", "apply_loss_reduction", "clamp_jvp", "gather_with_keepdimed_indices",
            "evenly_read_jvp", "amaxamin_jvp", "cumprod_jvp", "logsumexp_jvp",
            "safe_logsumexp_jvp", "norm_jvp", "foreach_norm_jvp", "convolution_backward_jvp_grad_bias",
            "layer_norm_jvp", "group_norm_jvp", "group_norm_mean_jvp",
            "group_norm_invstd_jvp", "batch_norm_jvp", "glu_jvp", "glu_backward_jvp",
-           "binary_cross_entropy_backward_jvp", "scatter_reduce_jvp", "linalg_svd_jvp"]
+           "binary_cross_entropy_backward_jvp", "scatter_reduce_jvp", "logcumsumexp_jvp",
+           "renorm_jvp"]
 
 aten = ops.aten
 
@@ -297,25 +298,6 @@ def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include
     return None
 
 
-def linalg_svd_jvp(A_p, A_t, U, S, Vh, full_matrices, compute_uv):
-    """The singular values' tangent, Re diag(U^H dA V) over the k = min(m, n)
-    singular pairs (glasstorch differentiates only S of _linalg_svd).  Without
-    U and V (svdvals called with compute_uv=False) they are computed here."""
-    k = S.shape[-1]
-    if not compute_uv:
-        U, _, Vh = aten._linalg_svd.default(A_p, False, True)
-        full_matrices = False
-    if full_matrices:
-        U = aten.narrow.default(U, -1, 0, k)
-        Vh = aten.narrow.default(Vh, -2, 0, k)
-    # diag(U^H A_t V)_i = sum_j conj(U)_ji (A_t V)_ji
-    V = aten.transpose.int(Vh, -2, -1)
-    if V.is_complex():
-        U, V = aten.conj_physical.default(U), aten.conj_physical.default(V)
-    dS = aten.sum.dim_IntList(U * aten.matmul.default(A_t, V), [-2], False)
-    return aten.real.default(dS) if dS.is_complex() else dS
-
-
 # -- decompositions for jvp (torch/_decomp/decompositions_for_jvp.py) -------------------
 #
 # Ops without a forward formula whose tangent PyTorch gets by running a
@@ -358,3 +340,25 @@ def _native_batch_norm_backward(grad_out, input, weight, running_mean, running_v
 
 JVP_DECOMPOSITIONS = {"aten::native_layer_norm_backward": _native_layer_norm_backward,
                       "aten::native_batch_norm_backward": _native_batch_norm_backward}
+
+
+def logcumsumexp_jvp(self_p, self_t, dim):
+    """d logcumsumexp: cumsum(exp(p - max) t) / cumsum(exp(p - max)), 0 where
+    the running sum is below 1e-13 (complex: without the max shift)."""
+    if self_p.is_complex():
+        weights = aten.exp.default(self_p)
+    else:
+        weights = aten.exp.default(self_p - aten.max.dim(self_p, dim, True)[0])
+    running = aten.cumsum.default(weights, dim)
+    result = aten.cumsum.default(weights * self_t, dim)
+    return aten.masked_fill.Scalar(result, running < 1e-13, 0.0) / running
+
+
+def renorm_jvp(self_p, self_t, p, dim, maxnorm):
+    """d renorm: where the norm exceeds maxnorm, t * f + p * df with
+    f = maxnorm / (norm + 1e-7); elsewhere t."""
+    norm, dims = renorm_norms(self_p, p, dim)
+    norm_eps = norm + 1e-7
+    factor = maxnorm / norm_eps
+    factor_t = -(maxnorm * norm_jvp(self_p, self_t, p, norm, dims, True)) / norm_eps.pow(2)
+    return aten.where.self(norm > maxnorm, self_t * factor + self_p * factor_t, self_t)

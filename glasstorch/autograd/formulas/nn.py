@@ -24,12 +24,23 @@ __all__ = ["convolution_double_backward",
            "binary_cross_entropy_double_backward_target",
            "binary_cross_entropy_double_backward_grad_output",
            "binary_cross_entropy_with_logits_backward",
-           "binary_cross_entropy_with_logits_target_backward", "euclidean_dist_backward"]
+           "binary_cross_entropy_with_logits_target_backward", "euclidean_dist_backward",
+           "weight_norm_interface_backward"]
 
 aten = ops.aten
 
 MEAN, SUM = 1, 2
 _BCE_EPS = 1e-12
+
+
+# -- weight normalization -----------------------------------------------------------------
+
+def weight_norm_interface_backward(grad, v, g, norms, dim):
+    """_weight_norm_interface's gradients: the fused kernel, or its version in
+    differentiable ops when grad mode is on (a backward that builds a graph)."""
+    backward = aten._weight_norm_differentiable_backward if is_grad_enabled() else \
+        aten._weight_norm_interface_backward
+    return backward.default(grad.contiguous(), v, g, norms, dim)
 
 
 # -- matrix products --------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from ..._core.layout import preserve_format
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..._ops.structured import result_type
@@ -21,7 +22,8 @@ __all__ = ["derivative_not_implemented", "scalar_zero", "zero_grad_for",
            "xlogy_scalar_other_backward", "silu_backward_formula", "mish_backward_formula",
            "gelu_double_backward", "elu_double_backward", "softplus_double_backward",
            "hardswish_double_backward",
-           "logit_grad", "deg2rad_backward", "rad2deg_backward"]
+           "logit_grad", "deg2rad_backward", "rad2deg_backward", "angle_backward",
+           "polar_backward"]
 
 aten = ops.aten
 
@@ -238,3 +240,22 @@ def deg2rad_backward(grad):
 
 def rad2deg_backward(grad):
     return aten.mul.Tensor(grad, 180 / math.pi)
+
+
+def angle_backward(grad, self):
+    """angle's gradient (FunctionsManual.cpp): zero for real inputs (angle is
+    piecewise constant); for complex z, i * grad * z / |z|^2, and 0 at z = 0."""
+    if not self.dtype.is_complex:
+        return aten.zeros_like.default(self, memory_format=preserve_format)
+    turned = grad * self / self.abs().pow(2) * 1j
+    return aten.where.self(self == 0.0, scalar_zero(self), turned)
+
+
+def polar_backward(grad, result):
+    """polar's two gradients from result = abs * e^(i angle): the real parts of
+    conj(grad) times the direction sgn(result) and times i * result."""
+    if grad is None:
+        return None, None
+    grad_conj = grad.conj()
+    return (aten.real.default(grad_conj * result.sgn()),
+            aten.real.default(grad_conj * (result * 1j)))

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import math
 
+from ..._core import dtype as dt
 from ..._core.tls import state as _tls
+from ..._core.type_info import finfo
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import is_tensor_subclass_like
 from ..._ops.structured import wrap_dim
@@ -24,7 +26,8 @@ __all__ = ["unsqueeze_multiple", "sum_backward", "mean_backward", "prod_backward
            "aminmax_backward", "cumsum_backward", "logsumexp_backward", "norm_backward",
            "foreach_norm_backward", "var_backward", "std_backward", "var_mean_backward",
            "std_mean_backward", "nansum_backward", "softmax_double_backward",
-           "log_softmax_double_backward_grad_output", "log_softmax_double_backward_output"]
+           "log_softmax_double_backward_grad_output", "log_softmax_double_backward_output",
+           "logcumsumexp_backward", "renorm_norms", "renorm_backward"]
 
 aten = ops.aten
 
@@ -310,3 +313,49 @@ def log_softmax_double_backward_output(grad, grad_output, dim, output):
     total = aten.sum.dim_IntList(grad_output, [dim], True)
     return aten.mul.Tensor(aten.mul.Tensor(aten.neg.default(total), aten.exp.default(output)),
                            aten.to.dtype(grad, output.dtype))
+
+
+def logcumsumexp_backward(grad, self, result, dim):
+    """logcumsumexp's gradient: grad_i = sum_{j >= i} grad_j exp(self_i - result_j),
+    as reversed logcumsumexps of log|grad| - result, the positive and
+    negative parts of a real grad apart (a complex grad needs no split)."""
+    if grad.dim() == 0 or grad.numel() == 0:
+        return grad
+
+    def reversed_logcumsumexp(x):
+        return aten.flip.default(aten.logcumsumexp.default(aten.flip.default(x, [dim]), dim),
+                                 [dim])
+    if is_complex_dtype(grad.dtype):
+        log_grad = aten.log.default(aten.conj.default(grad))
+        return aten.conj.default(aten.exp.default(reversed_logcumsumexp(log_grad - result) + self))
+    lowest = aten.scalar_tensor.default(finfo(grad.dtype).min, dtype=grad.dtype,
+                                        device=grad.device)
+    log_abs = aten.log.default(aten.abs.default(grad))
+    parts = [aten.where.self(cond, log_abs, lowest) for cond in (grad > 0, grad < 0)]
+    positive, negative = (aten.exp.default(reversed_logcumsumexp(part - result) + self)
+                          for part in parts)
+    return positive - negative
+
+
+def renorm_norms(self, p, dim):
+    """renorm's per-slice norms (kept dims) and the dims they reduce; half and
+    bfloat16 in float32 (ATen asks for the CUDA accumulate type)."""
+    d = wrap_dim(dim, self.dim())
+    dims = [i for i in range(self.dim()) if i != d]
+    low = self.dtype in (dt.float16, dt.bfloat16)
+    return aten.linalg_vector_norm.default(self, float(p), dims, True,
+                                           dtype=dt.float32 if low else None), dims
+
+
+def renorm_backward(grad, self, p, dim, maxnorm):
+    """renorm's gradient (FunctionsManual.cpp): where a slice's norm exceeds
+    maxnorm, the scaled gradient minus the norm's own gradient term."""
+    norm, dims = renorm_norms(self, p, dim)
+    grad_output = aten.conj.default(self) * grad
+    if is_complex_dtype(grad_output.dtype):
+        grad_output = aten.real.default(grad_output)
+    grad_output = aten.sum.dim_IntList(grad_output, dims, True, dtype=norm.dtype)
+    nb = norm_backward(grad_output, self, p, norm, dims, True)
+    invnorm = aten.reciprocal.default(norm + 1e-7)
+    factor = invnorm * maxnorm
+    return aten.where.self(norm > maxnorm, factor * grad - (factor * invnorm) * nb, grad)

@@ -20,7 +20,8 @@ __all__ = ["unsqueeze_to", "permute_backwards", "slice_backward_wrapper",
            "split_backward", "repeat_backward", "roll_backward", "constant_pad_nd_backward",
            "to_copy_backward", "zeros_from_options", "index_backward", "index_select_backward",
            "gather_backward", "take_backward", "masked_select_backward", "masked_fill_backward",
-           "block_diag_backward", "index_copy_source_backward", "scatter_reduce_backward"]
+           "block_diag_backward", "index_copy_source_backward", "scatter_reduce_backward",
+           "index_reduce_backward"]
 
 aten = ops.aten
 _INT64_MAX = 2**63 - 1
@@ -262,3 +263,51 @@ def _scatter_prod_backward(grad, self, dim, index, src, include_self, result):
         aten.div.Tensor(aten.gather.default(aten.mul.Tensor(grad, result), dim, index),
                         aten.masked_fill.Scalar(src, src_zero, 1)))
     return grad_self, grad_src
+
+
+def index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result):
+    """Gradients of index_reduce for (self, source), as PyTorch's
+    index_reduce_backward: scatter_reduce_backward's cases with index_select /
+    index_add / index_fill in place of gather / scatter_add / scatter."""
+    if reduce == "prod":
+        nonzero_self = aten.masked_fill.Scalar(self, aten.eq.Scalar(self, 0), 1)
+        nonzero_self_result = aten.index_reduce.default(nonzero_self, dim, index, source,
+                                                        reduce, include_self=include_self)
+        grad_self = aten.div.Tensor(aten.mul.Tensor(grad, nonzero_self_result), nonzero_self)
+        src_zero = aten.eq.Scalar(source, 0)
+        zeros_at = aten.index_add.default(aten.zeros_like.default(self), dim, index,
+                                          aten.to.dtype(src_zero, self.dtype))
+        src_zeros = aten.index_select.default(zeros_at, dim, index)
+        single_zero = aten.bitwise_and.Tensor(src_zero, aten.eq.Scalar(src_zeros, 1))
+        if _tls.grad_enabled and bool(aten.any.default(aten.gt.Scalar(src_zeros, 1))):
+            raise RuntimeError("index_reduce(): Double backward is unsupported for source when "
+                               ">1 zeros in source are scattered to the same position. This is "
+                               "because the gradient will be different based on the order of "
+                               "the scattered elements.")
+        without_zero = aten.index_reduce.default(self, dim, index,
+                                                 aten.masked_fill.Scalar(source, single_zero, 1),
+                                                 reduce, include_self=include_self)
+        grad_source = aten.where.self(
+            single_zero,
+            aten.index_select.default(aten.mul.Tensor(grad, without_zero), dim, index),
+            aten.div.Tensor(aten.index_select.default(aten.mul.Tensor(grad, result), dim, index),
+                            aten.masked_fill.Scalar(source, src_zero, 1)))
+    elif reduce == "mean":
+        counts = aten.ones_like.default(grad) if include_self else aten.zeros_like.default(grad)
+        counts = aten.index_add.default(counts, dim, index, aten.ones_like.default(source))
+        counts = aten.masked_fill.Scalar(counts, aten.eq.Scalar(counts, 0), 1)
+        grad_self = aten.div.Tensor(grad, counts)
+        grad_source = aten.div.Tensor(aten.index_select.default(grad, dim, index),
+                                      aten.index_select.default(counts, dim, index))
+    else:
+        value = aten.index_select.default(result, dim, index)
+        self_is_result = aten.to.dtype(aten.eq.Tensor(self, result), self.dtype)
+        source_is_result = aten.to.dtype(aten.eq.Tensor(source, value), self.dtype)
+        ties = aten.index_add.default(self_is_result, dim, index, source_is_result)
+        share = aten.div.Tensor(grad, ties)
+        grad_self = aten.mul.Tensor(self_is_result, share)
+        grad_source = aten.mul.Tensor(source_is_result,
+                                      aten.index_select.default(share, dim, index))
+    if not include_self:
+        grad_self = aten.index_fill.int_Scalar(grad_self, dim, index, 0)
+    return grad_self, grad_source

@@ -2,16 +2,19 @@
 from .module import Module
 from .container import Container, Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict
 from .linear import Bilinear, Identity, Linear
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .pooling import (
-    MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
-    AdaptiveAvgPool1d, AdaptiveAvgPool2d)
+    MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d, AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d, AdaptiveMaxPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, FractionalMaxPool2d,
+    FractionalMaxPool3d)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .normalization import LayerNorm, GroupNorm, RMSNorm
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
 from .padding import (
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
     ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d, ReplicationPad1d,
@@ -32,6 +35,10 @@ from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCel
 from .transformer import (
     Transformer, TransformerEncoder, TransformerDecoder, TransformerEncoderLayer,
     TransformerDecoderLayer)
+from .lazy import (
+    LazyModuleMixin, LazyLinear, LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
+    LazyConvTranspose2d, LazyConvTranspose3d, LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d,
+    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d)
 
 __all__ = [
     'Module', 'Container', 'Sequential', 'ModuleList', 'ModuleDict', 'ParameterList',
@@ -56,5 +63,11 @@ __all__ = [
     'TripletMarginLoss', 'PairwiseDistance', 'CosineSimilarity', 'Transformer',
     'TransformerEncoder', 'TransformerDecoder', 'TransformerEncoderLayer',
     'TransformerDecoderLayer', 'RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell',
-    'LSTMCell', 'GRUCell', 'GaussianNLLLoss',
+    'LSTMCell', 'GRUCell', 'GaussianNLLLoss', 'Conv3d', 'ConvTranspose3d', 'MaxPool3d',
+    'AvgPool3d', 'AdaptiveMaxPool3d', 'AdaptiveAvgPool3d', 'MaxUnpool1d', 'MaxUnpool2d',
+    'MaxUnpool3d', 'LPPool1d', 'LPPool2d', 'LPPool3d', 'FractionalMaxPool2d',
+    'FractionalMaxPool3d', 'Fold', 'Unfold', 'EmbeddingBag', 'LazyLinear', 'LazyConv1d',
+    'LazyConv2d', 'LazyConv3d', 'LazyConvTranspose1d', 'LazyConvTranspose2d',
+    'LazyConvTranspose3d', 'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d',
+    'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d',
 ]

@@ -1,4 +1,4 @@
-"""``torch.nn.modules.conv``: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d.
+"""``torch.nn.modules.conv``: Conv1d/2d/3d, ConvTranspose1d/2d/3d.
 
 A convolution with padding_mode 'reflect' / 'replicate' / 'circular' pads
 with F.pad first, then convolves without padding; 'same' padding is resolved
@@ -16,9 +16,9 @@ from .. import init
 from ..parameter import Parameter
 from .linear import _fan_in_uniform_, _register_bias
 from .module import Module
-from .utils import _pair, _reverse_repeat_tuple, _single
+from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_STRINGS = {"same", "valid"}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
@@ -150,6 +150,11 @@ class Conv2d(_ConvForward):
     _tuple = staticmethod(_pair)
 
 
+class Conv3d(_ConvForward):
+    _conv = staticmethod(F.conv3d)
+    _tuple = staticmethod(_triple)
+
+
 class _ConvTransposeNd(_ConvNd):
     """ConvTranspose1d / ConvTranspose2d; ``output_size`` in forward picks the
     output_padding that reaches it."""
@@ -213,3 +218,8 @@ class ConvTranspose1d(_ConvTransposeNd):
 class ConvTranspose2d(_ConvTransposeNd):
     _conv = staticmethod(F.conv_transpose2d)
     _tuple = staticmethod(_pair)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _conv = staticmethod(F.conv_transpose3d)
+    _tuple = staticmethod(_triple)

@@ -790,22 +790,59 @@ class Module:
 
     def _apply(self, fn, recurse=True):
         """Replace every parameter's and buffer's values by ``fn(tensor)``.
-        Parameters keep their identity (their ``.data`` is swapped, as PyTorch does
-        by default), so optimizers built before ``.to()`` still see them."""
+        By default a parameter keeps its identity (its ``.data`` is set), so
+        optimizers built before ``.to()`` still see it; ``torch.__future__``'s
+        switches make it swap contents in place (``swap_tensors``) or be
+        replaced by a new Parameter instead."""
+        from ... import __future__ as future
+        from ...utils import swap_tensors
+        from ...utils._python_dispatch import is_traceable_wrapper_subclass
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for param in self._parameters.values():
+        use_set_data = not future.get_overwrite_module_params_on_conversion()
+        swap_all = future.get_swap_module_params_on_conversion()
+        for key, param in self._parameters.items():
             if param is None:
                 continue
             with no_grad():
                 param_applied = fn(param)
-            param.data = param_applied
-            grad = param.grad
-            if grad is not None:
-                with no_grad():
-                    grad_applied = fn(grad)
-                grad.data = grad_applied
+            use_swap = swap_all or is_traceable_wrapper_subclass(param_applied)
+            param_grad = param.grad
+            if use_swap:
+                try:
+                    if param_grad is not None:
+                        param.grad = None     # the grad is swapped on its own below
+                    param_applied = Parameter(param_applied, requires_grad=param.requires_grad)
+                    swap_tensors(param, param_applied)
+                except Exception as e:
+                    if param_grad is not None:
+                        param.grad = param_grad
+                    raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") \
+                        from e
+                out_param = param
+            elif use_set_data:
+                param.data = param_applied
+                out_param = param
+            else:
+                out_param = Parameter(param_applied, param.requires_grad)
+                self._parameters[key] = out_param
+            if param_grad is None:
+                continue
+            with no_grad():
+                grad_applied = fn(param_grad)
+            if use_swap:
+                grad_applied.requires_grad_(param_grad.requires_grad)
+                try:
+                    swap_tensors(param_grad, grad_applied)
+                except Exception as e:
+                    raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}.grad") \
+                        from e
+                out_param.grad = param_grad
+            elif use_set_data:
+                out_param.grad.data = grad_applied
+            else:
+                out_param.grad = grad_applied.requires_grad_(param_grad.requires_grad)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
@@ -941,6 +978,8 @@ class Module:
         local_state.update((k, v) for k, v in self._buffers.items()
                            if v is not None and k not in self._non_persistent_buffers_set)
         assign = local_metadata.get("assign_to_params_buffers", False)
+        from ... import __future__ as future
+        use_swap_tensors = future.get_swap_module_params_on_conversion()
         for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
@@ -969,7 +1008,9 @@ class Module:
                               "copying them in place?)", stacklevel=2)
             try:
                 with no_grad():
-                    if assign:
+                    if use_swap_tensors:
+                        self._swap_in_loaded(param, input_param, assign)
+                    elif assign:
                         if isinstance(param, Parameter):
                             if isinstance(input_param, Parameter):
                                 input_param.requires_grad_(param.requires_grad)
@@ -979,7 +1020,8 @@ class Module:
                     else:
                         param.copy_(input_param)
             except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions '
+                action = "swapping" if use_swap_tensors else "copying"
+                error_msgs.append(f'While {action} the parameter named "{key}", whose dimensions '
                                   f"in the model are {param.size()} and whose dimensions in the "
                                   f"checkpoint are {input_param.size()}, an exception occurred : "
                                   f"{ex.args}.")
@@ -997,6 +1039,23 @@ class Module:
                     head, dot, _ = key[len(prefix):].partition(".")
                     if head not in (self._modules if dot else local_state):
                         unexpected_keys.append(key)
+
+    @staticmethod
+    def _swap_in_loaded(param, input_param, assign) -> None:
+        """load_state_dict under ``set_swap_module_params_on_conversion(True)``:
+        ``param`` takes the content of ``param.module_load(input_param)``
+        (``Tensor.module_load``; a subclass may override it)."""
+        from ...utils import swap_tensors
+        loaded = param.module_load(input_param, assign=assign)
+        if loaded is input_param or loaded is param:
+            raise RuntimeError("module_load returned one of self or other, please .detach() the "
+                               "result if returning one of the inputs in module_load")
+        if isinstance(param, Parameter):
+            if isinstance(loaded, Parameter):
+                loaded.requires_grad_(param.requires_grad)
+            else:
+                loaded = Parameter(loaded, requires_grad=param.requires_grad)
+        swap_tensors(param, loaded)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy ``state_dict`` into this module's parameters and buffers (or, with

@@ -29,6 +29,17 @@ def _reverse_repeat_tuple(t, n):
     return tuple(x for x in reversed(t) for _ in range(n))
 
 
+def _list_with_default(out_size, defaults):
+    """An adaptive pooling's output size with its None entries taken from the
+    input's trailing sizes ``defaults`` (an int size is returned as is)."""
+    from ...fx.experimental.sym_node import SymInt
+    if isinstance(out_size, (int, SymInt)):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+
+
 def consume_prefix_in_state_dict_if_present(state_dict, prefix: str) -> None:
     """Strip ``prefix`` from the keys of ``state_dict`` (and its ``_metadata``) in place."""
     for key in list(state_dict.keys()):

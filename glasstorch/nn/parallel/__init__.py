@@ -1,3 +1,3 @@
-"""torch.nn.parallel: DataParallel and DistributedDataParallel."""
-from .data_parallel import DataParallel  # noqa: F401
+"""torch.nn.parallel: DataParallel (and data_parallel) and DistributedDataParallel."""
+from .data_parallel import DataParallel, data_parallel  # noqa: F401
 from .distributed import DistributedDataParallel  # noqa: F401

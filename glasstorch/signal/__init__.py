@@ -1,0 +1,4 @@
+"""``torch.signal``: signal-processing helpers; so far the ``windows`` module."""
+from . import windows
+
+__all__ = ["windows"]
