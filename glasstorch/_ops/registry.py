@@ -416,14 +416,17 @@ def _register_structured(name, op, derived, debug, own=()):
 def _register_out_wrapper(op, out_op, debug):
     """The out= overload of an op that is not structured, as PyTorch's codegen
     writes it: run the functional op, resize each ``out`` (with resize_output's
-    warning) and copy into it.  PyTorch's hand-written ones (those not tagged
-    ``generated``) also require each ``out`` to have the result's dtype.  Also
-    the out= overload of a structured op whose out variant PyTorch generates."""
+    warning) and copy into it; each ``out`` must have the result's dtype (the
+    copy PyTorch's codegen writes checks it, as the hand-written ones do), except
+    for generated overloads of ops that take a ``dtype`` (``_to_copy.out``: the
+    copy casts).  Also the out= overload of a structured op whose out variant
+    PyTorch generates."""
     out_names = [a.name for a in out_op._schema.arguments if a.is_out]
-    exact_dtype = Tag.generated not in out_op.tags
+    takes_dtype = any(a.name == "dtype" for a in op._schema.arguments)
+    exact_dtype = Tag.generated not in out_op.tags or not takes_dtype
     # a hand-written factory's out= (rand(..., out=o)) makes values in out's dtype
-    fills_out_dtype = exact_dtype and any(a.name == "dtype" and a.kwarg_only
-                                          for a in op._schema.arguments)
+    fills_out_dtype = Tag.generated not in out_op.tags and any(
+        a.name == "dtype" and a.kwarg_only for a in op._schema.arguments)
 
     def out_wrapper(*args, **kwargs):
         outs = [kwargs.pop(name) for name in out_names]
