@@ -1,8 +1,9 @@
 """torch.linalg and torch.fft on 512x512 float32, glasstorch beside torch in one
 process (issue 16's target: at most 1.3x torch's time).
 
-    python -m benchmarks.bench_linalg_fft            # every case
-    python -m benchmarks.bench_linalg_fft --only fft # cases whose name contains "fft"
+    python -m benchmarks.bench_linalg_fft             # every case, torch's default threads
+    python -m benchmarks.bench_linalg_fft --only fft  # cases whose name contains "fft"
+    python -m benchmarks.bench_linalg_fft --threads 1 # both libraries on one thread
 
 Each case is ``(name, fn)`` with ``fn(lib, data)`` calling one library on
 inputs it builds from ``data`` (a dict of numpy arrays, the same for both).
@@ -12,6 +13,7 @@ over torch's.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -83,7 +85,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="intra-op threads for both (default: torch's own default)")
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    glasstorch.set_num_threads(torch.get_num_threads())
+    print(f"threads: torch {torch.get_num_threads()}, glasstorch {glasstorch.get_num_threads()}; "
+          f"load average at start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     data = _data()
     print(f"{'case':<24}{'glasstorch':>14}{'torch':>14}{'ratio':>9}")
     for group, cases in (("linalg", LINALG_CASES), ("fft", FFT_CASES)):

@@ -56,6 +56,7 @@ from .functional import *  # noqa: E402,F401,F403  (torch.functional: einsum, no
 from .functional import _assert  # noqa: E402,F401  (torch._assert, FX's traceable assert)
 from ._tensor_types import *  # noqa: E402,F401,F403  (torch.FloatTensor ..., Tensor.new)
 from ._toplevel import *  # noqa: E402,F401,F403  (torch.pi, switches, x.H, x.real ...)
+from ._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401  (torch._lowrank)
 from ._core.type_info import finfo, iinfo  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
@@ -153,6 +154,7 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 # PyTorch binds from C++ (glasstorch/amp/autocast_state.py).
 from . import amp, cpu  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401  (torch.distributions)
+from . import masked  # noqa: E402,F401  (torch.masked)
 from .amp import autocast  # noqa: E402,F401
 from .amp.autocast_state import (  # noqa: E402,F401
     is_autocast_enabled, set_autocast_enabled, get_autocast_dtype, set_autocast_dtype,

@@ -43,9 +43,9 @@ _FACTORIES = ["empty", "empty_strided", "empty_like", "zeros", "zeros_like", "on
               "full", "full_like", "arange", "linspace", "logspace", "eye", "scalar_tensor",
               "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
               "normal", "hann_window", "hamming_window", "bartlett_window", "blackman_window",
-              "kaiser_window", "from_file"]
+              "kaiser_window", "from_file", "empty_permuted", "tril_indices", "triu_indices"]
 
-__all__ = ["nonzero", "tensor", "from_numpy", "as_tensor", "is_tensor", "is_storage", "typename", "numel",
+__all__ = ["nonzero", "conj", "tensor", "from_numpy", "as_tensor", "is_tensor", "is_storage", "typename", "numel",
            "is_floating_point", "is_complex", "is_nonzero", "get_default_device",
            "set_default_device"] + _FACTORIES
 
@@ -600,6 +600,23 @@ _contiguous.__name__ = _contiguous.__qualname__ = "contiguous"
 _contiguous._signatures = _dispatch_contiguous._signatures   # the binding checks overrides
 
 
+def _real_is_own_conj(binding):
+    """``conj`` (function and method): a real tensor is its own conjugate and
+    comes back itself with no op dispatched, as PyTorch's inline
+    ``Tensor::conj`` does (no ``aten::conj`` in the profiler, nor in the
+    backward of formulas that conjugate for complex inputs)."""
+    def conj(*args, **kwargs):
+        self = args[0] if args else kwargs.get("input")
+        overridable = _overrides.on and (type(self) is not Tensor or _tls.function_modes)
+        if not overridable and len(args) + len(kwargs) == 1 and isinstance(self, Tensor) \
+                and not self.is_complex():
+            return self
+        return binding(*args, **kwargs)
+    conj.__doc__ = binding.__doc__
+    conj._signatures = binding._signatures   # the binding checks overrides
+    return conj
+
+
 def _cuda(self, device=None, non_blocking=False, memory_format=preserve_format):
     from . import cuda
     cuda._lazy_init()
@@ -716,6 +733,8 @@ def _with_as_tuple(fn):
 
 
 nonzero = _with_as_tuple(_registry.function("nonzero"))
+conj = _real_is_own_conj(_registry.function("conj"))
+Tensor.conj = _real_is_own_conj(Tensor.conj)
 Tensor.nonzero = _with_as_tuple(Tensor.nonzero)
 Tensor._legacy_new = staticmethod(_legacy_new)
 Tensor.to = _to

@@ -268,6 +268,14 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return tuple(out)
 
 
+def _tensor_lu(self, pivot=True, get_infos=False):
+    """``Tensor.lu``: torch.lu without ``out`` (torch/_tensor.py's method)."""
+    return lu(self, pivot=pivot, get_infos=get_infos)
+
+
+Tensor.lu = _tensor_lu
+
+
 # -- spectral (ops in kernels/spectral.py) ----------------------------------------------
 
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,

@@ -9,6 +9,7 @@ floating input and every parameter.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 import glasstorch as gt
@@ -107,3 +108,57 @@ def same_inputs(*specs, seed=0):
                 out.append(lib.from_numpy(rng.standard_normal(spec).astype(np.float32)))
         return tuple(out)
     return make
+
+
+def run_functional(fn, *arrays, grad=True):
+    """``fn(lib, *tensors)`` under both libraries (glasstorch first): per library
+    the outputs, the floating inputs' gradients for one fixed random gradient of
+    the first output, and the outputs' grad_fn names."""
+    results = []
+    for lib in (gt, torch):
+        tensors = [lib.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+        out = fn(lib, *tensors)
+        outs = out if isinstance(out, tuple) else (out,)
+        grads = None
+        if grad and outs[0].requires_grad:
+            seed = np.random.default_rng(1).standard_normal(tuple(outs[0].shape))
+            outs[0].backward(lib.tensor(seed, dtype=outs[0].dtype))
+            grads = [t.grad.numpy() if t.grad is not None else None for t in tensors]
+        results.append(([o.detach().numpy() for o in outs], grads,
+                        [type(o.grad_fn).__name__ if o.grad_fn is not None else None
+                         for o in outs]))
+    return results
+
+
+def check_functional(fn, *arrays, atol=1e-6, grad=True, check_fn=True):
+    """``fn`` gives the same outputs (shape, dtype, values), gradients and, with
+    ``check_fn``, grad_fn names in both libraries."""
+    (g_out, g_grad, g_fn), (t_out, t_grad, t_fn) = run_functional(fn, *arrays, grad=grad)
+    assert g_fn == t_fn or not check_fn
+    for g, t in zip(g_out, t_out):
+        assert g.shape == t.shape and g.dtype == t.dtype
+        np.testing.assert_allclose(g, t, atol=atol, rtol=1e-5, equal_nan=True)
+    assert (g_grad is None) == (t_grad is None)
+    for g, t in zip(g_grad or [], t_grad or []):
+        assert (g is None) == (t is None)
+        if g is not None:
+            np.testing.assert_allclose(g, t, atol=atol, rtol=1e-5, equal_nan=True)
+
+
+def check_same_error(fn):
+    """``fn(torch)`` raises; ``fn(glasstorch)`` raises the same type and message."""
+    with pytest.raises(Exception) as expected:
+        fn(torch)
+    with pytest.raises(type(expected.value)) as got:
+        fn(gt)
+    assert str(got.value) == str(expected.value)
+
+
+def gradcheck_functional(fn, *arrays, gradgrad=False):
+    """float64 gradcheck (and gradgradcheck) of ``fn(glasstorch, ...)`` in its
+    floating inputs."""
+    inputs = tuple(gt.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays)
+    f = lambda *xs: fn(gt, *xs)   # noqa: E731
+    assert gt.autograd.gradcheck(f, inputs)
+    if gradgrad:
+        assert gt.autograd.gradgradcheck(f, inputs)

@@ -197,9 +197,10 @@ def _gradcheck_setup(name, smp):
     return fn, tuple(inputs)
 
 
-# Ops with no float64 kernel, in PyTorch too (oneDNN's); their float32 gradients
-# are compared with PyTorch's above
-NO_FLOAT64 = ("aten::mkldnn_convolution",)
+# Ops with no float64 kernel, in PyTorch too (oneDNN's, the scalar grid sampler
+# fallback's); their float32 gradients are compared with PyTorch's above
+NO_FLOAT64 = ("aten::mkldnn_convolution", "aten::_grid_sampler_2d_cpu_fallback",
+              "aten::_grid_sampler_2d_cpu_fallback_backward")
 
 
 def _has_gradcheck_work(name, smp):

@@ -376,7 +376,9 @@ def test_core_composites_match_torchs():
 CIA_NOT_COMPOSITE_HERE = {"clip", "clip.Tensor", "isclose", "isfinite", "mish_backward",
                           "silu_backward", "square", "std.out", "true_divide.Scalar",
                           "true_divide.Tensor",
-                          "sspaddmm"}   # (a SparseCPU kernel of its own, kernels/sparse.py)
+                          "sspaddmm",   # (a SparseCPU kernel of its own, kernels/sparse.py)
+                          # torch's CIA serves its non-CPU backends; Meta has a kernel here
+                          "native_channel_shuffle"}
 
 
 # -- added decompositions: views and shape ops ---------------------------------------------

@@ -73,6 +73,16 @@ DATA_DEPENDENT = {
     "aten::linalg_lstsq.out": (gt_fake.DynamicOutputShapeException, "aten.linalg_lstsq.out",
                                "gelsd and gelss give residuals only where every matrix has full "
                                "rank", None),
+    **{name: (gt_fake.DynamicOutputShapeException, f"aten._ctc_loss.{overload}",
+              "log_alpha's last dim is twice the longest target, read from target_lengths",
+              None)
+       for name, overload in (("aten::_ctc_loss", "default"), ("aten::ctc_loss.IntList", "default"),
+                              ("aten::_ctc_loss.Tensor", "Tensor"),
+                              ("aten::ctc_loss.Tensor", "Tensor"))},
+    "aten::_ctc_loss.Tensor_out": (
+        RuntimeError, NO_DATA_MESSAGE,
+        "the kernel reads the lengths; PyTorch's fake, finding no meta kernel, runs the CPU "
+        "kernel on zero-filled stand-ins, a fallback glasstorch's fake does not have", None),
     "aten::_pack_padded_sequence": (gt_fake.DynamicOutputShapeException,
                                     "aten._pack_padded_sequence.default",
                                     "the packed length is the sum of the lengths", None),

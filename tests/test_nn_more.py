@@ -4,6 +4,8 @@ unpooling, fractional max pooling (seeded like torch's), F.fold / F.unfold and
 F.embedding_bag, their modules, gradients (float64 gradcheck) and errors."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import torch
@@ -11,50 +13,12 @@ from hypothesis import given, settings, strategies as st
 
 import glasstorch
 
+from .nn_differential import check_functional, gradcheck_functional as _gradcheck
+from .nn_differential import check_same_error as _same_error
+
 F, TF = glasstorch.nn.functional, torch.nn.functional
 LIBS = (glasstorch, torch)
-
-
-def _run(fn, *arrays, grad=True):
-    """fn(lib, *tensors) under both libraries: outputs, and the inputs' gradients
-    for a fixed random seed of the output(s)."""
-    results = []
-    for lib in LIBS:
-        tensors = [lib.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-        out = fn(lib, *tensors)
-        outs = out if isinstance(out, tuple) else (out,)
-        grads = None
-        if grad and outs[0].requires_grad:
-            seed = np.random.default_rng(1).standard_normal(tuple(outs[0].shape))
-            outs[0].backward(lib.tensor(seed, dtype=outs[0].dtype))
-            grads = [t.grad.numpy() if t.grad is not None else None for t in tensors]
-        results.append(([o.detach().numpy() for o in outs], grads))
-    return results
-
-
-def _same(fn, *arrays, atol=1e-5, grad=True):
-    (g_out, g_grad), (t_out, t_grad) = _run(fn, *arrays, grad=grad)
-    for g, t in zip(g_out, t_out):
-        assert g.shape == t.shape and g.dtype == t.dtype
-        np.testing.assert_allclose(g, t, atol=atol, rtol=1e-5, equal_nan=True)
-    assert (g_grad is None) == (t_grad is None)
-    for g, t in zip(g_grad or [], t_grad or []):
-        np.testing.assert_allclose(g, t, atol=atol, rtol=1e-5)
-
-
-def _same_error(fn):
-    with pytest.raises(Exception) as expected:
-        fn(torch)
-    with pytest.raises(type(expected.value)) as got:
-        fn(glasstorch)
-    assert str(got.value) == str(expected.value)
-
-
-def _gradcheck(fn, *arrays):
-    inputs = tuple(glasstorch.tensor(a, requires_grad=True) for a in arrays)
-    assert glasstorch.autograd.gradcheck(lambda *xs: fn(glasstorch, *xs), inputs)
-
-
+_same = functools.partial(check_functional, atol=1e-5, check_fn=False)
 RNG = np.random.default_rng(0)
 
 

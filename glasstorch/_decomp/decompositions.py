@@ -533,6 +533,15 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
             grad_bias.to(weight_dtype) if grad_bias is not None else None)
 
 
+@register_decomposition(aten.batch_norm_backward)
+def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_var,
+                        update, eps, output_mask, reserve):
+    """_batch_norm_with_update / _no_update's backward: native_batch_norm_backward,
+    with the batch's statistics when the forward updated the running ones."""
+    return native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
+                                      save_mean, save_var, update, eps, output_mask)
+
+
 # -- losses ----------------------------------------------------------------------------
 
 def _reduce(loss, reduction):

@@ -85,9 +85,10 @@ def python_type_name(t) -> str:
     return name
 
 
-class UnpackError(Exception):
-    """An int[] element outside int64: PyTorch's parser fails the call at once (a
-    TypeError naming the argument) instead of trying the next signature."""
+class UnpackError(TypeError):
+    """An int[] element outside int64, or a Tensor[] element that is no tensor:
+    PyTorch's parser fails the call at once (a TypeError naming the argument)
+    instead of trying the next signature."""
 
 
 def _to_int(v):
@@ -200,12 +201,18 @@ def _conv_device(v):
     raise _NoMatch
 
 
-def _conv_tensor_list(v, optional_elems):
+def _conv_tensor_list(v, optional_elems, argnum=0):
+    """Tensor[]: a list or tuple of tensors.  An element that is no tensor fails the
+    call at once, as PyTorch's parser checks a tensor list (the argument counted
+    from 0), before it would try the next signature or look at unknown keywords."""
     if isinstance(v, Tensor) or not isinstance(v, (list, tuple)):
         raise _NoMatch
-    for x in v:
+    for i, x in enumerate(v):
         if not (isinstance(x, Tensor) or (optional_elems and x is None)):
-            raise _NoMatch
+            if hasattr(type(x), "__torch_function__"):
+                raise _NoMatch      # (an FX Proxy ...: the override gets the call)
+            raise UnpackError(f"expected Tensor as element {i} in argument {argnum}, "
+                              f"but got {type(x).__name__}")
     return list(v)
 
 
@@ -237,14 +244,15 @@ _CONVERTERS = {"ScalarType": _conv_dtype, "Scalar": _conv_scalar, "float": _conv
                "Storage": _conv_storage, "Stream": _any}
 
 
-def _converter_for(t, numbers_ok):
-    """(expression template, needs helper) for one argument type."""
+def _converter_for(t, numbers_ok, argnum=0):
+    """(expression template, needs helper) for one argument type (``argnum``: its
+    position from 0, which a tensor list's error names)."""
     if t.is_list:
         if t.base in ("int", "SymInt"):
             return lambda v: _conv_int_list(v, t.size)
         if t.base == "Tensor":
             opt_elems = getattr(t, "elem", None) is not None and t.elem.optional
-            return lambda v: _conv_tensor_list(v, opt_elems)
+            return lambda v: _conv_tensor_list(v, opt_elems, argnum)
         if t.base == "bool":
             return lambda v: [_conv_bool(x) for x in v]
         if t.base == "float":
@@ -328,6 +336,7 @@ def _join_formals(formals, text) -> str:
 def _default_text(arg) -> str:
     """A default as torchgen writes it into the parser's signature (and PyTorch's
     messages print it): ``None`` for an empty list, a string in double quotes,
+    a reduction's ``Mean`` as its C++ name,
     an ``int[N]`` of equal entries as one entry, other lists as ``{-2,-1}``."""
     value = arg.default_value
     if isinstance(value, str) and arg.type.base == "str":
@@ -338,6 +347,8 @@ def _default_text(arg) -> str:
         if arg.N is not None and all(v == value[0] for v in value):
             return str(value[0])
         return "{" + ",".join(map(str, value)) + "}"
+    if arg.name == "reduction" and value == 1:
+        return "at::Reduction::Mean"   # the yaml's ``Mean``, as torchgen spells it
     return str(value)
 
 
@@ -491,12 +502,17 @@ def make_parser(sig: PythonSignature):
         header.append(f"{pyname}{default}")
         t = arg.type
         conv = _converter_for(t, numbers_ok and (index != 0 or (
-            not sig.method and sig.name in NUMBERS_AS_INPUT)))
+            not sig.method and sig.name in NUMBERS_AS_INPUT)),
+            argnum=index - (sig.method and any(a.name == "self" for _, a, _ in params[:index])))
         if t.is_list and t.base in ("int", "SymInt"):
             conv = functools.partial(_conv_int_list, fixed_size=t.size, where=(sig.name, pyname))
         env[f"_c_{pyname}"] = conv
         check = f"{pyname} = _c_{pyname}({pyname})"
-        if t.optional or (arg.has_default_value() and arg.default_value is None):
+        if arg.has_default_value() and arg.default_value == [] and not t.optional:
+            # an empty-list default reads "None" in PyTorch's signature, and None means it
+            body.append(f"    if {pyname} is None: {pyname} = _d_{pyname}")
+            body.append(f"    else: {check}")
+        elif t.optional or (arg.has_default_value() and arg.default_value is None):
             # an optional argument left at its schema default (``dtype=long`` is stored
             # as 4) is not converted: the kernel's own default applies
             skip = f" and {pyname} is not _d_{pyname}" if arg.has_default_value() and \
@@ -509,6 +525,9 @@ def make_parser(sig: PythonSignature):
         if not star:
             header.append("*")
         header.append("out=None")
+    # unknown keywords fail the signature after its parameters are checked, as in
+    # PyTorch's FunctionSignature::parse (a bad tensor list is reported first)
+    header.append("**_unexpected_kwargs")
     if sig.method and "self" in header and header[0] != "self":
         # x.where(cond, y) binds where.self(Tensor condition, Tensor self, ...): the
         # method's tensor comes first in Python, arguments keep the schema order
@@ -516,6 +535,7 @@ def make_parser(sig: PythonSignature):
         header.insert(0, "self")
     lines = [f"def parse({', '.join(header)}):"]
     lines += body
+    lines.append("    if _unexpected_kwargs: raise _NoMatch")
     # positional args, dropping trailing ones still at their default object
     pos_names = [p for p, _ in positional]
     lines.append(f"    args = [{', '.join(pos_names)}]")
@@ -640,11 +660,14 @@ def single_signature_message(name, sig, args, kwargs, signatures=None) -> str:
         value = bound[pyname]
         try:
             if value is not None or not arg.type.optional:
-                _converter_for(arg.type, name in NUMBERS_AS_TENSORS and position > 1)(value)
+                _converter_for(arg.type, name in NUMBERS_AS_TENSORS and position > 1,
+                               position - 1)(value)
         except _NoMatch:
             where = f" (position {position})" if position <= len(given) else ""
             return (f"{name}(): argument '{pyname}'{where} must be "
                     f"{python_type_name(arg.type)}, not {type(value).__name__}")
+        except UnpackError as e:        # (a list's bad element, named as the parser does)
+            return str(e)
     return invalid_arguments_message(name, signatures or [sig], args, kwargs)
 
 

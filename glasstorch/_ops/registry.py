@@ -34,8 +34,8 @@ from .. import return_types
 from . import barebones_unsigned, kernels as kernel_modules
 from .fallbacks import register_builtin_fallbacks, vmap_mode_random_kernel
 from .tags import Tag, declared_tags, derived_tags
-from .structured import (TENSOR_ITERATOR_OVERLAP, TensorMeta, allocate_outputs, check_out_cast,
-                         check_overlap, convert_array, empty_tensor, in_loop_order,
+from .structured import (TENSOR_ITERATOR_OVERLAP, TensorMeta, allocate_outputs, check_inplace,
+                         check_out_cast, check_overlap, convert_array, empty_tensor, in_loop_order,
                          unproven_overlap)
 
 YAML_PATH = os.path.join(os.path.dirname(__file__), "native_functions.yaml")
@@ -145,6 +145,8 @@ def make_structured_kernels(name, meta_rule, impl_fn, overlap=TENSOR_ITERATOR_OV
         if overlap is not None:
             check_overlap(self, self, args, kwargs, overlap)
         spec = meta_rule(self, *args, **kwargs)
+        if getattr(meta_rule, "sets_own_output", False):
+            check_inplace(self, spec)
         if spec.shape != self._shape:
             raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
                                f"broadcast shape {list(spec.shape)}")
@@ -547,6 +549,8 @@ DUNDERS = {
     "__rpow__": ("pow", "swapped"), "__rlshift__": ("bitwise_left_shift", "swapped"),
     "__rrshift__": ("bitwise_right_shift", "swapped"),
     "__rtruediv__": ("reciprocal", "reciprocal_mul"),   # other / x is x.reciprocal() * other
+    "__rdiv__": ("reciprocal", "reciprocal_mul"),       # torch's alias of __rtruediv__
+    "__rmatmul__": ("matmul", "swapped"),
     "__ilshift__": ("bitwise_left_shift_", False), "__irshift__": ("bitwise_right_shift_", False),
 }
 

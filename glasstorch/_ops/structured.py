@@ -329,6 +329,26 @@ def check_out_cast(result_dtype, out_dtype):
                            f"output type {out_dtype._short}")
 
 
+def sets_own_output(meta_rule):
+    """Mark the meta rule of a structured op that is no TensorIterator op (in
+    PyTorch's native_functions.yaml: ``structured`` without ``structured_inherits:
+    TensorIteratorBase``).  Its in-place variant then checks the result against
+    ``self`` as the generated ``set_output`` does (``check_inplace``), where a
+    TensorIterator op reports a broadcast mismatch or an impossible cast."""
+    meta_rule.sets_own_output = True
+    return meta_rule
+
+
+def check_inplace(self, spec):
+    """ATen's check_inplace: an in-place result must have self's dtype and sizes."""
+    if spec.dtype is not self.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {dt.type_meta_name(self.dtype)} "
+                           f"and output tensor dtype {dt.type_meta_name(spec.dtype)} should match")
+    if tuple(spec.shape) != tuple(self._shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(self._shape)} and output "
+                           f"tensor size {list(spec.shape)} should match")
+
+
 # -- memory overlap (ATen's MemoryOverlap.cpp) ------------------------------------------
 
 _INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor "

@@ -216,9 +216,13 @@ class DerivativeInfo:
         self.defaults = tuple(None if a.default_value is NO_DEFAULT else a.default_value
                               for a in args)
         self.n_args = len(args)
-        self.saved_arg_plan = [("_raw_saved_" + name, i, self.is_tensor_arg[i],
-                                self.is_list_arg[i], self._save_guard(derivative, name, i))
-                               for name, i in self.saved_args]
+        plan = [("_raw_saved_" + name, i, self.is_tensor_arg[i], self.is_list_arg[i],
+                 self._save_guard(derivative, name, i)) for name, i in self.saved_args]
+        # an argument the op writes besides self (rrelu_with_noise's noise) is saved
+        # after the call, as PyTorch's generated kernels do, so its new version is kept
+        written = [i > 0 and args[i].is_write for i in range(len(args))]
+        self.saved_arg_plan = [p for p in plan if not written[p[1]]]
+        self.saved_after_plan = [p for p in plan if written[p[1]]]
         self.saved_metadata_plan = [("_raw_saved_" + name, i, fn, self.is_list_arg[i])
                                     for name, i, fn in self.saved_metadata]
         self.static_slots = None if any(self.is_list_arg[i] for i in self.diff_indices) \
@@ -366,6 +370,8 @@ def _record(info, kind, op, ks, args, kwargs):
         anomaly_mode.record_forward(node)
     _save_inputs(node, info, values, edges, kind)
     result = _call_below(op, ks, args, kwargs)
+    if info.saved_after_plan:
+        _save_inputs(node, info, values, edges, kind, info.saved_after_plan)
 
     outputs = result if info.returns_tuple or info.returns_list else (result,)
     # (a backward op such as convolution_backward returns None for outputs its
@@ -424,11 +430,12 @@ def _record_simple(info, kind, op, ks, args, kwargs):
     return result
 
 
-def _save_inputs(node, info, values, edges, kind) -> None:
+def _save_inputs(node, info, values, edges, kind, plan=None) -> None:
     """Keep what the formulas name: tensors as SavedVariables (an in-place op's
     old ``self`` as a copy), Python numbers for Tensor arguments wrapped,
-    metadata instead of tensors where that is all a formula needs."""
-    for attr, i, tensor_arg, list_arg, guard in info.saved_arg_plan:
+    metadata instead of tensors where that is all a formula needs.  ``plan``:
+    only those arguments (the written ones, after the call)."""
+    for attr, i, tensor_arg, list_arg, guard in (info.saved_arg_plan if plan is None else plan):
         value = values[i]
         if guard is not None and edges[guard] is None:
             value = SavedVariable(None)     # only an input not requiring grad needs it
@@ -441,6 +448,8 @@ def _save_inputs(node, info, values, edges, kind) -> None:
             elif value is not None:   # formulas always see tensors
                 value = SavedVariable(_wrapped_number(value), wrapped_number=True)
         setattr(node, attr, value)
+    if plan is not None:
+        return
     for attr, i, fn, list_arg in info.saved_metadata_plan:
         value = values[i]
         if list_arg:
@@ -599,9 +608,11 @@ def _dual(info, kind, op, plain, ks, args, kwargs):
         env = _forward_env(info, values, tangents, original, result, outputs)
         for position, code in forward:
             if code == "auto_element_wise":
-                env["grad"] = env[info.formulas[0].slots[0] + "_t"]
+                # PyTorch's rule: the backward formula at grad = conj(tangent),
+                # conjugated (the identity for real tensors)
+                env["grad"] = env[info.formulas[0].slots[0] + "_t"].conj()
                 env["grad_input_mask"] = [True]
-                value = eval(info.formulas[0].code, FORMULA_GLOBALS, env)
+                value = eval(info.formulas[0].code, FORMULA_GLOBALS, env).conj()
             elif code == "auto_linear":
                 value = _auto_linear(info, op if kind == INPLACE_VIEW else info.functional_op,
                                      args, kwargs, env)
@@ -796,7 +807,7 @@ def _make_kernel(info, kind, op):
     simple = (kind == FUNCTIONAL and info.static_slots is not None and not info.checked_indices
               and not info.returns_tuple and not info.returns_list
               and info.output_differentiability is None
-              and info.saved_results in ([], ["result"]))
+              and info.saved_results in ([], ["result"]) and not info.saved_after_plan)
     namespace = {"_UNBOXED": op._entry.unboxed_below,
                  "_ENTRY": op._entry, "_traces": _dispatch_traces, "_observers": _dispatch_observers,
                  "_tls": _tls, "_rg": requires_grad,

@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import sys
 
+import enum
 import math
 import warnings
 from .._dispatcher import torch_function as _torch_function
 
 from .._core import dtype as _dt
+from .._core.layout import contiguous_format as _contiguous_format
+from .._ops.kernels._common import _sizes
 from .._ops.registry import FUNCTIONS as _F
 from .._dispatcher.dispatcher import ops as _ops
 from .._tensor import Tensor
@@ -216,14 +219,7 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
                                                ceil_mode)
 
 
-def _avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-                count_include_pad=True, divisor_override=None):
-    return _F["nn"]["avg_pool2d"](input, kernel_size, [] if stride is None else stride, padding,
-                                  ceil_mode, count_include_pad, divisor_override)
-
-
-avg_pool2d = _avg_pool2d
-avg_pool2d.__name__ = avg_pool2d.__qualname__ = "avg_pool2d"
+avg_pool2d = _F["nn"]["avg_pool2d"]     # (the binding itself, out= included, as in torch)
 
 
 def _list_with_default(out_size, defaults):
@@ -1403,6 +1399,400 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm=None,
                                   "GitHub.")
     return _T["embedding_bag"](weight, input, offsets, scale_grad_by_freq, modes[mode], sparse,
                                per_sample_weights, include_last_offset, padding_idx)[0]
+
+
+# -- the rest of torch.nn.functional (issue 16) ---------------------------------------------
+# typing names and helpers torch's functional module re-exports
+
+from collections.abc import Callable  # noqa: E402
+from typing import Optional, TYPE_CHECKING  # noqa: E402,F401
+
+from ..overrides import (handle_torch_function, has_torch_function,  # noqa: E402,F401
+                         has_torch_function_unary, has_torch_function_variadic)
+
+DType = int     # TorchScript's spelling of a dtype argument
+
+
+class _BroadcastingList:
+    """torch._jit_internal's BroadcastingList1/2/3: annotations of an int (or float)
+    that may also be a list; subscripting gives nothing at runtime."""
+
+    def __getitem__(self, types):
+        return None
+
+
+BroadcastingList1 = BroadcastingList2 = BroadcastingList3 = _BroadcastingList()
+
+
+def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name, func_name):
+    """torch._jit_internal.boolean_dispatch: one function that calls ``if_true``
+    or ``if_false`` by the boolean argument ``arg_name`` (keyword, else position
+    ``arg_index``, else ``default``); it carries the one docstring the two have."""
+    def fn(*args, **kwargs):
+        flag = default
+        if arg_name in kwargs:
+            flag = kwargs[arg_name]
+        elif arg_index < len(args):
+            flag = args[arg_index]
+        return if_true(*args, **kwargs) if flag else if_false(*args, **kwargs)
+
+    if if_true.__doc__ is None and if_false.__doc__ is not None:
+        doc = if_true.__doc__ = if_false.__doc__
+    elif if_false.__doc__ is None and if_true.__doc__ is not None:
+        doc = if_false.__doc__ = if_true.__doc__
+    elif if_false.__doc__ is None and if_true.__doc__ is None:
+        doc = None
+    else:
+        raise RuntimeError("only one function can have a docstring")
+    fn.__doc__ = doc
+    if module_name is not None:
+        fn.__module__ = module_name
+    if func_name is not None:
+        fn.__name__ = func_name
+    return fn
+
+
+def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+    """An int or a pair, else AssertionError(message formatted with arg_name)."""
+    if not (isinstance(arg, int) or len(arg) == 2):
+        raise AssertionError(message.format(arg_name))
+
+
+# the docstring fragments torch's functional docs share (same keys, our wording)
+reproducibility_notes = {
+    "forward_reproducibility_note": "On a CUDA device this operation may not be deterministic; "
+                                    "see :doc:`/notes/randomness`.",
+    "backward_reproducibility_note": "On a CUDA device the gradients of this operation may not "
+                                     "be deterministic; see :doc:`/notes/randomness`.",
+    "cudnn_reproducibility_note": "With CuDNN on a CUDA device this operation may pick a "
+                                  "nondeterministic algorithm for speed; set "
+                                  "``torch.backends.cudnn.deterministic = True`` to avoid it. "
+                                  "See :doc:`/notes/randomness`.",
+}
+sparse_support_notes = {
+    "sparse_beta_warning": "\n.. warning::\n    Sparse support is in beta: some layouts, dtypes "
+                           "or devices, and some gradients, may be missing.",
+}
+tf32_notes = {"tf32_note": "This operator may use :ref:`TensorFloat32<tf32_on_ampere>`."}
+
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to "
+                  "align_corners=False since 1.3.0. Please specify align_corners=True if the "
+                  "old behavior is desired. See the documentation of grid_sample for details.")
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners=None) -> Tensor:
+    """Sample ``input`` at the normalized locations of ``grid`` (aten::grid_sampler)."""
+    if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in GRID_SAMPLE_PADDING_MODES:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    return _T["grid_sampler"](input, grid, GRID_SAMPLE_INTERPOLATION_MODES[mode],
+                              GRID_SAMPLE_PADDING_MODES[padding_mode], align_corners)
+
+
+def affine_grid(theta: Tensor, size, align_corners=None) -> Tensor:
+    """The sampling grid of a batch of affine maps (aten::affine_grid_generator)."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+        spatial = size[-2:]
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {theta.shape}.")
+        spatial = size[-3:]
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                      "grids when align_corners=True. This is not an intended use case of "
+                      "affine_grid. See the documentation of affine_grid for details.",
+                      stacklevel=2)
+    elif min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    return _T["affine_grid_generator"](theta, size, align_corners)
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """Connectionist temporal classification loss (aten::ctc_loss)."""
+    return _T["ctc_loss"](log_probs, targets, input_lengths, target_lengths, blank,
+                          _reduction_enum(reduction), zero_infinity)
+
+
+pdist = _T["pdist"]
+conv_tbc = _T["conv_tbc"]
+channel_shuffle = _T["channel_shuffle"]
+native_channel_shuffle = _T["native_channel_shuffle"]
+rrelu_ = _T["rrelu_"]
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Leaky ReLU with random slopes in [lower, upper] in training, their mean in eval."""
+    return (_T["rrelu_"] if inplace else _T["rrelu"])(input, lower, upper, training)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau); ``hard`` returns the one-hot argmax with
+    the soft sample's gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    noise = _T["empty_like"](logits, memory_format=_contiguous_format).exponential_()
+    y_soft = ((logits - noise.log()) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _T["zeros_like"](logits, memory_format=_contiguous_format).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """input / (k + alpha * mean of squares over ``size`` neighbouring channels)^beta."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = _nn["avg_pool2d"](div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = _nn["avg_pool3d"](div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    return input / div.mul(alpha).add(k).pow(beta)
+
+
+def _legacy_enum(size_average, reduce, reduction):
+    """torch.nn._reduction: the legacy flags (with their warning) or the string."""
+    if size_average is not None or reduce is not None:
+        return _reduction_enum(_legacy_reduction(size_average, reduce, emit_warning=True))
+    return _reduction_enum(reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight=None, size_average=None, reduce=None,
+                      reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss (aten::multi_margin_loss)."""
+    reduction_enum = _legacy_enum(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    return _nn["multi_margin_loss"](input, target, p, margin, weight, reduction_enum)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    """Multi-label hinge loss (aten::multilabel_margin_loss)."""
+    return _nn["multilabel_margin_loss"](input, target,
+                                         _legacy_enum(size_average, reduce, reduction))
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """Two-class logistic loss log(1 + exp(-y x)) (aten::soft_margin_loss)."""
+    return _nn["soft_margin_loss"](input, target, _legacy_enum(size_average, reduce, reduction))
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)) for any distance function d (default
+    pairwise_distance); ``swap`` uses d(p, n) when it is smaller."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions, but got: anchor {a_dim}D, positive "
+                           f"{p_dim}D, and negative {n_dim}D inputs")
+    if distance_function is None:
+        distance_function = _T["pairwise_distance"]
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = _T["minimum"](dist_neg, distance_function(positive, negative))
+    loss = _T["clamp_min"](margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias=None, weight=None, reduction: str = "mean",
+                         ignore_index=None, label_smoothing: float = 0.0,
+                         options=None) -> Tensor:
+    """cross_entropy(linear(input, linear_weight, linear_bias), target); a
+    ``linear_weight`` of shape (C, d1, ..., dK, in) gives a K-dimensional loss.
+    ``options`` (LinearCrossEntropyOptions) is validated; the result is the
+    reference computation's either way."""
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {input.shape[-1]} and {linear_weight.shape[-1]}, "
+                           "respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if options is not None and (out_features or reduction not in {"mean", "sum", "none"}
+                                or label_smoothing != 0.0 or target.dtype != _dt.int64):
+        warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
+                      "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, "
+                      f"out_features == (). Got reduction={reduction!r}, label_smoothing="
+                      f"{label_smoothing}, target.dtype={target.dtype}, out_features="
+                      f"{out_features}, tracing=False, linear_bias.shape="
+                      f"{tuple(linear_bias.shape) if linear_bias is not None else None}.",
+                      stacklevel=2)
+    if out_features:
+        flat = math.prod(out_features, start=classes)
+        linear_weight = linear_weight.reshape((flat, in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(flat)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=ignore_index, label_smoothing=label_smoothing)
+
+
+# -- CUDA's scaled and grouped matrix products ----------------------------------------------
+
+class _ScalingType(enum.IntEnum):
+    """How scale tensors apply to a scaled_mm operand."""
+    TensorWise = 0
+    RowWise = 1
+    BlockWise1x16 = 2
+    BlockWise1x32 = 3
+    BlockWise1x128 = 4
+    BlockWise128x128 = 5
+
+
+class _SwizzleType(enum.IntEnum):
+    """The memory layout of block scales."""
+    NO_SWIZZLE = 0
+    SWIZZLE_32_4_4 = 1
+
+
+ScalingType, SwizzleType = _ScalingType, _SwizzleType
+for _cls in (_ScalingType, _SwizzleType):
+    _cls.__module__ = "glasstorch.nn.functional"
+
+
+def scaled_mm(mat_a: Tensor, mat_b: Tensor, scale_a, scale_recipe_a, scale_b, scale_recipe_b,
+              swizzle_a=None, swizzle_b=None, bias=None, output_dtype=_dt.bfloat16,
+              contraction_dim=(), use_fast_accum: bool = False) -> Tensor:
+    """mat_a @ mat_b of float8 operands with their scales: glasstorch has no float8
+    dtypes, so every call is refused as torch refuses non-float8 operands."""
+    sa = scale_a[0] if isinstance(scale_a, (list, tuple)) else scale_a
+    sb = scale_b[0] if isinstance(scale_b, (list, tuple)) else scale_b
+    m, n = mat_a.shape[0], mat_b.shape[-1]
+    raise ValueError(
+        "Invalid scaling configuration.\n- For TensorWise scaling, a and b should be float8, "
+        "scales should be float and singletons.\n- For RowWise scaling, a and b should be "
+        f"float8, scales should be float, scale_a should be ({m}, 1) and scale_b should be (1, "
+        f"{n}), and both should be contiguous.\nGot mat_a.dtype()={mat_a.dtype._short}, "
+        f"scale_a.dtype()={sa.dtype._short}, scale_a.size()={_sizes(sa.shape)}, "
+        f"scale_a.stride()={_sizes(sa.stride())}, mat_b.dtype()={mat_b.dtype._short}, "
+        f"scale_b.dtype()={sb.dtype._short}, scale_b.size()={_sizes(sb.shape)} and "
+        f"scale_b.stride()={_sizes(sb.stride())}")
+
+
+def scaled_grouped_mm(mat_a: Tensor, mat_b: Tensor, scale_a, scale_recipe_a, scale_b,
+                      scale_recipe_b, swizzle_a=None, swizzle_b=None, bias=None, offs=None,
+                      output_dtype=_dt.bfloat16, contraction_dim=(),
+                      use_fast_accum: bool = False) -> Tensor:
+    """Grouped float8 products: a CUDA kernel only, as in torch."""
+    raise NotImplementedError(
+        "Could not run 'aten::_scaled_grouped_mm_v2' with arguments from the 'CPU' backend. "
+        "This could be because the operator doesn't exist for this backend, or was omitted "
+        "during the selective/custom build process (if using custom build). If you are a "
+        "Facebook employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes "
+        "for possible resolutions. 'aten::_scaled_grouped_mm_v2' is only available for these "
+        "backends: [Meta].")
+
+
+def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs=None, bias=None, out_dtype=None) -> Tensor:
+    """Products of groups: 3-d x 3-d is a batched product; with ``offs`` (int32 end
+    offsets) a 2-d operand is split into groups along its rows (2-d x 3-d), its
+    columns (3-d x 2-d), or both 2-d operands along the shared dim."""
+    if mat_a.dtype not in (_dt.float32, _dt.bfloat16, _dt.float16):
+        raise RuntimeError(f"Expected mat_a to be Float32, BFloat16 or Float16 matrix, got "
+                           f"{mat_a.dtype._short}")
+    for mat in (mat_a, mat_b):      # one of the last two dims dense, the other 16-byte aligned
+        align = 16 // mat.element_size()
+        (rows, cols), (row_stride, col_stride) = mat.shape[-2:], mat.stride()[-2:]
+        if row_stride == 1 and col_stride >= max(1, rows):
+            aligned = col_stride % align == 0
+        elif col_stride == 1 and row_stride >= max(1, cols):
+            aligned = row_stride % align == 0
+        else:
+            raise RuntimeError(f"Invalid strides/sizes, got {_sizes(mat.stride())} for strides "
+                               f"and {_sizes(mat.shape)} for sizes")
+        if not aligned:
+            raise RuntimeError("strides should be multiple of 16 bytes")
+    a_3d, b_3d = mat_a.dim() == 3, mat_b.dim() == 3
+    if (offs is not None) == (a_3d and b_3d):
+        raise RuntimeError("Have to provide offsets if there is a 2d matrix, or no offset if "
+                           "both matrices are 3d")
+    if offs is not None and offs.dtype != _dt.int32:
+        raise RuntimeError("Offsets have to be int32")
+    if offs is None:
+        out = _T["bmm"](mat_a, mat_b)
+    else:
+        ends = [int(e) for e in offs.tolist()]
+        starts = [0] + ends[:-1]
+        if not a_3d and b_3d:        # rows of mat_a in groups, one matrix of mat_b each
+            out = _T["cat"]([mat_a[s:e] @ mat_b[g] for g, (s, e) in
+                             enumerate(zip(starts, ends))])
+        elif a_3d and not b_3d:      # columns of mat_b in groups
+            out = _T["cat"]([mat_a[g] @ mat_b[:, s:e] for g, (s, e) in
+                             enumerate(zip(starts, ends))], 1)
+        else:                        # the shared dim in groups: one product per group
+            out = _T["stack"]([mat_a[:, s:e] @ mat_b[s:e] for s, e in zip(starts, ends)])
+    if bias is not None:
+        out = out + bias
+    return out if out_dtype is None else out.to(out_dtype)
+
 
 
 # Every public function here takes part in ``__torch_function__``, as torch's

@@ -56,6 +56,72 @@ def native_batch_norm_backward_eval(make, lib):
             False, 1e-5, [True, False, True]), {}
 
 
+@sample("aten::_native_batch_norm_legit", atol=1e-4, rtol=1e-4)
+def native_batch_norm_legit_train(make, lib):
+    return (make(4, 3, 5), make(3), make(3), make(3), _positive(make, 3), True, 0.3, 1e-5), {}
+
+
+@sample("aten::_native_batch_norm_legit", atol=1e-4, rtol=1e-4)
+def native_batch_norm_legit_eval(make, lib):
+    return (make(5, 3), None, make(3), make(3), _positive(make, 3), False, 0.1, 1e-5), {}
+
+
+@sample("aten::_native_batch_norm_legit.no_stats", atol=1e-4, rtol=1e-4)
+def native_batch_norm_legit_no_stats(make, lib):
+    return (make(3, 2, 3, 4), make(2), None, True, 0.1, 1e-3), {}
+
+
+@sample("aten::_native_batch_norm_legit.out", atol=1e-4, rtol=1e-4)
+def native_batch_norm_legit_out(make, lib):
+    return (make(4, 3, 5), make(3), make(3), make(3), _positive(make, 3), True, 0.3, 1e-5), {
+        "out": make(4, 3, 5), "save_mean": make(3), "save_invstd": make(3)}
+
+
+@sample("aten::_native_batch_norm_legit.no_stats_out", atol=1e-4, rtol=1e-4)
+def native_batch_norm_legit_no_stats_out(make, lib):
+    return (make(4, 3), None, make(3), True, 0.1, 1e-5), {
+        "out": make(4, 3), "save_mean": make(3), "save_invstd": make(3)}
+
+
+@sample("aten::_native_batch_norm_legit_no_training", atol=1e-4, rtol=1e-4)
+def native_batch_norm_legit_no_training(make, lib):
+    return (make(4, 3, 2), make(3), make(3), make(3), _positive(make, 3), 0.1, 1e-5), {}
+
+
+@sample("aten::_batch_norm_with_update", atol=1e-4, rtol=1e-4)
+def batch_norm_with_update(make, lib):
+    return (make(4, 3, 2, 2), make(3), make(3), make(3), _positive(make, 3), 0.1, 1e-5), {}
+
+
+@sample("aten::_batch_norm_with_update.out", atol=1e-4, rtol=1e-4)
+def batch_norm_with_update_out(make, lib):
+    return (make(4, 3), None, None, make(3), _positive(make, 3), 0.1, 1e-5), {
+        "out": make(4, 3), "save_mean": make(3), "save_invstd": make(3),
+        "reserve": make(2, dtype="uint8", low=0)}
+
+
+@sample("aten::_batch_norm_no_update", atol=1e-4, rtol=1e-4)
+def batch_norm_no_update(make, lib):
+    return (make(4, 3, 5), make(3), None, make(3), _positive(make, 3), 0.1, 1e-5), {}
+
+
+@sample("aten::batch_norm_backward", atol=1e-4, rtol=1e-4)
+def batch_norm_backward_update(make, lib):
+    x = make(4, 3, 5)
+    mean = x.mean((0, 2))
+    invstd = (x.var((0, 2), unbiased=False) + 1e-5).rsqrt()
+    reserve = lib.empty(0, dtype=lib.uint8)
+    return (make(4, 3, 5), x, make(3), make(3), _positive(make, 3), mean, invstd, True, 1e-5,
+            [True, True, True], reserve), {}
+
+
+@sample("aten::batch_norm_backward", atol=1e-4, rtol=1e-4)
+def batch_norm_backward_no_update(make, lib):
+    reserve = lib.empty(0, dtype=lib.uint8)
+    return (make(5, 3, 2), make(5, 3, 2), make(3), make(3), _positive(make, 3), None, None,
+            False, 1e-5, [True, False, True], reserve), {}
+
+
 @sample("aten::batch_norm", atol=1e-4, rtol=1e-4)
 def batch_norm_train(make, lib):
     return (make(4, 3, 2, 2), make(3), make(3), None, None, True, 0.1, 1e-5, False), {}

@@ -126,6 +126,66 @@ for _name in ("argmax", "argmin"):
                                                     {"out": make(4, dtype="int64")}))
 
 
+def _index(make, lib, values, dtype="int64"):
+    t = lib.tensor(values, dtype=getattr(lib, dtype))
+    return t if make.device == "cpu" else t.to(make.device)
+
+
+@sample("aten::segment_reduce")
+def segment_reduce_lengths(make, lib):
+    return (make(6, 2), "max"), {"lengths": _index(make, lib, [2, 1, 2, 1])}
+
+
+@sample("aten::segment_reduce")
+def segment_reduce_empty_segment(make, lib):
+    return (make(6, 2), "sum"), {"lengths": _index(make, lib, [2, 0, 3, 1])}
+
+
+@sample("aten::segment_reduce")
+def segment_reduce_offsets_axis1(make, lib):
+    return (make(2, 5, 3), "mean"), {"offsets": _index(make, lib, [[0, 2, 2, 5], [0, 1, 4, 5]],
+                                                          "int32"), "axis": 1, "initial": 1.5}
+
+
+@sample("aten::segment_reduce")
+def segment_reduce_prod_bf16(make, lib):
+    return (make(7, dtype="bfloat16"), "prod"), {"lengths": _index(make, lib, [3, 4])}
+
+
+@sample("aten::_segment_reduce_backward")
+def segment_reduce_backward_sum(make, lib):
+    return (make(4, 2), make(4, 2), make(6, 2), "sum"), {
+        "lengths": _index(make, lib, [2, 0, 3, 1])}
+
+
+@sample("aten::_segment_reduce_backward")
+def segment_reduce_backward_min(make, lib):
+    data = make(5)
+    lengths = _index(make, lib, [2, 3])
+    output = lib.segment_reduce(data, "min", lengths=lengths)
+    return (make(2), output, data, "min"), {"lengths": lengths}
+
+
+@sample("aten::hash_tensor")
+def hash_tensor_all(make, lib):
+    return (make(3, 4, noncontiguous=True),), {}
+
+
+@sample("aten::hash_tensor")
+def hash_tensor_dims(make, lib):
+    return (make(2, 3, 4, dtype="int16"), [0, -1]), {"keepdim": True}
+
+
+@sample("aten::hash_tensor")
+def hash_tensor_bf16(make, lib):
+    return (make(5, 2, dtype="bfloat16"), 1), {}
+
+
+@sample("aten::hash_tensor.out")
+def hash_tensor_out(make, lib):
+    return (make(3, 4, dtype="bool"), 0), {"out": make(4, dtype="uint64", low=0)}
+
+
 @sample("aten::aminmax")
 def aminmax_all(make, lib):
     return (make(3, 4),), {}

@@ -132,6 +132,12 @@ _unary("special_entr", 0.05, 3)
 _unary("special_modified_bessel_i0", -10, 10, half=False)
 _unary("special_modified_bessel_i1", -10, 10, half=False)
 _unary("special_spherical_bessel_j0", -10, 10, half=False)
+for _op, _low in (("special_bessel_j0", -20), ("special_bessel_j1", -20),
+                  ("special_bessel_y0", 0.1), ("special_bessel_y1", 0.1),
+                  ("special_modified_bessel_k0", 0.1),
+                  ("special_modified_bessel_k1", 0.1), ("special_scaled_modified_bessel_k0", 0.1),
+                  ("special_scaled_modified_bessel_k1", 0.1), ("special_airy_ai", -10)):
+    _unary(_op, _low, 20, half=False)
 _unary("special_ndtri", 0.01, 0.99, half=False)
 _unary("special_log_ndtr", -10, 5, half=False)
 _unary("special_erfcx", -5, 10, half=False)

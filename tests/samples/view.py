@@ -415,6 +415,26 @@ def cat_out(make, lib):
     return ([make(2, 3), make(1, 3)],), {"out": make(3, 3)}
 
 
+@sample("aten::_chunk_cat")
+def chunk_cat_padded(make, lib):
+    return ([make(2, 5), make(2, 3, noncontiguous=True)], 1, 2), {}
+
+
+@sample("aten::_chunk_cat")
+def chunk_cat_ranks(make, lib):
+    return ([make(3, 4, 2), make(3, 1), make(3, 7, dtype="float32")], 0, 3), {}
+
+
+@sample("aten::_chunk_cat")
+def chunk_cat_bool(make, lib):
+    return ([make(2, 3, dtype="bool"), make(2, 2, dtype="bool")], -1, 3), {}
+
+
+@sample("aten::_chunk_cat.out")
+def chunk_cat_out(make, lib):
+    return ([make(2, 5), make(2, 3)], 1, 2), {"out": make(2, 2, 5, dtype="float64")}
+
+
 @sample("aten::stack")
 def stack(make, lib):
     return ([make(2, 3), make(2, 3, noncontiguous=True)], 1), {}

@@ -49,6 +49,23 @@ def _write(out, values):
     np.copyto(out._np(), values, casting="unsafe")
 
 
+def _scalar_t(dtype) -> np.dtype:
+    """The numpy type that rounds as ATen's ``scalar_t`` arithmetic on ``dtype``:
+    c10::Half and c10::BFloat16 compute each operator in float and round its
+    result back (as numpy's float16 and ml_dtypes' bfloat16 do), so a chain of
+    scalar_t operations rounds after every step; the other dtypes are their own."""
+    return dtype.numpy
+
+
+def _rounded(a, dtype):
+    """``a`` (in ``dtype``'s opmath) stored as ``dtype`` and read back: a
+    float16/bfloat16 temporary of ATen's between two float32 steps (a no-op for
+    the dtypes that compute in themselves)."""
+    if dtype.opmath == dtype.numpy:
+        return a
+    return np.asarray(a).astype(dtype.numpy).astype(dtype.opmath)
+
+
 def _check_same_dtype(expected, found):
     if expected.dtype is not found.dtype:
         raise RuntimeError(f"expected scalar type {expected.dtype._short} but found "

@@ -7,7 +7,12 @@ kernels call the routines PyTorch calls, with PyTorch's arguments, on
 column-major copies of each matrix, and read back LAPACK's ``info`` codes.
 
     call("getrf", dtype, m, n, a, lda, ipiv)      -> info (0, or LAPACK's code)
+    getrf(a, ipiv), getrs(trans, lu, ipiv, b)    LU and its solves: lu.c's recursion
+    getri(lu, ipiv, b)                           over gemm for large real matrices
+    transpose_into(a, out)                       a row-major matrix copied column-major
     int_array(shape)                             an array of LAPACK's integers
+    split_columns(run, columns, work)            independent right-hand sides on
+                                                 the intra-op threads
 
 Arguments are passed as given: numpy arrays become pointers, bytes of length
 one a ``char``, Python ints LAPACK integers and Python floats the routine's
@@ -16,13 +21,15 @@ BLAS), ``call`` raises PyTorch's error of a build without LAPACK.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import ctypes
+import os
 
 import numpy as np
 
 from . import native
 
-__all__ = ["call", "trsm", "int_array", "scalar_int", "INT"]
+__all__ = ["call", "trsm", "getrf", "getrs", "getri", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -127,3 +134,131 @@ def trsm(dtype, side, uplo, trans, diag, m, n, a, lda, b, ldb) -> None:
        ctypes.c_int(_CBLAS["diag"][diag]), int_type(m), int_type(n), alpha_arg,
        ctypes.c_void_p(a.ctypes.data), int_type(lda), ctypes.c_void_p(b.ctypes.data),
        int_type(ldb))
+
+
+# -- lu.c: getrf and getrs recursive over gemm (real dtypes, ILP64 BLAS) --------------
+
+_LU_SOURCE = os.path.join(os.path.dirname(__file__), "lu.c")
+MIN_RECURSIVE_ORDER = 64    # smaller matrices: LAPACK's own getrf/getrs (no gain to make)
+def _declare_lu(lib):
+    """lu.c's routines per real dtype, with numpy's ``cblas_?gemm`` address."""
+    blas, pattern, _ = _FOUND
+    p, i64, c_int = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+    blas_fns = {}
+    for letter, suffix, real in (("s", "f32", np.float32), ("d", "f64", np.float64)):
+        cblas = pattern.replace("LAPACKE_", "cblas_")
+        gemm = ctypes.cast(getattr(blas, cblas.format(letter + "gemm")), p)
+        getrf, getrs = getattr(lib, f"gt_getrf_{suffix}"), getattr(lib, f"gt_getrs_{suffix}")
+        getri = getattr(lib, f"gt_getri_{suffix}")
+        getrf.argtypes = [p, p, i64, i64, i64, p, c_int]
+        getrf.restype = i64
+        getrs.argtypes = [p, p, i64, i64, p, p, i64, i64, c_int]
+        getri.argtypes = [p, p, i64, i64, p, p, i64, c_int]
+        transpose = getattr(lib, f"gt_transpose_{suffix}")
+        transpose.argtypes = [p, i64, i64, i64, p, i64]
+        blas_fns[np.dtype(real)] = (gemm, getrf, getrs, getri, transpose)
+    return blas_fns
+
+
+_load_lu = native.companion(_LU_SOURCE, _declare_lu)
+
+
+def _lu_library():
+    """lu.c compiled like native.c: per real dtype (gemm, getrf, getrs, getri,
+    transpose); None without a compiler, native loops or an ILP64 OpenBLAS
+    (the integers lu.c passes)."""
+    return _load_lu() if _FOUND is not None and INT == np.int64 else None
+
+
+def _recursive(a, order):
+    """lu.c's routines for ``a``'s dtype when it takes a matrix of this order."""
+    if order < MIN_RECURSIVE_ORDER or a.dtype.kind != "f" or a.itemsize not in (4, 8):
+        return None
+    lib = _lu_library()
+    return None if lib is None else lib[a.dtype]
+
+
+def getrf(a, ipiv) -> int:
+    """LU with partial pivoting of the column-major matrix ``a`` in place (pivots
+    into ``ipiv``, LAPACK integers): LAPACK's ``info``.  lu.c's recursion over
+    gemm (on the intra-op threads) for a large real matrix, LAPACK's getrf else."""
+    m, n = a.shape
+    fns = _recursive(a, min(m, n))
+    if fns is None:
+        return call("getrf", a.dtype, m, n, a, max(1, m), ipiv)
+    gemm, lu = fns[:2]
+    return int(lu(gemm, a.ctypes.data, m, n, max(1, a.strides[1] // a.itemsize),
+                  ipiv.ctypes.data, native.get_num_threads()))
+
+
+def getrs(trans, lu, ipiv, b) -> None:
+    """Solve op(A) X = ``b`` in place (column-major) with getrf's factors of A:
+    lu.c's recursive solves over gemm for an untransposed large real system,
+    its right-hand sides split among the intra-op threads; LAPACK's getrs
+    else (the columns split the same way)."""
+    n, k = b.shape
+    ld = max(1, n)
+    fns = _recursive(b, n) if trans == "N" else None
+    if fns is not None:
+        gemm, solve = fns[0], fns[2]
+        solve(gemm, lu.ctypes.data, n, max(1, lu.strides[1] // lu.itemsize),
+              ipiv.ctypes.data, b.ctypes.data, k, max(1, b.strides[1] // b.itemsize),
+              native.get_num_threads())
+        return
+
+    def columns(lo, hi):
+        call("getrs", b.dtype, trans.encode(), n, hi - lo, lu, ld, ipiv, b[:, lo:hi], ld)
+    split_columns(columns, k, n * n * k)
+
+
+def transpose_into(a, out) -> bool:
+    """Copy the C-contiguous matrix ``a`` into the column-major matrix ``out`` by
+    lu.c's cache tiles (numpy's transposing copy of 512x512 float32 takes 2.6
+    times as long); False, nothing copied, for a small matrix (numpy's copy
+    then) or where lu.c or the dtype does not serve."""
+    m, n = a.shape
+    fns = _lu_library() if m * n >= MIN_RECURSIVE_ORDER ** 2 else None
+    fn = None if fns is None or a.dtype not in fns else fns[a.dtype][4]
+    if fn is None or out.dtype != a.dtype or not a.flags.c_contiguous or not out.flags.f_contiguous:
+        return False
+    fn(a.ctypes.data, m, n, n, out.ctypes.data, m)
+    return True
+
+
+def getri(lu, ipiv, b) -> None:
+    """A^-1 into the column-major ``b`` (its contents unused) from getrf's factors
+    of A: lu.c's inverse (the solve against I skipping the zeros of L^-1) for a
+    large real matrix; else ATen's route, LAPACK's getrs against the identity."""
+    n = lu.shape[0]
+    fns = _recursive(b, n)
+    if fns is not None:
+        gemm, getri_ = fns[0], fns[3]
+        getri_(gemm, lu.ctypes.data, n, max(1, lu.strides[1] // lu.itemsize), ipiv.ctypes.data,
+               b.ctypes.data, max(1, b.strides[1] // b.itemsize), native.get_num_threads())
+        return
+    b[...] = np.eye(n, dtype=b.dtype)
+    getrs("N", lu, ipiv, b)
+
+
+_pool = None
+MIN_PARALLEL_WORK = 1 << 21     # multiply-adds; below this a thread hand-off costs more
+
+
+def split_columns(run, columns: int, work: int) -> None:
+    """``run(lo, hi)`` for ranges of ``columns`` independent right-hand sides split
+    among the intra-op threads (the calling thread takes the first), where MKL
+    in PyTorch splits a solve's columns among its threads.  numpy's OpenBLAS
+    stays single-threaded (kernels/native.py: its idle workers spin); ctypes
+    releases the GIL during each LAPACK call."""
+    global _pool
+    threads = min(native.get_num_threads(), columns) if work >= MIN_PARALLEL_WORK else 1
+    if threads < 2:
+        run(0, columns)
+        return
+    if _pool is None or _pool._max_workers < threads - 1:
+        _pool = concurrent.futures.ThreadPoolExecutor(threads - 1, "glasstorch-lapack")
+    bounds = [columns * i // threads for i in range(threads + 1)]
+    futures = [_pool.submit(run, lo, hi) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    run(0, bounds[1])
+    for f in futures:
+        f.result()

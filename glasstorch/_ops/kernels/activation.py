@@ -445,11 +445,15 @@ def _threshold_backward(g, x, c, threshold):
 
 
 def _sigmoid_backward(g, y, c):
-    return g * (c.type(1) - y) * y
+    """g * conj((1 - y) y): a complex output's derivative is conjugated, as ATen's loop does."""
+    d = (c.type(1) - y) * y
+    return g * (np.conj(d) if np.iscomplexobj(d) else d)
 
 
 def _tanh_backward(g, y, c):
-    return g * (c.type(1) - y * y)
+    """g * conj(1 - y^2) (conjugated for complex outputs, as ATen's loop)."""
+    d = c.type(1) - y * y
+    return g * (np.conj(d) if np.iscomplexobj(d) else d)
 
 
 def _gelu_check(*, approximate="none"):

@@ -22,6 +22,7 @@ from ..._core import dtype as dt
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, wrap_dim
 from . import impl, kernel, meta
+from ._common import _rounded
 
 aten = ops.aten
 
@@ -64,8 +65,34 @@ def trilinear_impl(out, i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_di
     result = "".join(letters[d] for d in range(len(sizes)) if d not in summed)
     compute = out.dtype.opmath
     arrays = [t._np().astype(compute, copy=False) for t in (i1, i2, i3)]
+    if out.dtype in (dt.float16, dt.bfloat16):
+        total = len(sizes)
+        full = [a.reshape([a.shape[own.index(d)] if d in own else 1 for d in range(total)])
+                for a, own in zip(arrays, placed)]
+        _trilinear_reduced(out, full, placed[2], summed, wrap_dim(unroll_dim, total))
+        return
     np.copyto(out._np(), np.einsum(f"{subscripts}->{result}", *arrays, optimize=True),
               casting="unsafe")
+
+
+def _trilinear_reduced(out, full, own3, summed, unroll):
+    """float16/bfloat16 _trilinear in ATen's steps, each a tensor of the dtype:
+    per index of ``unroll_dim``, ``sumproduct_pair(i1, i2)`` over the summed dims
+    i3 lacks, then with i3 over the summed dims it has (products summed in
+    float32, each result rounded), added into the zeroed output (one rounding
+    per addition where the unrolled dim is itself summed)."""
+    i1, i2, i3 = full
+    dims12 = tuple(d for d in sorted(summed) if d != unroll and d not in own3)
+    dims23 = tuple(d for d in sorted(summed) if d != unroll and d in own3)
+    step = _rounded(np.sum(i1 * i2, axis=dims12, keepdims=True), out.dtype)
+    step = _rounded(np.sum(step * i3, axis=dims23, keepdims=True), out.dtype)
+    if unroll in summed:
+        parts = np.moveaxis(step, unroll, 0).astype(out.dtype.numpy)
+        acc = np.zeros_like(parts[0])
+        for part in parts:
+            acc = acc + part
+        step = np.expand_dims(acc, unroll)
+    np.copyto(out._np(), step.reshape(out._shape), casting="unsafe")
 
 
 @kernel("bilinear")

@@ -34,8 +34,9 @@ import numpy as np
 from ..._core import dtype as dt
 from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
-from ..structured import broadcast_shapes, result_type, TensorMeta, wrap_dim
+from ..structured import broadcast_shapes, result_type, sets_own_output, TensorMeta, wrap_dim
 from . import impl, kernel, meta, native
+from ._common import _scalar_t
 from ._inner import inner, observed
 
 aten = ops.aten
@@ -225,6 +226,7 @@ def _addmm_checks(self, mat1, mat2):
 
 
 @meta("addmm")
+@sets_own_output
 def addmm_meta(self, mat1, mat2, beta=1, alpha=1):
     m, n = _addmm_checks(self, mat1, mat2)
     expand_check(self, (m, n))
@@ -271,6 +273,33 @@ def bmm_meta(self, mat2):
     return TensorMeta(shape, mat2.dtype)
 
 
+def _complex_product(a, b):
+    """c10::complex's a * b, (ac - bd) + (ad + bc)i with each product and sum rounded
+    on its own (numpy's complex multiply may fuse them, depending on the CPU)."""
+    out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)), dtype=np.result_type(a, b))
+    out.real = a.real * b.real - a.imag * b.imag
+    out.imag = a.real * b.imag + a.imag * b.real
+    return out
+
+
+def _naive_bmm_applies(out, batch1, batch2) -> bool:
+    """ATen's bmm_out_or_baddbmm_ multiplies small matrices (contraction x rows x
+    columns under 400) with its own loop (baddbmm_cpu_kernel), not BLAS; its order
+    of operations decides the float and complex results' last bits."""
+    rows, contraction = batch1._shape[1:]
+    return out.dtype in (dt.float32, dt.float64, dt.complex64, dt.complex128) and \
+        contraction * rows * batch2._shape[2] < 400
+
+
+def _naive_bmm(x, y):
+    """baddbmm_cpu_kernel's sums: each element accumulated over k in order from zero."""
+    acc = np.zeros(x.shape[:-1] + y.shape[-1:], dtype=x.dtype)
+    for k in range(x.shape[-1]):
+        a, b = x[..., k:k + 1], y[..., k:k + 1, :]
+        acc += _complex_product(a, b) if acc.dtype.kind == "c" else a * b
+    return acc
+
+
 @impl("bmm")
 def bmm_impl(out, self, mat2):
     if observed():   # ATen's bmm_out_or_baddbmm_ resolves both operands' conjugation
@@ -278,11 +307,14 @@ def bmm_impl(out, self, mat2):
     d = out.dtype
     if d is dt.bool_:
         raise not_implemented("bmm", d)
-    if out.numel():
+    if out.numel() and _naive_bmm_applies(out, self, mat2):
+        np.copyto(out._np(), _naive_bmm(self._np(), mat2._np()))
+    elif out.numel():
         _matmul_into(out._np(), _operand(self, d.opmath), _operand(mat2, d.opmath), d.opmath)
 
 
 @meta("baddbmm")
+@sets_own_output
 def baddbmm_meta(self, batch1, batch2, beta=1, alpha=1):
     if len(batch1._shape) == 3 and len(batch2._shape) == 3:
         expand_check(self, (batch1._shape[0], batch1._shape[1], batch2._shape[2]))
@@ -295,7 +327,17 @@ def baddbmm_meta(self, batch1, batch2, beta=1, alpha=1):
 
 @impl("baddbmm")
 def baddbmm_impl(out, self, batch1, batch2, beta=1, alpha=1):
-    _gemm_like(out, self, batch1, batch2, beta, alpha, "baddbmm_with_gemm")
+    if not (out.numel() and _naive_bmm_applies(out, batch1, batch2)):
+        _gemm_like(out, self, batch1, batch2, beta, alpha, "baddbmm_with_gemm")
+        return
+    # baddbmm_cpu_kernel: alpha * sum, plus self * beta unless beta is zero
+    compute = out.dtype.opmath
+    multiply = _complex_product if compute.kind == "c" else np.multiply
+    acc = _naive_bmm(batch1._np(), batch2._np())
+    result = multiply(_scalar(alpha, compute), acc)
+    if beta != 0:
+        result = multiply(np.broadcast_to(self._np(), out._shape), _scalar(beta, compute)) + result
+    np.copyto(out._np(), result)
 
 
 # -- matrix @ vector, vector . vector -------------------------------------------------------
@@ -333,6 +375,7 @@ def mv_impl(out, self, vec):
 
 
 @meta("addmv")
+@sets_own_output
 def addmv_meta(self, mat, vec, beta=1, alpha=1):
     numel = self.numel()
     size0 = self._shape[0] if self._shape else 1
@@ -825,10 +868,10 @@ def tensordot(self, other, dims_self, dims_other):
     a, b = self, other
     for d1, d2 in zip(dims_self, dims_other):
         s1, s2 = a._shape[wrap_dim(d1, len(a._shape))], b._shape[wrap_dim(d2, len(b._shape))]
-        if s2 == 1:
-            a = aten.sum.dim_IntList(a, [d1], True)
+        if s2 == 1:     # (summed in the operand's own dtype: integers stay as they are)
+            a = aten.sum.dim_IntList(a, [d1], True, dtype=a.dtype)
         elif s1 == 1:
-            b = aten.sum.dim_IntList(b, [d2], True)
+            b = aten.sum.dim_IntList(b, [d2], True, dtype=b.dtype)
         elif s1 != s2:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {s1} in "
                                f"dim {d1} and second has size {s2} in dim {d2}")
@@ -923,9 +966,11 @@ def addr_meta(self, vec1, vec2, beta=1, alpha=1):
 @impl("addr")
 def addr_impl(out, self, vec1, vec2, beta=1, alpha=1):
     """ATen's addr_kernel, element by element: ``beta * self + alpha * v1 * v2``
-    (self ignored when beta is 0); on bool ``(beta and self) or (alpha and v1 and v2)``."""
+    (self ignored when beta is 0); on bool ``(beta and self) or (alpha and v1 and v2)``.
+    Its scalar and vector bodies both compute in scalar_t: float16/bfloat16 round
+    every product and the sum (and beta, alpha first)."""
     d, o = out.dtype, out._np()
-    compute = d.opmath
+    compute = _scalar_t(d)
     v1 = _operand(vec1, compute)[:, None]
     v2 = _operand(vec2, compute)[None, :]
     s = _operand(self, compute)

@@ -280,11 +280,34 @@ def _batchify(input, k, name=None):
     return (input if batched else aten.unsqueeze.default(input, 0)), batched
 
 
+def _real_and_imag(t):
+    """ATen's complex_to_real: the real and imaginary parts as views."""
+    pairs = aten.view_as_real.default(aten.resolve_conj.default(t))
+    return aten.select.int(pairs, -1, 0), aten.select.int(pairs, -1, 1)
+
+
+def _convolution(input, weight, bias, *params):
+    """aten.convolution, or for complex inputs ATen's complex_convolution (what
+    conv1d/2d/3d and conv_transpose1d/2d/3d call): three real convolutions by
+    Gauss's trick, a = conv(xr, wr, br), b = conv(xi, wi), c = conv(xr + xi,
+    wr + wi, br + bi), then a - b + i (c - a - b)."""
+    if not input.dtype.is_complex:
+        return aten.convolution.default(input, weight, bias, *params)
+    x_r, x_i = _real_and_imag(input)
+    w_r, w_i = _real_and_imag(weight)
+    b_r, b_i = _real_and_imag(bias) if bias is not None else (None, None)
+    a = aten.convolution.default(x_r, w_r, b_r, *params)
+    b = aten.convolution.default(x_i, w_i, None, *params)
+    c = aten.convolution.default(aten.add.Tensor(x_r, x_i), aten.add.Tensor(w_r, w_i),
+                                 None if bias is None else aten.add.Tensor(b_r, b_i), *params)
+    imag = aten.sub.Tensor(aten.sub.Tensor(c, a), b)
+    return aten.add.Tensor(aten.sub.Tensor(a, b), aten.mul.Tensor(imag, 1j))
+
+
 def _conv_nd(input, weight, bias, stride, padding, dilation, groups, k):
     input, batched = _batchify(input, k)
-    out = aten.convolution.default(input, weight, bias, _expand1(stride, k),
-                                   _expand1(padding, k), _expand1(dilation, k), False, [0] * k,
-                                   groups)
+    out = _convolution(input, weight, bias, _expand1(stride, k), _expand1(padding, k),
+                       _expand1(dilation, k), False, [0] * k, groups)
     return out if batched else aten.squeeze.dim(out, 0)
 
 
@@ -315,8 +338,7 @@ def _conv_padding_nd(input, weight, bias, stride, padding, dilation, groups, k):
             input = aten.constant_pad_nd.default(input, pad_nd)
     else:
         raise RuntimeError(f"Invalid padding string: '{padding}'")
-    out = aten.convolution.default(input, weight, bias, stride, pad_l, dilation, False, [0] * k,
-                                   groups)
+    out = _convolution(input, weight, bias, stride, pad_l, dilation, False, [0] * k, groups)
     return out if batched else aten.squeeze.dim(out, 0)
 
 
@@ -345,9 +367,8 @@ def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding="valid", dil
 def _conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups, dilation,
                        k):
     input, batched = _batchify(input, k, f"conv_transpose{k}d")
-    out = aten.convolution.default(input, weight, bias, _expand1(stride, k),
-                                   _expand1(padding, k), _expand1(dilation, k), True,
-                                   _expand1(output_padding, k), groups)
+    out = _convolution(input, weight, bias, _expand1(stride, k), _expand1(padding, k),
+                       _expand1(dilation, k), True, _expand1(output_padding, k), groups)
     return out if batched else aten.squeeze.dim(out, 0)
 
 
@@ -790,8 +811,9 @@ def scatter_to_argmax(out, grad_output, self, indices):
     share an input element: those add up).  The backward of max pooling."""
     h, w = self._shape[-2:]
     planes = math.prod(self._shape[:-2])
-    g = grad_output._np().astype(out.dtype.opmath, copy=False).reshape(planes, -1)
-    idx = indices._np().astype(np.int64).reshape(planes, -1)
+    window = math.prod(grad_output._shape[-2:])     # (not -1: there may be no planes)
+    g = grad_output._np().astype(out.dtype.opmath, copy=False).reshape(planes, window)
+    idx = indices._np().astype(np.int64).reshape(planes, window)
     flat = (np.arange(planes)[:, None] * (h * w) + idx).ravel()
     total = np.bincount(flat, weights=g.ravel(), minlength=planes * h * w)
     np.copyto(out._np(), total.reshape(self._shape), casting="unsafe")

@@ -29,6 +29,7 @@ from ..._core.storage import UntypedStorage
 from ..._tensor import Tensor, channels_last_strides, keys_for_device
 from ..structured import checked_convert, convert_array, elementwise_strides, empty_tensor
 from . import kernel, native
+from ._common import _rounded
 from ._inner import inner, inner_op
 
 CPU = Device("cpu")
@@ -496,6 +497,16 @@ def _linspace_values(start, end, steps, dtype):
     if dtype in (dt.float32, dt.float64):
         values[:half] = native.multiply_add(step, first, s)
         values[half:] = native.multiply_add(-step, second, e)
+    elif dtype in (dt.float16, dt.bfloat16):
+        # c10::Half / c10::BFloat16 arithmetic: each operation in float rounded to
+        # the dtype, the int64 operands (steps - 1, the index) converted to it first
+        def r(x):
+            return _rounded(np.asarray(x, np.float32), dtype)
+        with np.errstate(over="ignore", invalid="ignore"):      # (inf, as in C++)
+            s, e = r(s), r(e)
+            step = r(r(e - s) / r(steps - 1))
+            values[:half] = r(s + r(step * r(first)))
+            values[half:] = r(e - r(step * r(second)))
     else:
         values[:half] = s + step * first
         values[half:] = e - step * second

@@ -23,9 +23,9 @@ from ..._tensor import Tensor
 from ..registry import _resize_out
 from ..structured import TensorMeta, empty_tensor
 from . import impl, kernel, meta
-from ._common import _from_array, _no_meta_kernel, _not_implemented, _on_meta, _sizes
+from ._common import _from_array, _no_meta_kernel, _not_implemented, _on_meta, _rounded, _sizes
 from .factory import _linspace_values
-from .native import cpu_capability
+from .native import cpu_capability, get_num_threads
 
 __all__ = []
 
@@ -84,7 +84,8 @@ def _outer_edges(values, lo, hi, dtype):
 def histc_impl(out, self, bins=100, min=0, max=0):
     """The bin edges are ``linspace(lo, hi, bins + 1)`` in the input's dtype; an
     element between the outer edges goes to bin ``(x - lo) * bins / (hi - lo)``,
-    truncated, computed in the input's arithmetic (float for float16/bfloat16):
+    truncated, computed in the input's arithmetic (for float16/bfloat16, each
+    operation in float rounded to the dtype):
     HistogramKernel's linear interpolation, which histc takes without the local
     search histogram() adds, so an element within rounding of an inner edge lands
     where that arithmetic puts it; the rightmost edge closes the last bin."""
@@ -95,9 +96,38 @@ def histc_impl(out, self, bins=100, min=0, max=0):
     edges = _linspace_values(lo, hi, bins + 1, self.dtype).astype(self.dtype.numpy)
     compute = np.float64 if self.dtype is dt.float64 else np.float32
     left, right = edges[0].astype(compute), edges[-1].astype(compute)
-    kept = values[(values >= left) & (values <= right)].astype(compute)
-    pos = np.minimum(((kept - left) * compute(bins) / (right - left)).astype(np.int64), bins - 1)
-    out._np()[...] = np.bincount(pos, minlength=bins)
+    inside = (values >= left) & (values <= right)
+    kept = values[inside].astype(compute)
+    if self.dtype in (dt.float16, dt.bfloat16):
+        # c10::Half / c10::BFloat16 arithmetic rounds each step to the dtype
+        d = self.dtype
+        scaled = _rounded(_rounded(_rounded(kept - left, d) * _rounded(compute(bins), d), d)
+                          / _rounded(right - left, d), d)
+    else:
+        scaled = (kept - left) * compute(bins) / (right - left)
+    pos = scaled.astype(np.int64)
+    pos[pos == bins] = bins - 1
+    out._np()[...] = _thread_counts(pos, np.nonzero(inside)[0], values.size, bins, self.dtype)
+
+
+def _thread_counts(pos, index, n, bins, dtype):
+    """histogramdd_cpu_contiguous's counts: each thread adds 1 per element to its
+    own row of a (threads, bins) buffer of the input's dtype, then the rows are
+    summed.  So a row's count stops growing at 2^digits (256 for bfloat16, 2048 for
+    float16: one more rounds back), and a ``pos`` past the last bin (float16 and
+    bfloat16 arithmetic can round there) is written unchecked into the next row,
+    at ``pos - bins``, or past the buffer (lost) from the last row.  Elements are
+    split among the threads as at::parallel_for splits them (grain 200)."""
+    threads = get_num_threads()
+    row = np.zeros_like(index)
+    if n > 200 and threads > 1:
+        tasks = min(threads, -(-n // 200))
+        row = index // -(-n // tasks)
+    row = row + pos // bins
+    inside = row < threads
+    counts = np.bincount(row[inside] * bins + pos[inside] % bins, minlength=threads * bins)
+    digits = {dt.float64: 53, dt.float32: 24, dt.float16: 11, dt.bfloat16: 8}[dtype]
+    return np.minimum(counts.reshape(threads, bins), 2 ** digits).sum(axis=0)
 
 
 # -- bincount (SummaryOps.cpp) -------------------------------------------------------------

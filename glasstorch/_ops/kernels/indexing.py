@@ -31,7 +31,7 @@ from ..._tensor import Tensor
 from ..structured import (assert_no_overlap, broadcast_shapes, elementwise_strides, empty_tensor,
                           iterator_strides, overlap_rule, TensorMeta, wrap_dim)
 from . import impl, kernel, meta
-from ._common import _not_implemented, _sizes, _triggered_at
+from ._common import _not_implemented, _scalar_t, _sizes, _triggered_at
 from ._inner import inner, inner_op, observed
 from .pointwise import quiet
 from .view import _zeroed, assign, compute_stride, expand_geometry, strides_for_format
@@ -940,7 +940,7 @@ def _reduce_identity(reduce, d):
     """What an indexed slot starts at when self is left out (numpy dtype ``d``)."""
     if reduce in ("prod", "mean"):
         return 1 if reduce == "prod" else 0
-    if d.kind == "f":
+    if not np.issubdtype(d, np.integer):          # float types, bfloat16 included
         return -np.inf if reduce == "amax" else np.inf
     return np.iinfo(d).min if reduce == "amax" else np.iinfo(d).max
 
@@ -949,14 +949,16 @@ def _reduce_identity(reduce, d):
 def index_reduce_impl(out, self, dim, index, source, reduce, *, include_self=True):
     """Each source slice folded into the slot its index names (prod, sum for
     mean, maximum, minimum: nan wins), self included or replaced by the identity;
-    mean divides by the count (floor division for integers)."""
+    mean divides by the count (floor division for integers).  ATen folds slice by
+    slice with the dtype's own ops (mul_stub, add_stub, ...): float16/bfloat16 round
+    after every step."""
     if not _INDEX_REDUCE_WARNED:       # TORCH_WARN_ONCE
         _INDEX_REDUCE_WARNED.append(True)
         warnings.warn("index_reduce() is in beta and the API may change at any time."
                       + _triggered_at("TensorAdvancedIndexing.cpp:1523"), UserWarning,
                       stacklevel=5)
     dim = wrap_dim(dim, len(self._shape))
-    compute = self.dtype.opmath
+    compute = _scalar_t(self.dtype)
     acc = np.array(self._np(), dtype=compute).reshape(self._shape or (1,))
     slots = np.moveaxis(acc, dim, 0)
     idx = index._np().reshape(-1).astype(np.int64)
@@ -966,7 +968,8 @@ def index_reduce_impl(out, self, dim, index, source, reduce, *, include_self=Tru
         tuple(s if i != dim else idx.size for i, s in enumerate(acc.shape))), dim, 0)
     if not include_self:
         slots[idx] = _reduce_identity(reduce, compute)
-    _INDEX_REDUCE_UFUNCS[reduce].at(slots, idx, values)
+    with np.errstate(over="ignore", invalid="ignore"):     # inf and nan, silently
+        _INDEX_REDUCE_UFUNCS[reduce].at(slots, idx, values)
     if reduce == "mean":
         counts = np.full(slots.shape[0], 1 if include_self else 0, dtype=np.int64)
         np.add.at(counts, idx, 1)

@@ -163,3 +163,61 @@ def vstack(tensors):
 def row_stack(tensors):
     """CompositeImplicitAutograd alias of vstack."""
     return ops.aten.vstack.default(tensors)
+
+
+def _chunk_cat_inputs(tensors, dim, num_chunks):
+    """ATen's checks of ``_chunk_cat``'s inputs; the wrapped dim (negative only
+    when every input has the same rank)."""
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    for t in tensors:
+        if not t.numel():
+            raise RuntimeError("_chunk_cat expects non-empty tensor")
+        if t.dtype is not tensors[0].dtype:
+            raise RuntimeError("_chunk_cat expects all input tensors with the same dtype")
+    check_same_device(*tensors)
+    if all(len(t._shape) == len(tensors[0]._shape) for t in tensors):
+        dim = wrap_dim(dim, len(tensors[0]._shape))
+    else:
+        if dim < 0:
+            raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have "
+                               "different ndims")
+        if any(dim >= len(t._shape) for t in tensors):
+            raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
+    if any(t._shape[:dim] != tensors[0]._shape[:dim] for t in tensors):
+        raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all "
+                           "tensors")
+    return dim
+
+
+def _chunk_pieces(tensors, dim, num_chunks):
+    """Each input zero-padded along ``dim`` to a multiple of ``num_chunks`` and
+    viewed as (leading dims, num_chunks, the rest of its chunk flattened)."""
+    pieces = []
+    for t in tensors:
+        size = t._shape[dim]
+        padded = -(-size // num_chunks) * num_chunks
+        if padded != size:
+            pad = [0, 0] * (len(t._shape) - dim - 1) + [0, padded - size]
+            t = ops.aten.constant_pad_nd.default(t, pad, 0)
+        pieces.append(ops.aten.reshape.default(t, list(t._shape[:dim]) + [num_chunks, -1]))
+    return pieces
+
+
+@kernel("_chunk_cat")
+def _chunk_cat(tensors, dim, num_chunks):
+    """``torch._chunk_cat`` (FSDP's all-gather input packing): each tensor split
+    into ``num_chunks`` equal chunks along ``dim`` (the last one zero-padded),
+    then chunk i of every tensor laid side by side in row i of the result."""
+    dim = _chunk_cat_inputs(tensors, dim, num_chunks)
+    return ops.aten.cat.default(_chunk_pieces(tensors, dim, num_chunks), dim + 1)
+
+
+@kernel("_chunk_cat.out")
+def _chunk_cat_out(tensors, dim, num_chunks, *, out):
+    """_chunk_cat into ``out`` through cat.out (so ``out`` may be of any dtype the
+    result casts to, as ATen's)."""
+    dim = _chunk_cat_inputs(tensors, dim, num_chunks)
+    return ops.aten.cat.out(_chunk_pieces(tensors, dim, num_chunks), dim + 1, out=out)

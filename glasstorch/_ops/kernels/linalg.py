@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.layout import contiguous_format
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import is_tensor_subclass_like
@@ -28,7 +29,7 @@ from ..registry import _resize_out
 from ..._core.dtype import type_meta_name
 from ..structured import broadcast_shapes, empty_tensor, TensorMeta, wrap_dim
 from . import _lapack, impl, kernel, meta
-from ._common import _not_implemented, _on_meta, _triggered_at
+from ._common import _not_implemented, _on_meta, _scalar_t, _triggered_at
 from .reduction import check_linalg_norm_dtype
 
 __all__ = []
@@ -157,6 +158,11 @@ def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
     d0, d1 = _matrix_checks(self, list(dim), dtype, low_precision=abs(ord) != 2.0)
 
     def extreme(t, d):
+        if ord > 0 and t.shape[d] == 0:     # the largest of no norms: zero, not amax's error
+            shape = list(t.shape)
+            d = wrap_dim(d, len(shape))
+            shape[d:d + 1] = [1] if keepdim else []
+            return aten.zeros.default(shape, dtype=t.dtype, device=t.device)
         return aten.amax.default(t, [d], keepdim) if ord > 0 else aten.amin.default(t, [d], keepdim)
     if abs(ord) == 2.0:
         return _by_singular_values(self, d0, d1, keepdim, dtype, lambda s: extreme(s, -1))
@@ -249,8 +255,8 @@ def trace_backward(grad, sizes):
         raise RuntimeError("expected matrix input")
     rows, cols = sizes
     flat = aten.zeros.default([rows * cols], dtype=grad.dtype, device=grad.device)
-    diagonal = aten.arange.start_step(0, rows * cols, cols + 1, dtype=dt.int64,
-                                      device=grad.device)
+    diagonal = aten.arange.start_step(0, min(rows, cols) * (cols + 1), cols + 1, dtype=dt.int64,
+                                      device=grad.device)   # (a tall matrix's diagonal ends early)
     if is_tensor_subclass_like(grad):                       # (a batched grad: out of place)
         flat = aten.index_fill.int_Tensor(flat, 0, diagonal, grad)
     else:
@@ -296,8 +302,10 @@ def linalg_cross_meta(self, other, *, dim=-1):
 
 @impl("linalg_cross")
 def linalg_cross_impl(out, self, other, *, dim=-1):
+    """CrossKernel.cpp's loop: ``a1 * b2 - a2 * b1`` in scalar_t (float16/bfloat16
+    round each product and the difference)."""
     axis = wrap_dim(dim, len(self._shape))
-    compute = self.dtype.opmath
+    compute = _scalar_t(self.dtype)
     out._np()[...] = np.cross(self._np().astype(compute, copy=False),
                               other._np().astype(compute, copy=False), axis=axis)
 
@@ -438,17 +446,24 @@ def _fortran(a, batch=None, dtype=None, out=None):
     output of a LAPACK kernel is), so LAPACK works in place in the result."""
     *own, m, n = a.shape
     batch = tuple(own) if batch is None else tuple(batch)
-    dtype = np.dtype(dtype or a.dtype)
-    target = None
+    x = _fortran_buffer(batch, m, n, np.dtype(dtype or a.dtype), out)
+    if tuple(own) == batch and a.flags.c_contiguous and all(
+            _lapack.transpose_into(a_i, x_i) for a_i, x_i in zip(a.reshape(x.shape), x)):
+        return x
+    np.swapaxes(x, -1, -2).reshape(batch + (n, m))[...] = \
+        np.swapaxes(np.broadcast_to(a, batch + (m, n)), -1, -2)
+    return x
+
+
+def _fortran_buffer(batch, m, n, dtype, out=None):
+    """An uninitialized (count, m, n) array of column-major matrices, in ``out``'s
+    memory when that output is laid out so (see ``_fortran``)."""
     if out is not None and out.device.type == "cpu":
         swapped = np.swapaxes(out._np(), -1, -2)
         if swapped.flags.c_contiguous and swapped.dtype == dtype and \
                 swapped.shape == batch + (n, m):
-            target = swapped
-    buffer = np.empty((math.prod(batch), n, m), dtype) if target is None else \
-        target.reshape((math.prod(batch), n, m))
-    buffer.reshape(batch + (n, m))[...] = np.swapaxes(np.broadcast_to(a, batch + (m, n)), -1, -2)
-    return buffer.swapaxes(-1, -2)
+            return swapped.reshape((math.prod(batch), n, m)).swapaxes(-1, -2)
+    return np.empty((math.prod(batch), n, m), dtype).swapaxes(-1, -2)
 
 
 def _finish(out, x):
@@ -479,25 +494,24 @@ def _getrf(x):
     pivots = _lapack.int_array((count, min(m, n)))
     info = np.zeros(count, np.int32)
     for i in range(count):
-        info[i] = _lapack.call("getrf", x.dtype, m, n, x[i], _ld(m), pivots[i])
+        info[i] = _lapack.getrf(x[i], pivots[i])
     return pivots.astype(np.int32), info
 
 
 def _getrs(lu, pivots, rhs, trans, which=None):
     """Solve op(A) X = rhs in place with the LU factors (``which[i]``: the factor of
     right-hand side ``i``)."""
-    count, n, k = rhs.shape
     piv = pivots.astype(_lapack.INT)
-    for i in range(count):
+    for i in range(rhs.shape[0]):
         j = i if which is None else which[i]
-        _lapack.call("getrs", rhs.dtype, trans.encode(), n, k, lu[j], _ld(n), piv[j], rhs[i],
-                     _ld(n))
+        _lapack.getrs(trans, lu[j], piv[j], rhs[i])
 
 
 def _permutations(pivots, m):
     """LAPACK's sequential row swaps as permutations: ``rows[b]`` with A[rows] = L U."""
     rows = np.broadcast_to(np.arange(m), pivots.shape[:-1] + (m,)).copy()
-    flat, piv = rows.reshape(-1, m), pivots.reshape(-1, pivots.shape[-1])
+    count = math.prod(pivots.shape[:-1])        # (not -1: the matrices may be empty)
+    flat, piv = rows.reshape(count, m), pivots.reshape(count, pivots.shape[-1])
     for b in range(flat.shape[0]):
         for i, p in enumerate(piv[b]):
             p -= 1
@@ -803,20 +817,17 @@ def linalg_inv_ex_meta(A, *, check_errors=False):
 
 @impl("linalg_inv_ex")
 def linalg_inv_ex_impl(outs, A, *, check_errors=False):
+    """ATen's: A's LU factors (getrf), then the solve against I (_lapack.getri),
+    written in the result's memory; a singular A gives that solve's infs and NaNs."""
     inverse, info = outs
     _check_lapack_dtype("lu_cpu", A)
-    x = _fortran(A._np(), out=inverse)
+    x = _fortran(A._np())
     pivots, inf = _getrf(x)
-    n = A._shape[-1]
+    result = _fortran_buffer(tuple(A._shape[:-2]), *x.shape[1:], x.dtype, out=inverse)
     piv = pivots.astype(_lapack.INT)
     for i in range(x.shape[0]):
-        if inf[i] == 0:
-            _lapack.call("getri", x.dtype, n, x[i], _ld(n), piv[i])
-        else:       # singular: the solve against I that ATen runs gives infs and NaNs
-            identity = np.asfortranarray(np.eye(n, dtype=x.dtype))
-            _getrs(x[i:i + 1], pivots[i:i + 1], identity[None], "N")
-            x[i] = identity
-    _finish(inverse, x)
+        _lapack.getri(x[i], piv[i], result[i])
+    _finish(inverse, result)
     _write(info, inf.reshape(A._shape[:-2]))
     if check_errors:
         _check_errors(info, "linalg.inv_ex", A)
@@ -1158,7 +1169,7 @@ def linalg_householder_product_impl(out, input, tau):
     _check_lapack_dtype("orgqr_cpu", input)
     n = input._shape[-1]
     x = _fortran(input._np())
-    t = tau._np().reshape(-1, tau._shape[-1])
+    t = tau._np().reshape(x.shape[0], tau._shape[-1])      # (batch count given: tau may be empty)
     _write(out, _householder(x, t, n).reshape(input._shape))
 
 
@@ -1215,7 +1226,7 @@ def ormqr_impl(out, self, input2, input3, left=True, transpose=False):
     """op(Q) C or C op(Q), Q the Householder product of (self, input2): LAPACK's ormqr."""
     _check_lapack_dtype("ormqr_cpu", self)
     x, c = _fortran(self._np()), _fortran(input3._np())
-    tau = input2._np().reshape(-1, input2._shape[-1])
+    tau = input2._np().reshape(x.shape[0], input2._shape[-1])
     m, n = input3._shape[-2:]
     complex_ = x.dtype.kind == "c"
     trans = (b"C" if complex_ else b"T") if transpose else b"N"
@@ -1894,9 +1905,10 @@ def linalg_matrix_power(self, n):
         raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
                            "dimensions.")
     _check_square(self, "linalg.matrix_power")
-    if n == 0:
+    if n == 0:      # a clone of A overwritten: the result stays in A's autograd graph
         identity = aten.eye.default(self.shape[-1], dtype=self.dtype, device=self.device)
-        return aten.clone.default(aten.expand.default(identity, list(self.shape)))
+        result = aten.clone.default(self, memory_format=contiguous_format)
+        return aten.copy_.default(result, identity)
     if n == 1:
         return aten.clone.default(self)
     a = self
@@ -2001,17 +2013,20 @@ def chain_matmul(matrices):
 
 @kernel("linalg_vander")
 def linalg_vander(x, *, N=None):
-    """x^0, x^1, ... x^(N-1) along a new last dim (cumulative products)."""
-    if x.dim() < 1:
-        raise RuntimeError("N must be greater than 1.")
+    """x^0, x^1, ... x^(N-1) along a new last dim (cumulative products; a scalar is
+    a vector of one, and integers give int64, as cumprod promotes them)."""
+    if x.dtype not in (dt.float32, dt.float64, dt.complex64, dt.complex128) and \
+            x.dtype.category != dt.INTEGRAL:
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, "
+                           f"but got {x.dtype._short}")
+    if x.dim() == 0:
+        x = aten.unsqueeze.default(x, -1)
     n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     shape = list(x.shape) + [n - 1]
-    dtype = x.dtype if x.dtype.category >= dt.INTEGRAL else dt.int64
-    ones = aten.ones.default(list(x.shape) + [1], dtype=dtype, device=x.device)
-    powers = aten.cumprod.default(aten.expand.default(aten.unsqueeze.default(x, -1), shape), -1,
-                                  dtype=dtype)
+    powers = aten.cumprod.default(aten.expand.default(aten.unsqueeze.default(x, -1), shape), -1)
+    ones = aten.ones.default(list(x.shape) + [1], dtype=powers.dtype, device=x.device)
     return aten.cat.default([ones, powers], -1)
 
 

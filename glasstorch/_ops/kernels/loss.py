@@ -28,7 +28,7 @@ from ..._core.layout import contiguous_format
 from ..._dispatcher.dispatcher import ops
 from ..structured import broadcast_shapes, elementwise_strides, result_type, TensorMeta
 from . import impl, kernel, meta, native
-from ._common import _array, _sizes, _write
+from ._common import _array, _scalar_t, _sizes, _write
 from ._inner import inner, observed
 from .cascade_sum import _ceil_log2, cascade_sum
 
@@ -108,7 +108,8 @@ def _nll_compute(out, total_out, x, t, weight, reduction, ignore_index, class_ax
         np.copyto(out._np(), losses, casting="unsafe")
         total_out._np()[()] = 0
         return
-    if class_axis == 1 and x.ndim == 2 and x.dtype in (np.float32, np.float64):
+    if class_axis == 1 and (x.ndim == 2 and x.dtype in (np.float32, np.float64)
+                            or compute in _REDUCED):
         s, total = _nll_cascade(-losses, w, ignored)     # nll_loss_forward: ATen's order
         if weight is None:
             total = compute.type(ignored.size - np.count_nonzero(ignored))
@@ -124,14 +125,19 @@ def _nll_compute(out, total_out, x, t, weight, reduction, ignore_index, class_ax
             out._np()[()] = compute.type(s) / compute.type(total)    # 0 / 0: the CPU's NaN
 
 
+_REDUCED = (dt.float16.numpy, dt.bfloat16.numpy)
+
+
 def _nll_cascade(terms, weights, ignored):
-    """nll_loss_forward's loss and weight sums as LossNLL.cpp adds them: 8 levels
-    of partial sums, carried up every 2^p targets (native.c's gt_nll_cascade,
-    or the same loop here where there is no compiler)."""
+    """nll_loss_forward's (and nll_loss2d's, targets in (batch, position) order) loss
+    and weight sums as LossNLL.cpp adds them: 8 levels of partial sums in
+    scalar_t, carried up every 2^p targets (native.c's gt_nll_cascade for float32
+    and float64, else the same loop here: float16/bfloat16 round every addition)."""
     power = max(4, _ceil_log2(terms.size) // 8)
-    terms, weights = np.ascontiguousarray(terms), np.ascontiguousarray(weights)
-    ignored = np.ascontiguousarray(ignored, dtype=np.uint8)
-    if native.library() is not None:
+    terms = np.ascontiguousarray(terms).reshape(-1)
+    weights = np.ascontiguousarray(weights).reshape(-1)
+    ignored = np.ascontiguousarray(ignored, dtype=np.uint8).reshape(-1)
+    if native.library() is not None and terms.dtype not in _REDUCED:
         return native.nll_cascade(terms, weights, ignored, power)
     kind = terms.dtype.type
     loss, weight = [kind(0)] * 8, [kind(0)] * 8
@@ -155,7 +161,7 @@ def _nll_cascade(terms, weights, ignored):
 @impl("nll_loss_forward")
 def nll_loss_forward_impl(outs, self, target, weight, reduction, ignore_index):
     out, total = outs
-    compute = self.dtype.opmath
+    compute = _scalar_t(self.dtype)
     x = self._np()
     t = target._np()
     if x.ndim == 1:
@@ -186,7 +192,7 @@ def nll_loss2d_forward_meta(self, target, weight, reduction, ignore_index):
 def nll_loss2d_forward_impl(outs, self, target, weight, reduction, ignore_index):
     out, total = outs
     _nll_compute(out, total, self._np(), target._np(), weight, reduction, ignore_index, 1,
-                 self.dtype.opmath)
+                 _scalar_t(self.dtype))
 
 
 @kernel("nll_loss")
@@ -328,6 +334,9 @@ def _pointwise_loss_meta(self, target, reduction, *extra):
 def _finish(out, values, reduction, compute):
     if reduction == NONE:
         np.copyto(out._np(), values, casting="unsafe")
+    elif out.dtype in (dt.float16, dt.bfloat16):
+        # apply_loss_reduction: the loss tensor (rounded to the dtype), then its mean / sum
+        _reduce_dispatched(out, values, reduction)
     else:
         out._np()[()] = _reduce(values, reduction, _acc(compute))
 
@@ -339,7 +348,9 @@ def mse_loss_meta(self, target, reduction=MEAN):
 
 @impl("mse_loss")
 def mse_loss_impl(out, self, target, reduction=MEAN):
-    compute = out.dtype.opmath
+    """mse_kernel's ``diff * diff`` with ``diff = a - b``, both in scalar_t (float16
+    and bfloat16 round the difference, then the square)."""
+    compute = _scalar_t(out.dtype)
     values = np.square(np.subtract(self._np(), target._np(), dtype=compute))
     if reduction == NONE or out.dtype not in (dt.float32, dt.float64):
         _finish(out, values, reduction, compute)
@@ -439,11 +450,15 @@ def binary_cross_entropy_with_logits_meta(self, target, weight=None, pos_weight=
 @impl("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits_impl(out, self, target, weight=None, pos_weight=None,
                                           reduction=MEAN):
-    compute = out.dtype.opmath
+    """ATen's composite, op by op: ``log_sigmoid(x)`` (computed in opmath, rounded
+    once), times ``(pw - 1) * t + 1``, ``(1 - t) * x`` minus it, times w; each op
+    a tensor of the dtype, so float16/bfloat16 round after every step."""
+    compute = _scalar_t(out.dtype)
     x = self._np().astype(compute, copy=False)
     t = target._np().astype(compute, copy=False)
+    wide = x.astype(out.dtype.opmath, copy=False)
     # log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|))
-    log_sig = np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+    log_sig = (np.minimum(wide, 0) - np.log1p(np.exp(-np.abs(wide)))).astype(compute, copy=False)
     if pos_weight is not None:
         log_sig = log_sig * ((pos_weight._np().astype(compute, copy=False) - 1) * t + 1)
     values = (1 - t) * x - log_sig

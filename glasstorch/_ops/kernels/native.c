@@ -10,7 +10,9 @@
  *
  * No -ffast-math: NaN and inf must behave exactly as in PyTorch.  Only
  * -fno-math-errno and -fno-trapping-math (nothing here reads errno or FP
- * exception flags), which let the loops below vectorize.
+ * exception flags), which let the loops below vectorize, and -ffp-contract=off:
+ * the compiler never fuses a multiply and an add on its own; where a loop must
+ * round as a fused multiply-add it calls fma/fmaf explicitly.
  */
 #include <float.h>
 #include <math.h>
@@ -241,10 +243,22 @@ void gt_binary_f32(int op, const float *a, const float *b, float *out, int64_t n
  * erfc and exact gelu (numpy has no erf), and behind the Box-Muller steps of
  * float64 normal sampling, where PyTorch calls libm too (numpy's own vectorized
  * log/cos/sin differ from libm's in the last bit on some CPUs).  No -ffast-math,
- * so the compiler keeps libm's scalar functions.
- * which: 0 erf, 1 erfc, 2 log, 3 log1p, 4 cos, 5 sin. */
+ * so the compiler keeps libm's scalar functions.  Also the libm calls of the
+ * special functions' scalar loops (kernels/special.py's _libm: exp, cos, sin,
+ * log, acos), one whole array per call.
+ * which (native.py's _LIBM): 0 erf, 1 erfc, 2 log, 3 log1p, 4 cos, 5 sin, 6 exp,
+ * 7 tan, 8 acos, 9 lgamma (std::lgamma, through the reentrant lgamma_r so that
+ * threads do not race on signgam). */
+double lgamma_r(double, int *);     /* POSIX; not declared under -std=c11 */
+
+static double lgamma_reentrant(double x) {
+    int sign;
+    return lgamma_r(x, &sign);
+}
+
 void gt_libm_f64(int which, const double *x, double *out, int64_t n) {
-    double (*const fns[])(double) = {erf, erfc, log, log1p, cos, sin};
+    double (*const fns[])(double) = {erf, erfc, log, log1p, cos, sin, exp, tan, acos,
+                                     lgamma_reentrant};
     double (*const fn)(double) = fns[which];
     #pragma omp parallel for schedule(static) if (n > 32768)
     for (int64_t i = 0; i < n; i++) out[i] = fn(x[i]);
@@ -252,12 +266,145 @@ void gt_libm_f64(int which, const double *x, double *out, int64_t n) {
 
 /* libm's float32 functions, one call per element: ATen's DEFAULT capability
  * computes Vectorized<float>::exp()/log() lane by lane with std::exp/std::log
- * (softmax, log_softmax).  which: 0 expf, 1 logf. */
+ * (softmax, log_softmax); the float32 special functions' scalar loops call
+ * them too (kernels/special.py's _libm).
+ * which (native.py's _LIBM_F32): 0 expf, 1 logf, 2 cosf, 3 sinf, 4 acosf. */
 void gt_libm_f32(int which, const float *x, float *out, int64_t n) {
-    float (*const fns[])(float) = {expf, logf};
+    float (*const fns[])(float) = {expf, logf, cosf, sinf, acosf};
     float (*const fn)(float) = fns[which];
     #pragma omp parallel for schedule(static) if (n > 32768)
     for (int64_t i = 0; i < n; i++) out[i] = fn(x[i]);
+}
+
+/* -- normal_: the Box-Muller step of ATen's normal_fill (kernels/random.py) --------------
+ * The data arrive as uniform draws in blocks of 16: per block, u1 = 1 - x[k] and
+ * u2 = x[8 + k] for lanes k < 8; the block becomes
+ *     x[k] = r cos(theta) * std + mean,   x[8 + k] = r sin(theta) * std + mean,
+ * r = sqrt(-2 log u1), theta = 2 pi u2, the last step one fused multiply-add.
+ * Every float constant is the double literal rounded to float, as numpy's
+ * np.float32(c) rounds it in random.py's emulation; every fused multiply-add is
+ * an explicit fmaf (the library is compiled with -ffp-contract=off). */
+
+/* avx_mathfun.h's log256_ps for one lane (random.py's _log256_ps): x = m 2^e with
+ * m in [sqrt(1/2), sqrt 2), log(m) by a degree-9 polynomial in m - 1 plus e ln 2
+ * in two parts, with the multiply-adds GCC fuses in ATen's AVX2 build. */
+static inline float avx_mathfun_logf(float x) {
+    const int invalid = x <= 0.0f;       /* NaN, as avx_mathfun's log gives */
+    x = x < FLT_MIN ? FLT_MIN : x;       /* no subnormals */
+    int32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    float e = (float)((bits >> 23) - 0x7f) + 1.0f;
+    int32_t mbits = (bits & ~0x7f800000) | 0x3f000000;     /* the mantissa, in [0.5, 1) */
+    float m;
+    memcpy(&m, &mbits, sizeof m);
+    const int low = m < (float)0.707106781186547524;
+    e = e - (low ? 1.0f : 0.0f);
+    m = (m - 1.0f) + (low ? m : 0.0f);
+    const float z = m * m;
+    /* the polynomial by Horner's rule, written out so that the lanes vectorize */
+    float y = (float)7.0376836292E-2;
+    y = fmaf(y, m, (float)-1.1514610310E-1);
+    y = fmaf(y, m, (float)1.1676998740E-1);
+    y = fmaf(y, m, (float)-1.2420140846E-1);
+    y = fmaf(y, m, (float)1.4249322787E-1);
+    y = fmaf(y, m, (float)-1.6668057665E-1);
+    y = fmaf(y, m, (float)2.0000714765E-1);
+    y = fmaf(y, m, (float)-2.4999993993E-1);
+    y = fmaf(y, m, (float)3.3333331174E-1);
+    y = y * m;
+    y = fmaf(y, z, e * (float)-2.12194440e-4);
+    y = y - z * 0.5f;
+    y = fmaf(e, 0.693359375f, m + y);
+    return invalid ? NAN : y;
+}
+
+/* avx_mathfun.h's sincos256_ps for one lane (random.py's _sincos256_ps): |x|
+ * reduced by the even multiple j of pi/4 (pi/4 in three parts), the sine and
+ * cosine polynomials of the remainder, swapped and signed by j's octant. */
+static inline void avx_mathfun_sincosf(float x, float *sin_out, float *cos_out) {
+    uint32_t xbits;
+    memcpy(&xbits, &x, sizeof xbits);
+    uint32_t sign_sin = xbits & 0x80000000u;
+    x = fabsf(x);
+    int32_t j = (int32_t)(x * (float)1.27323954473516);   /* 4 / pi, truncated */
+    j = (j + 1) & ~1;
+    const float y = (float)j;
+    sign_sin ^= (uint32_t)(j & 4) << 29;
+    const uint32_t sign_cos = (uint32_t)(~(j - 2) & 4) << 29;
+    const int sine_first = (j & 2) == 0;
+    x = fmaf(y, (float)-0.78515625, x);
+    x = fmaf(y, (float)-2.4187564849853515625e-4, x);
+    x = fmaf(y, (float)-3.77489497744594108e-8, x);
+    const float z = x * x;
+    float cos_poly = fmaf((float)2.443315711809948E-005, z, (float)-1.388731625493765E-003);
+    cos_poly = fmaf(cos_poly, z, (float)4.166664568298827E-002) * z;
+    cos_poly = fmaf(cos_poly, z, -(z * 0.5f)) + 1.0f;
+    float sin_poly = fmaf((float)-1.9515295891E-4, z, (float)8.3321608736E-3);
+    sin_poly = fmaf(sin_poly, z, (float)-1.6666654611E-1) * z;
+    sin_poly = fmaf(sin_poly, x, x);
+    float s = sine_first ? sin_poly : cos_poly, c = sine_first ? cos_poly : sin_poly;
+    uint32_t sbits, cbits;
+    memcpy(&sbits, &s, sizeof sbits);
+    memcpy(&cbits, &c, sizeof cbits);
+    sbits ^= sign_sin;
+    cbits ^= sign_cos;
+    memcpy(sin_out, &sbits, sizeof sbits);
+    memcpy(cos_out, &cbits, sizeof cbits);
+}
+
+/* One block of NormalFill16<float, true>, ATen's AVX2 kernel (AVX512 runs it too):
+ * avx_mathfun's log and sincos; the eight lanes vectorize as ATen's do. */
+static inline void normal_block_avx_mathfun(float *block, float mean, float std) {
+    const float two_pi = (float)(2.0 * 3.14159265358979323846);
+    for (int k = 0; k < 8; k++) {
+        const float u1 = 1.0f - block[k], u2 = block[8 + k];
+        const float radius = sqrtf(-2.0f * avx_mathfun_logf(u1));
+        float sin_t, cos_t;
+        avx_mathfun_sincosf(two_pi * u2, &sin_t, &cos_t);
+        block[k] = fmaf(radius * cos_t, std, mean);
+        block[8 + k] = fmaf(radius * sin_t, std, mean);
+    }
+}
+
+/* One block of the scalar NormalFill16<float> (the DEFAULT capability): libm's
+ * logf/cosf/sinf, theta = 2 pi u2 in double rounded to float. */
+static inline void normal_block_libm(float *block, float mean, float std) {
+    for (int k = 0; k < 8; k++) {
+        const float u1 = 1.0f - block[k], u2 = block[8 + k];
+        const float radius = sqrtf(-2.0f * logf(u1));
+        const float theta = (float)(2.0 * 3.14159265358979323846 * (double)u2);
+        block[k] = fmaf(radius * cosf(theta), std, mean);
+        block[8 + k] = fmaf(radius * sinf(theta), std, mean);
+    }
+}
+
+/* float32 (and half/bfloat16, filled in float): the AVX2 kernel when
+ * `vectorized`, else the DEFAULT one. */
+void gt_normal_fill16_f32(float *data, int64_t blocks, float mean, float std,
+                          int vectorized) {
+    #pragma omp parallel for schedule(static) if (blocks > 4096)
+    for (int64_t b = 0; b < blocks; b++) {
+        if (vectorized)
+            normal_block_avx_mathfun(data + 16 * b, mean, std);
+        else
+            normal_block_libm(data + 16 * b, mean, std);
+    }
+}
+
+/* float64: normal_fill_16<double>, libm's log/cos/sin, the last step fused
+ * (so PyTorch 2.13 computes it under every capability). */
+void gt_normal_fill16_f64(double *data, int64_t blocks, double mean, double std) {
+    #pragma omp parallel for schedule(static) if (blocks > 2048)
+    for (int64_t b = 0; b < blocks; b++) {
+        double *block = data + 16 * b;
+        for (int k = 0; k < 8; k++) {
+            const double u1 = 1.0 - block[k];
+            const double theta = 2.0 * 3.14159265358979323846 * block[8 + k];
+            const double radius = sqrt(-2.0 * log(u1));
+            block[k] = fma(radius * cos(theta), std, mean);
+            block[8 + k] = fma(radius * sin(theta), std, mean);
+        }
+    }
 }
 
 

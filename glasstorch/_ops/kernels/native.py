@@ -18,6 +18,7 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import ctypes.util
+import functools
 import hashlib
 import math
 import os
@@ -33,7 +34,8 @@ from ..._core.startup_cache import cache_dir as _cache_dir, user_cache_root  # n
 
 _SOURCE = os.path.join(os.path.dirname(__file__), "native.c")
 VECMATH_HEADER = os.path.join(os.path.dirname(__file__), "vecmath.h")
-_FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fopenmp", "-shared", "-fPIC", "-std=c11"]
+_FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off",
+          "-fopenmp", "-shared", "-fPIC", "-std=c11"]
 _lib = None
 _tried = False
 _threads = None
@@ -84,6 +86,21 @@ def build(source_path: str):
     return _load_passive(path)
 
 
+def companion(source_path: str, declare):
+    """The loader of a C file compiled like native.c (fft.c, sorting.c, lu.c):
+    its first call builds the file and returns ``declare(lib)`` (which sets
+    the functions' argtypes), every later call the same; None where native
+    loops are off, no compiler exists or the build fails."""
+    @functools.cache
+    def load():
+        try:
+            lib = build(source_path) if library() is not None else None
+        except OSError:
+            lib = None
+        return declare(lib) if lib is not None else None
+    return load
+
+
 def _build():
     lib = build(_SOURCE)
     if lib is None:
@@ -95,6 +112,8 @@ def _build():
     f64p = ctypes.POINTER(ctypes.c_double)
     lib.gt_libm_f64.argtypes = [ctypes.c_int, f64p, f64p, i64]
     lib.gt_libm_f32.argtypes = [ctypes.c_int, f32p, f32p, i64]
+    lib.gt_normal_fill16_f32.argtypes = [f32p, i64, ctypes.c_float, ctypes.c_float, ctypes.c_int]
+    lib.gt_normal_fill16_f64.argtypes = [f64p, i64, ctypes.c_double, ctypes.c_double]
     for suffix, p in (("f32", f32p), ("f64", f64p)):
         getattr(lib, f"gt_nll_cascade_{suffix}").argtypes = [
             p, p, ctypes.POINTER(ctypes.c_uint8), i64, ctypes.c_int, p, p]
@@ -243,17 +262,17 @@ def erf(x, complement: bool = False) -> np.ndarray:
     return libm("erfc" if complement else "erf", x)
 
 
-_LIBM = ("erf", "erfc", "log", "log1p", "cos", "sin")
+_LIBM = ("erf", "erfc", "log", "log1p", "cos", "sin", "exp", "tan", "acos", "lgamma")
 
 
 def libm(name: str, x) -> np.ndarray:
     """libm's ``name`` (one of _LIBM) of any real array, in float64: the native
-    loop when the library is there, else Python's math module element by element
-    (the same libm)."""
+    loop when the library is there, else the C library's function called element
+    by element (not Python's math module: its lgamma is CPython's own)."""
     x = np.ascontiguousarray(x, dtype=np.float64)
     lib = library()
     if lib is None:
-        return np.asarray(np.frompyfunc(getattr(math, name), 1, 1)(x), dtype=np.float64)
+        return np.asarray(np.frompyfunc(c_function(name), 1, 1)(x), dtype=np.float64)
     out = np.empty_like(x)
     f64p = ctypes.POINTER(ctypes.c_double)
     lib.gt_libm_f64(_LIBM.index(name), x.ctypes.data_as(f64p), out.ctypes.data_as(f64p), x.size)
@@ -289,11 +308,11 @@ def nll_cascade(terms: np.ndarray, weights: np.ndarray, ignored: np.ndarray, pow
     return terms.dtype.type(loss.value), terms.dtype.type(weight.value)
 
 
-_LIBM_F32 = ("expf", "logf")
+_LIBM_F32 = ("expf", "logf", "cosf", "sinf", "acosf")
 
 
 def libm_f32(name: str, x) -> np.ndarray:
-    """libm's float32 ``name`` (expf or logf) of a float32 array: the native loop,
+    """libm's float32 ``name`` (one of _LIBM_F32) of a float32 array: the native loop,
     else the C library called element by element."""
     x = np.ascontiguousarray(x, dtype=np.float32)
     out = np.empty_like(x)
@@ -301,28 +320,61 @@ def libm_f32(name: str, x) -> np.ndarray:
     if lib is not None:
         lib.gt_libm_f32(_LIBM_F32.index(name), _ptr(x), _ptr(out), x.size)
         return out
-    fn = getattr(_c_library(), name)
-    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    fn = c_function(name, ctypes.c_float)
     out.ravel()[:] = [fn(v) for v in x.ravel().tolist()]
     return out
 
 
+def normal_fill16(blocks: np.ndarray, mean, std, vectorized: bool) -> bool:
+    """Box-Muller over C-contiguous (k, 16) uniform draws in place, as ATen's
+    normal_fill rounds it (native.c's gt_normal_fill16; random.py's
+    ``_normal_fill`` holds the numpy emulation): float32 with avx_mathfun's
+    log/sincos when ``vectorized`` (AVX2/AVX512) else libm's float functions,
+    float64 with libm's.  False (nothing done) without the library."""
+    lib = library()
+    if lib is None or not blocks.flags.c_contiguous:
+        return False
+    if blocks.dtype == np.float32:
+        lib.gt_normal_fill16_f32(_ptr(blocks), blocks.size // 16, mean, std, int(vectorized))
+    else:
+        lib.gt_normal_fill16_f64(_ptr_of(blocks), blocks.size // 16, mean, std)
+    return True
+
+
+@functools.cache
 def _c_library():
     """The C library (libm's functions are in it, or in libm beside it)."""
     return ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
 
 
+@functools.cache
+def c_function(name: str, ctype=ctypes.c_double):
+    """The C library's function ``name`` of one ``ctype`` value: libm's own, where
+    Python's math module has its own (lgamma) or raises at the edges (exp, acos)."""
+    fn = getattr(_c_library(), name)
+    fn.restype, fn.argtypes = ctype, [ctype]
+    return fn
+
+
 def fma(a, b, c):
     """a * b + c rounded once (float32 or float64 arrays/scalars, finite values),
     in numpy.  float32: the product is exact in float64, the sum is rounded to
-    odd, then to float32.  float64: Boldo and Melquiond's emulation: the exact
+    odd (where that matters), then to float32.  float64: Boldo and Melquiond's emulation: the exact
     product (Dekker) and TwoSum, their error terms added rounded to odd, then
     one rounding."""
     out_type = np.result_type(a, b, c)
     a, b, c = (np.asarray(v, dtype=np.float64) for v in (a, b, c))
     if out_type == np.float32:
-        s, err = _two_sum(a * b, c)
-        return _round_to_odd(s, err).astype(np.float32)
+        # rounding the float64 sum to float32 can only go wrong where that sum lies
+        # exactly halfway between two float32 values (or is a float32 subnormal):
+        # only those elements are redone, rounded to odd
+        p, c = np.broadcast_arrays(a * b, c)
+        s = np.array(p + c)
+        suspect = ((s.view(np.int64) & 0x1FFFFFFF) == 0x10000000) | \
+            ((np.abs(s) < 2.0 ** -126) & (s != 0))
+        if suspect.any():
+            s[suspect] = _round_to_odd(*_two_sum(p[suspect], c[suspect]))
+        return s.astype(np.float32)
     p = a * b
     (ah, al), (bh, bl) = _split(a), _split(b)
     p_err = ((ah * bh - p) + ah * bl + al * bh) + al * bl    # a * b == p + p_err exactly
@@ -333,9 +385,13 @@ def fma(a, b, c):
 
 
 def _split(x):
-    """Veltkamp's split of float64 ``x`` into hi + lo, each of at most 26 bits."""
-    t = 134217729.0 * x
-    hi = t - (t - x)
+    """Veltkamp's split of float64 ``x`` into hi + lo, each of at most 26 bits
+    (values above 2^995 are split scaled down by 2^28, so that nothing overflows)."""
+    huge = np.abs(x) > 2.0 ** 995
+    scaled = np.where(huge, x * 2.0 ** -28, x)
+    t = 134217729.0 * scaled
+    hi = t - (t - scaled)
+    hi = np.where(huge, hi * 2.0 ** 28, hi)
     return hi, x - hi
 
 

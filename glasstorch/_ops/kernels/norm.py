@@ -38,10 +38,11 @@ from ..._core.layout import strided
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import channels_last_strides
 from ..structured import broadcast_shapes, elementwise_strides, result_type, TensorMeta, wrap_dim
-from . import impl, kernel, meta
+from . import impl, kernel, meta, native
 from ._common import _allocate_masked, _array, _sizes, _write
 from ._inner import inner, observed
 from .conv import _is_channels_last, _like_memory_format
+from .native import multiply_add
 from .view import suggest_memory_format
 
 aten = ops.aten
@@ -122,7 +123,10 @@ def _layer_norm_fill(outs, input, k, weight, bias, eps):
         _constant_rows_exact(x2.reshape(-1, n), mean.reshape(-1), centered.reshape(-1, n),
                              var.reshape(-1))
         rstd = (1.0 / np.sqrt(var + acc(eps))).astype(compute)
-        y = centered * rstd
+        if input.dtype.name in _LOW:    # ATen's float kernel: x * rstd + (-mean * rstd), fused
+            y = multiply_add(x2, rstd, -(mean * rstd))
+        else:
+            y = centered * rstd
         y = y.reshape(x.shape)
         if weight is not None:
             y = y * weight._np().astype(compute, copy=False)
@@ -308,21 +312,33 @@ def native_batch_norm_impl(outs, input, weight, bias, running_mean, running_var,
         centered = x - mean.reshape(channel)
         per_channel = centered.reshape(x.shape[0], x.shape[1], -1)
         var_sum = np.einsum("ncs,ncs->c", per_channel, per_channel)
-        invstd = _invstd(var_sum / compute.type(n), eps)
-        np.copyto(save_mean._np(), mean, casting="unsafe")
-        np.copyto(save_invstd._np(), invstd, casting="unsafe")
-        if running_mean is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
+        # With bfloat16 parameters ATen keeps the mean and the sum of squares in
+        # bfloat16 and divides there (float16 keeps them in float, as measured
+        # against torch); InvStd then works in double
+        stats = save_mean._np().dtype if save_mean.dtype is dt.bfloat16 else compute
+        mean, var_sum = mean.astype(stats), var_sum.astype(stats)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            biased = (var_sum.astype(compute) / compute.type(n)).astype(stats)
+            np.copyto(save_mean._np(), mean, casting="unsafe")
+            np.copyto(save_invstd._np(), _invstd(biased.astype(np.float64), eps),
+                      casting="unsafe")
+            if running_mean is not None:
+                unbiased = (var_sum.astype(compute) / compute.type(n - 1)).astype(stats)
                 _update_running(running_mean, mean.astype(np.float64), momentum)
-                _update_running(running_var, var_sum.astype(np.float64) / (n - 1), momentum)
+                _update_running(running_var, unbiased.astype(np.float64), momentum)
+        # the output normalizes with the statistics as saved, as ATen reads them back
+        mean, invstd = _float_array(save_mean, compute), _float_array(save_invstd, compute)
     else:
         mean = _float_array(running_mean, compute)
         invstd = _invstd(_float_array(running_var, compute), eps)
-        centered = x - mean.reshape(channel)
-    scale = invstd if weight is None else invstd * _float_array(weight, compute)
-    y = centered * scale.reshape(channel)
-    if bias is not None:
-        y += _float_array(bias, compute).reshape(channel)
+    # ATen's batch_norm_cpu_collect_linear_and_constant_terms: out = x * alpha + beta
+    # with alpha = invstd * w and beta = b - mean * alpha, in the compute type (the
+    # multiply-add fused where ATen's build contracts it)
+    alpha = invstd if weight is None else invstd * _float_array(weight, compute)
+    beta = -(mean * alpha) if bias is None else _float_array(bias, compute) - mean * alpha
+    shape = x.shape
+    y = native.multiply_add(x, *(np.ascontiguousarray(np.broadcast_to(
+        v.reshape(channel), shape)) for v in (alpha, beta)))
     np.copyto(out._np(), y, casting="unsafe")
 
 
@@ -377,6 +393,100 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     return outs
 
 
+# -- the export-era batch norm ops (_native_batch_norm_legit, _batch_norm_with_update) ----
+
+def _check_stats_or_training(training, *stats):
+    """A call without running statistics must normalize with the batch's (ATen
+    reads the missing tensors and crashes; this refuses with _batch_norm_impl_index's
+    message instead)."""
+    if not training and any(s is None for s in stats):
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+
+
+@kernel("_native_batch_norm_legit")
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum,
+                             eps):
+    """ATen's _batch_norm_legit_cpu: native_batch_norm with running statistics that
+    are always given (updated in place while training)."""
+    return native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                             eps)
+
+
+@kernel("_native_batch_norm_legit.no_stats")
+def _native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
+    """_native_batch_norm_legit without running statistics: the batch's own."""
+    _check_stats_or_training(training, None)
+    return native_batch_norm(input, weight, bias, None, None, training, momentum, eps)
+
+
+@kernel("_native_batch_norm_legit.out")
+def _native_batch_norm_legit_out(input, weight, bias, running_mean, running_var, training,
+                                 momentum, eps, *, out, save_mean, save_invstd):
+    """ATen's _batch_norm_legit_cpu_out: native_batch_norm into the given tensors."""
+    return aten.native_batch_norm.out(input, weight, bias, running_mean, running_var, training,
+                                      momentum, eps, out=out, save_mean=save_mean,
+                                      save_invstd=save_invstd)
+
+
+@kernel("_native_batch_norm_legit.no_stats_out")
+def _native_batch_norm_legit_no_stats_out(input, weight, bias, training, momentum, eps, *, out,
+                                          save_mean, save_invstd):
+    _check_stats_or_training(training, None)
+    return aten.native_batch_norm.out(input, weight, bias, None, None, training, momentum, eps,
+                                      out=out, save_mean=save_mean, save_invstd=save_invstd)
+
+
+@kernel("_native_batch_norm_legit_no_training")
+def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var,
+                                         momentum, eps):
+    """CompositeExplicitAutograd: _native_batch_norm_legit in eval mode."""
+    return aten._native_batch_norm_legit.default(input, weight, bias, running_mean, running_var,
+                                                 False, momentum, eps)
+
+
+def _reserve(input):
+    """The (0,) uint8 workspace the native backend returns where cuDNN keeps one."""
+    return aten.empty.memory_format([0], dtype=dt.uint8, layout=strided, device=input.device)
+
+
+@kernel("_batch_norm_with_update")
+def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """ATen's _batch_norm_with_update_cpu: a training step of batch norm that
+    updates the running statistics in place; the fourth output is the (empty)
+    reserve that batch_norm_backward takes."""
+    outs = native_batch_norm(input, weight, bias, running_mean, running_var, True, momentum, eps)
+    return (*outs, _reserve(input))
+
+
+@kernel("_batch_norm_with_update.out")
+def _batch_norm_with_update_out(input, weight, bias, running_mean, running_var, momentum, eps, *,
+                                out, save_mean, save_invstd, reserve):
+    """_batch_norm_with_update into the given tensors (``reserve`` left as it is)."""
+    aten.native_batch_norm.out(input, weight, bias, running_mean, running_var, True, momentum,
+                               eps, out=out, save_mean=save_mean, save_invstd=save_invstd)
+    return out, save_mean, save_invstd, reserve
+
+
+@kernel("_batch_norm_no_update")
+def _batch_norm_no_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """CompositeExplicitAutograd: batch norm that leaves the running statistics
+    alone (eval with them, the batch's own when there are none)."""
+    training = running_mean is None or running_var is None
+    outs = aten.native_batch_norm.default(input, weight, bias, running_mean, running_var,
+                                          training, momentum, eps)
+    return (*outs, _reserve(input))
+
+
+@kernel("batch_norm_backward")
+def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_var,
+                        update, eps, output_mask, reserve):
+    """The backward of _batch_norm_with_update / _batch_norm_no_update (ATen's
+    _new_batch_norm_backward_cpu): native_batch_norm_backward, the batch's
+    statistics used when the forward updated the running ones."""
+    return native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
+                                      save_mean, save_var, update, eps, output_mask)
+
+
 def _check_features(name, expected, t):
     if t is not None and t.numel() != expected:
         raise RuntimeError(f"{name} should contain {expected} elements not {t.numel()}")
@@ -393,7 +503,7 @@ def _batch_norm_impl_index(input, weight, bias, running_mean, running_var, train
             raise RuntimeError(f"{name} must be defined in evaluation mode")
     _check_features("weight", channels, weight)
     _check_features("bias", channels, bias)
-    reserve = aten.empty.memory_format([0], dtype=dt.uint8, layout=strided, device=input.device)
+    reserve = _reserve(input)
     out, save_mean, save_invstd = aten.native_batch_norm.default(
         input, weight, bias, running_mean, running_var, training, momentum, eps)
     return out, save_mean, save_invstd, reserve, 0
@@ -440,7 +550,7 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x * rsqrt(mean(x**2 over the normalized dims) + eps) [* weight], computed in
     float32 for float16/bfloat16 inputs; eps defaults to the compute type's
-    machine epsilon."""
+    machine epsilon (its real type's, for complex inputs, whose x**2 is complex)."""
     normalized = [int(n) for n in normalized_shape]
     if len(normalized) < 1:
         raise RuntimeError(f"Expected normalized_shape to be at least 1-dimensional, i.e., "
@@ -456,7 +566,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={_sizes(normalized)}, expected input with "
                            f"shape [*{', '.join(map(str, normalized))}], but got input of "
                            f"size{_sizes(shape)}")
-    if not input.dtype.is_floating_point:
+    if input.dtype.category < dt.FLOATING:
         raise NotImplementedError(f'"rms_norm" not implemented for \'{input.dtype._short}\'')
     compute = dt.float32 if input.dtype.name in _LOW else input.dtype
     x = input if compute is input.dtype else aten._to_copy.default(input, dtype=compute)
@@ -752,15 +862,19 @@ def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_fr
 
 @meta("native_dropout_backward")
 def native_dropout_backward_meta(grad_output, mask, scale):
+    """ATen's ``grad_output * mask * scale``: the float scale makes an integer or
+    bool product the default float dtype."""
     shape = broadcast_shapes(grad_output._shape, mask._shape)
-    return TensorMeta(shape, result_type(grad_output, mask),
-                      elementwise_strides(shape, [grad_output, mask]))
+    product = result_type(grad_output, mask)
+    dtype = product if product.category >= dt.FLOATING else dt.get_default_dtype()
+    return TensorMeta(shape, dtype, elementwise_strides(shape, [grad_output, mask]))
 
 
 @impl("native_dropout_backward")
 def native_dropout_backward_impl(out, grad_output, mask, scale):
     compute = out.dtype.opmath
-    _write(out, _array(grad_output, compute) * _array(mask, compute) * compute.type(scale))
+    product = _array(grad_output, compute) * _array(mask, compute)
+    _write(out, product * compute.type(scale))
 
 
 # -- weight normalization (WeightNorm.cpp) --------------------------------------------------

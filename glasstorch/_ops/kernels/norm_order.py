@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from .cascade_sum import GRAIN_SIZE
-from .native import fma, fused, get_num_threads
+from .native import fused, get_num_threads, multiply_add
 
 _LANE_BYTES = 32
 
@@ -82,7 +82,7 @@ def _two_norm_rows(rows):
     plain = leftover if not fused() else (leftover // 4 * 4 if kind is np.float32 else 0)
     for d in range(whole, n):
         x = rows[:, d]
-        total = total + x * x if d - whole < plain else fma(x, x, total)
+        total = total + x * x if d - whole < plain else multiply_add(x, x, total)
     return np.sqrt(total)
 
 

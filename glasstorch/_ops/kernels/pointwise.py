@@ -38,6 +38,8 @@ from ..structured import (CPU, TensorMeta, broadcast_shapes, check_same_device, 
 from . import impl, kernel, meta, native
 from ._common import _no_meta_kernel, _on_meta
 from ._inner import inner, inner_op, observed
+from .cascade_sum import GRAIN_SIZE, _chunks
+from .reduction import _log_add_exp_complex
 from ..registry import _resize_out
 
 aten = ops.aten
@@ -329,8 +331,53 @@ def add_impl(out, self, other, alpha=1):
                casting="unsafe")
 
 
+def vectorized_elements(shape, *operands) -> np.ndarray | None:
+    """Which output elements of a float16/bfloat16 ``cpu_kernel_vec`` loop take the
+    vector body (Loops.h's ``vectorized_loop``), as a boolean array of ``shape``;
+    None where none does.  The vector body covers 32 elements at a time
+    (2 x ``Vectorized<Half>``) of each contiguous inner run: the whole tensor when
+    every operand is C-contiguous or a single value, split into at::parallel_for's
+    per-thread ranges from 32768 elements; else each last-dim row, where every
+    operand steps by 1 (or one by 0) along it.  The rest, and everything under
+    the DEFAULT capability, runs the scalar lambda."""
+    if not native.fused() or not shape:
+        return None
+    arrays = [np.asarray(a) for a in operands]
+    n = math.prod(shape)
+    mask = np.zeros(n, dtype=bool)
+    if all(a.size == 1 or (a.shape == tuple(shape) and a.flags.c_contiguous) for a in arrays):
+        for _, begin, end in _chunks(n, GRAIN_SIZE, native.get_num_threads()):
+            mask[begin:begin + (end - begin) // 32 * 32] = True
+        return mask.reshape(shape)
+    steps = [np.broadcast_to(a, shape).strides[-1] // a.itemsize for a in arrays]
+    if not all(s in (0, 1) for s in steps) or steps.count(0) > 1:
+        return None
+    row = shape[-1]
+    return np.broadcast_to(np.arange(row) < row // 32 * 32, shape)
+
+
+def _add_reduced(out, a, b, alpha, rt):
+    """float16/bfloat16 ``a + alpha * b`` as ATen's add loop rounds it (ufunc/add.h):
+    alpha rounded to the dtype; the vector body fuses ``fma(b, alpha, a)`` in
+    float32 and rounds once, the scalar lambda rounds ``alpha * b`` and then the sum
+    (c10::Half's operators)."""
+    scale = rt.numpy.type(alpha)
+    single = a + (b * scale)                      # two roundings, in the dtype's arithmetic
+    vector = vectorized_elements(out._shape, a, b)
+    if vector is not None:
+        f32 = np.float32
+        fused = native.multiply_add(np.asarray(b, f32), f32(scale), np.asarray(a, f32))
+        single = np.where(vector, fused.astype(rt.numpy), single)
+    write(out, single)
+
+
 @quiet
 def _add_float(out, self, other, alpha, rt, compute):
+    if not (alpha == 1 and type(alpha) is int) and rt in (dt.float16, dt.bfloat16):
+        checked_scalar(alpha, rt)
+        _add_reduced(out, cast_operand(self, rt, compute), cast_operand(other, rt, compute),
+                     alpha, rt)
+        return
     if not (alpha == 1 and type(alpha) is int) and compute.kind == "f":
         a, b, o = cast_operand(self, rt, compute), cast_operand(other, rt, compute), out._np()
         checked_scalar(alpha, rt)
@@ -358,6 +405,11 @@ def sub_impl(out, self, other, alpha=1):
     if observed():
         promote_inputs(rt, self, other)
     compute = rt.opmath
+    if not (alpha == 1 and type(alpha) is int) and rt in (dt.float16, dt.bfloat16):
+        checked_scalar(alpha, rt)      # sub_out is add's loop with -alpha
+        _add_reduced(out, cast_operand(self, rt, compute), cast_operand(other, rt, compute),
+                     -alpha, rt)
+        return
     if not (alpha == 1 and type(alpha) is int) and compute.kind == "f":
         a, b, o = cast_operand(self, rt, compute), cast_operand(other, rt, compute), out._np()
         checked_scalar(alpha, rt)
@@ -650,7 +702,14 @@ _binary_float_op("atan2", np.arctan2)
 _binary_float_op("copysign", np.copysign)
 _binary_float_op("xlogy", _xlogy)
 _binary_float_op("hypot", np.hypot, float_only="hypot_cpu")
-_binary_float_op("logaddexp", np.logaddexp, float_only="logaddexp_cpu")
+def _logaddexp(x, y):
+    """np.logaddexp, and ATen's complex loop (_log_add_exp_helper) for complex inputs."""
+    if np.iscomplexobj(x):
+        return _log_add_exp_complex(x, y)
+    return np.logaddexp(x, y)
+
+
+_binary_float_op("logaddexp", _logaddexp, float_only="logaddexp_cpu")
 _binary_float_op("logaddexp2", np.logaddexp2, float_only="logaddexp2_cpu")
 
 def _min_max(name, ufunc):
@@ -696,8 +755,9 @@ def lerp_impl(out, self, end, weight):
         return
     w = as_compute(weight, compute)
     diff = b - a
-    write(out, np.where(np.abs(w) < 0.5, native.multiply_add(w, diff, a),
-                        native.multiply_add(w - compute.type(1), diff, b)))
+    # complex products are never fused (Vectorized<c10::complex>'s fmadd is a * b + c)
+    madd = native.multiply_add if self.dtype.category != dt.COMPLEX else (lambda x, y, z: x * y + z)
+    write(out, np.where(np.abs(w) < 0.5, madd(w, diff, a), madd(w - compute.type(1), diff, b)))
 
 
 # -- comparisons ---------------------------------------------------------------------------
@@ -975,6 +1035,14 @@ def abs_impl(out, self):
         np.abs(self._np(), out=out._np())
         return
     np.abs(self._np(), out=out._np(), dtype=self.dtype.opmath, casting="unsafe")
+
+
+@kernel("abs_")
+def abs_(self):
+    """abs.out into self (ATen's abs_): a complex tensor cannot hold its real magnitudes."""
+    if self.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return aten.abs.out(self, out=self)
 
 
 meta("sign")(unary_meta)
@@ -1611,13 +1679,21 @@ def ldexp(self, other):
     return aten.mul.Tensor(self, _powers_of_two(self, other))
 
 
+def _ldexp_result_check(result):
+    """ATen's ldexp_out: a power of two scales into a floating or complex result only."""
+    if result.dtype.category < FLOATING:
+        raise RuntimeError(f"ldexp can't be cast to the desired output type {result.dtype._short}")
+
+
 @kernel("ldexp_")
 def ldexp_(self, other):
+    _ldexp_result_check(self)
     return aten.mul_.Tensor(self, _powers_of_two(self, other))
 
 
 @kernel("ldexp_out")
 def ldexp_out(self, other, *, out):
+    _ldexp_result_check(out)
     return aten.mul.out(self, _powers_of_two(self, other), out=out)
 
 

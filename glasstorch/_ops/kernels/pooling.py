@@ -145,8 +145,9 @@ def _scatter_planes(out, grad_output, indices, k):
     pick one element: those add up); the backward of every max pool here."""
     spatial = math.prod(out._shape[-k:])
     planes = math.prod(out._shape[:-k])
-    g = _array(grad_output, out.dtype.opmath).reshape(planes, -1)
-    idx = indices._np().astype(np.int64).reshape(planes, -1)
+    window = math.prod(grad_output._shape[-k:])     # (not -1: there may be no planes)
+    g = _array(grad_output, out.dtype.opmath).reshape(planes, window)
+    idx = indices._np().astype(np.int64).reshape(planes, window)
     flat = (np.arange(planes)[:, None] * spatial + idx).ravel()
     total = np.bincount(flat, weights=g.ravel(), minlength=planes * spatial)
     _write(out, total.reshape(out._shape))

@@ -7,11 +7,17 @@ PyTorch's mt19937) and applies PyTorch's transformation, vectorized:
 
     uniform float/half/bfloat16   (word32 & (2^digits - 1)) * 2^-digits, then * (to-from) + from
     uniform double                (word64 & (2^53 - 1)) * 2^-53, ...
-    random_(from, to)             word % range + from  (word64 when range >= 2^32 for
-                                  int64/double/float/bfloat16 outputs, else word32)
+    random_(from, to)             word % range + from in uint64 arithmetic (word64
+                                  when range >= 2^28, else word32), then int64, then
+                                  the dtype (half and bfloat16 through float)
     random_()                     word % (max + 1)  (int64/double: word64)
     normal, numel >= 16 and contiguous: uniform fill, then Box-Muller per block of 16
+                                  (float and its reduced types: avx_mathfun's log and
+                                  sin/cos under AVX2/AVX512, libm's float ones under
+                                  DEFAULT; double: libm's)
     normal otherwise              scalar Box-Muller in double, caching the spare sample
+    exponential, cauchy, log_normal, geometric: double transforms with libm's
+                                  functions; half and bfloat16 rounded through float
     bernoulli(p float)            uniform double < p
     bernoulli(p tensor)           uniform float (double if p is double) < p
     exponential                   -1/lambda * log1p(-uniform double)
@@ -23,7 +29,9 @@ same memory positions.
 """
 from __future__ import annotations
 
+import ctypes
 import math
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -36,9 +44,10 @@ from . import kernel, native
 
 _FLOAT_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 _CPP_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
-              "int16": "short", "int32": "int", "int64": "long", "float16": "c10::Half",
+              "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
               "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double",
-              "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
+              "uint16": "short unsigned int", "uint32": "unsigned int",
+              "uint64": "long unsigned int"}   # (the C++ type names, as GCC spells them)
 
 
 # -- helpers ----------------------------------------------------------------------------
@@ -68,12 +77,21 @@ def read_in_memory_order(t, like):
     return np.broadcast_to(like, t._shape).transpose(perm).reshape(-1)
 
 
+def from_double(values, dtype):
+    """float64 ``values`` as ``static_cast<scalar_t>(double)`` gives them: half and
+    bfloat16 through float (two roundings)."""
+    if dtype in (dt.float16, dt.bfloat16):
+        values = values.astype(np.float32)
+    return values.astype(dtype.numpy)
+
+
 def uniform_values(gen, n, dtype, lo=0.0, hi=1.0):
     """``n`` draws of at::uniform_real_distribution<dtype>(lo, hi)."""
     if dtype is dt.float64:
         words = gen.random64(n)
         x = (words & np.uint64((1 << 53) - 1)).astype(np.float64) * (2.0 ** -53)
-        return native.multiply_add(x, hi - lo, lo)
+        # x * 1 + 0 is x: normal_'s draws skip the (emulated) fused multiply-add
+        return x if (lo, hi) == (0, 1) else native.multiply_add(x, hi - lo, lo)
     # float32, and half/bfloat16 too: their kernel draws in float (opmath) and rounds
     words = gen.random(n)
     x = (words & np.uint64((1 << 24) - 1)).astype(np.float32) * np.float32(2.0 ** -24)
@@ -102,39 +120,52 @@ def _fmt(x):
 
 def _check_uniform(self, lo, hi):
     _check_floating(self, "check_uniform_bounds")
+    limit = float(ml_dtypes.finfo(self.dtype.numpy).max)
+    for bound, name in ((lo, "from"), (hi, "to")):
+        if not -limit <= bound <= limit:        # (NaN too)
+            raise RuntimeError(f"{name} is out of bounds for {_CPP_NAMES[self.dtype.name]}")
     if lo > hi:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={_fmt(lo)} > to={_fmt(hi)}")
-    limit = float(ml_dtypes.finfo(self.dtype.numpy).max)
     if hi - lo > limit:
         raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
-                           f"{_CPP_NAMES[self.dtype.name]}>::max(), but found to={_fmt(hi)} and "
+                           f"{self.dtype._short}>::max(), but found to={_fmt(hi)} and "
                            f"from={_fmt(lo)} which result in to-from to exceed the limit")
 
 
 @kernel("uniform_")
 def uniform_(self, lo=0.0, hi=1.0, *, generator=None):
+    if self.dtype.category == dt.COMPLEX:      # real and imaginary parts alike
+        if self.numel():
+            uniform_(ops.aten.view_as_real.default(self), lo, hi, generator=generator)
+        return self
     _check_uniform(self, lo, hi)
     check_overlap(self, self, (), {})      # an expanded self is refused
     gen = get_generator(generator)
     with gen._lock:
         values = uniform_values(gen, self.numel(), self.dtype, lo, hi)
-    write_in_memory_order(self, values.astype(self.dtype.numpy))
+    # a draw that rounds to ``to`` in the tensor's dtype becomes ``from``: the
+    # range stays half-open
+    values = values.astype(self.dtype.numpy)
+    values[values == self.dtype.numpy.type(hi)] = self.dtype.numpy.type(lo)
+    write_in_memory_order(self, values)
     return self
 
 
 @kernel("uniform_meta")
 def uniform_meta(self, lo=0.0, hi=1.0, *, generator=None):
-    _check_uniform(self, lo, hi)
+    if self.dtype.category != dt.COMPLEX:
+        _check_uniform(self, lo, hi)
     return self
 
 
 # -- normal_ -------------------------------------------------------------------------
 
 def _check_normal(self, std):
-    _check_floating(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
+    if self.dtype.category != dt.COMPLEX:
+        _check_floating(self, "normal_kernel_cpu")
 
 
 def _normal_scalar_path(gen, n, mean, std):
@@ -142,7 +173,7 @@ def _normal_scalar_path(gen, n, mean, std):
     out = np.empty(n, np.float64)
     i = 0
     if n and gen._next_double is not None:
-        out[0] = gen._next_double * std + mean
+        out[0] = native.multiply_add(np.float64(gen._next_double), std, mean)
         gen._next_double = None
         i = 1
     m = n - i
@@ -161,15 +192,92 @@ def _normal_scalar_path(gen, n, mean, std):
     return out
 
 
+# avx_mathfun.h's float32 log and sin/cos (Cephes polynomials), as ATen's AVX2
+# build runs them: GCC contracts each product feeding an add into one fused
+# multiply-add (which product, where both operands of an add are products, was
+# measured: bit-identical to PyTorch's normal_ over 10^6 draws)
+
+def _madd(a, b, c):
+    """a * b + c in float32, rounded once."""
+    return native.fma(a, b, c).astype(np.float32)
+
+
+_LOG_POLY = tuple(np.float32(c) for c in (
+    7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
+    -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1))
+
+
+def _log256_ps(x):
+    """log256_ps: x = m 2^e with m in [sqrt(1/2), sqrt 2), log(m) by a degree-9
+    polynomial in m - 1, plus e ln 2 in two parts; NaN for x <= 0."""
+    f32 = np.float32
+    x = np.asarray(x, f32)
+    invalid = x <= 0
+    x = np.maximum(x, np.array(0x00800000, np.int32).view(f32))    # no subnormals
+    bits = x.view(np.int32)
+    e = ((bits >> 23) - 0x7f).astype(f32) + f32(1)
+    m = ((bits & ~0x7f800000) | np.array(0.5, f32).view(np.int32)).view(f32)   # in [0.5, 1)
+    low = m < f32(0.707106781186547524)
+    e = e - np.where(low, f32(1), f32(0))
+    m = (m - f32(1)) + np.where(low, m, f32(0))
+    z = m * m
+    y = np.full_like(m, _LOG_POLY[0])
+    for c in _LOG_POLY[1:]:
+        y = _madd(y, m, c)
+    y = y * m
+    y = _madd(y, z, e * f32(-2.12194440e-4))
+    y = y - z * f32(0.5)
+    y = _madd(e, f32(0.693359375), m + y)
+    return np.where(invalid, f32(np.nan), y)
+
+
+def _sincos256_ps(x):
+    """sincos256_ps: |x| reduced by the multiple j of pi/4 (j even; pi/4 in three
+    parts), then the sine and cosine polynomials on the remainder, swapped and
+    signed by j's octant.  Returns (sin, cos)."""
+    f32 = np.float32
+    x = np.asarray(x, f32)
+    sign_sin = x.view(np.int32) & np.int32(-2 ** 31)
+    x = np.abs(x)
+    j = (x * f32(1.27323954473516)).astype(np.int32)      # 4 / pi, truncated
+    j = (j + 1) & ~1
+    y = j.astype(f32)
+    sign_sin = sign_sin ^ ((j & 4) << 29)
+    sign_cos = (~(j - 2) & 4) << 29
+    sine_first = (j & 2) == 0
+    for part in (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8):
+        x = _madd(y, f32(part), x)
+    z = x * x
+    cos_poly = _madd(f32(2.443315711809948E-005), z, f32(-1.388731625493765E-003))
+    cos_poly = _madd(cos_poly, z, f32(4.166664568298827E-002)) * z
+    cos_poly = _madd(cos_poly, z, -(z * f32(0.5))) + f32(1)
+    sin_poly = _madd(f32(-1.9515295891E-4), z, f32(8.3321608736E-3))
+    sin_poly = _madd(sin_poly, z, f32(-1.6666654611E-1)) * z
+    sin_poly = _madd(sin_poly, x, x)
+    sin = np.where(sine_first, sin_poly, cos_poly)
+    cos = np.where(sine_first, cos_poly, sin_poly)
+    return (sin.view(np.int32) ^ sign_sin).view(f32), (cos.view(np.int32) ^ sign_cos).view(f32)
+
+
 def _normal_fill(gen, n, mean, std, dtype):
     """normal_fill: uniforms for every element, then Box-Muller in blocks of 16
-    (the last, partial block is redrawn and recomputed over the last 16 slots)."""
+    (the last, partial block is redrawn and recomputed over the last 16 slots).
+    Half and bfloat16 take the vectorized float path: uniforms are drawn only for
+    the whole blocks (each block filled in float, then rounded), so the partial
+    block's redraw follows them directly in the stream."""
     compute = np.float64 if dtype is dt.float64 else np.float32
-    data = uniform_values(gen, n, dtype if dtype in (dt.float32, dt.float64) else dt.float32)
-    data = data.astype(compute)
+    full = n // 16 * 16
+    reduced = dtype not in (dt.float32, dt.float64)
+    draw = dt.float32 if reduced else dtype
+    data = np.empty(n, compute)
+    data[:full if reduced else n] = uniform_values(gen, full if reduced else n, draw)
     mean, std = compute(mean), compute(std)
 
     def fill16(block):  # block: (k, 16)
+        # the native loop (native.c's gt_normal_fill16) where the library is
+        # loaded; this numpy emulation, bit for bit the same, otherwise
+        if native.normal_fill16(block, mean, std, native.cpu_capability() != "DEFAULT"):
+            return
         u1 = compute(1) - block[:, :8]               # exact in either precision
         u2 = block[:, 8:]
         if compute is np.float64:
@@ -181,24 +289,26 @@ def _normal_fill(gen, n, mean, std, dtype):
             block[:, :8] = native.fma(radius * native.libm("cos", theta), std, mean)
             block[:, 8:] = native.fma(radius * native.libm("sin", theta), std, mean)
             return
-        # float32: PyTorch's loop computes in float (theta = 2pi * u2 rounded to
-        # float, then float approximations of log/sin/cos that depend on the CPU
-        # path); glasstorch rounds theta the same way and takes the rest in float64
-        # (libm), rounded once: within 2 ulp of the values' scale of PyTorch's
-        # under AVX2/AVX512, 16 under DEFAULT (measured; tests/test_nn_init.py)
-        radius = np.sqrt(-2.0 * native.libm("log", u1))
-        theta = (np.float32(2.0 * np.pi) * u2).astype(np.float64)
-        block[:, :8] = radius * native.libm("cos", theta) * float(std) + float(mean)
-        block[:, 8:] = radius * native.libm("sin", theta) * float(std) + float(mean)
+        if native.cpu_capability() == "DEFAULT":
+            # the scalar NormalFill16<float>: libm's logf/cosf/sinf, theta = 2pi * u2
+            # in double rounded to float, fmaf(r cos, std, mean)
+            radius = np.sqrt(np.float32(-2) * native.libm_f32("logf", u1))
+            theta = (2.0 * np.pi * u2.astype(np.float64)).astype(np.float32)
+            cos, sin = native.libm_f32("cosf", theta), native.libm_f32("sinf", theta)
+        else:
+            # NormalFill16<float, true> (AVX2; AVX512 runs it too: normal_stub has
+            # no AVX512 kernel): avx_mathfun's log256_ps and sincos256_ps
+            radius = np.sqrt(np.float32(-2) * _log256_ps(u1))
+            sin, cos = _sincos256_ps(np.float32(2.0 * np.pi) * u2)
+        block[:, :8] = native.fma(radius * cos, std, mean)
+        block[:, 8:] = native.fma(radius * sin, std, mean)
 
-    full = n // 16 * 16
     if full:
         blocks = data[:full].reshape(-1, 16)
         fill16(blocks)
         data[:full] = blocks.reshape(-1)
     if n % 16:
-        tail = uniform_values(gen, 16, dtype if dtype in (dt.float32, dt.float64)
-                              else dt.float32).astype(compute).reshape(1, 16)
+        tail = uniform_values(gen, 16, draw).astype(compute).reshape(1, 16)
         fill16(tail)
         data[n - 16:] = tail.reshape(-1)
     return data
@@ -207,6 +317,10 @@ def _normal_fill(gen, n, mean, std, dtype):
 @kernel("normal_")
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _check_normal(self, std)
+    if self.dtype.category == dt.COMPLEX:      # each part with half the variance
+        normal_(ops.aten.view_as_real.default(self), mean, std / math.sqrt(2),
+                generator=generator)
+        return self
     check_overlap(self, self, (), {})      # an expanded self is refused
     gen = get_generator(generator)
     n = self.numel()
@@ -215,7 +329,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
             values = _normal_fill(gen, n, mean, std, self.dtype)
         else:
             values = _normal_scalar_path(gen, n, mean, std)
-    write_in_memory_order(self, values.astype(self.dtype.numpy))
+    write_in_memory_order(self, from_double(values, self.dtype))
     return self
 
 
@@ -286,77 +400,146 @@ def _dtype_min(dtype):
     return int(np.iinfo(dtype.numpy).min)
 
 
-def _check_random_dtype(self):
-    if self.dtype.category == dt.COMPLEX:
-        raise NotImplementedError(f'"random_from_to_range_calc" not implemented for '
-                                  f"'{self.dtype._short}'")
+def _as_dtype_and_back(value, dtype):
+    """``static_cast<int64_t>(static_cast<scalar_t>(value))`` for a floating dtype:
+    int64 to float (double for float64; half and bfloat16 go through float), then
+    back; a non-finite cast comes back as x86's integer indefinite (int64 min)."""
+    x = np.array(value, np.int64).astype(np.float64 if dtype is dt.float64 else np.float32)
+    if dtype in (dt.float16, dt.bfloat16):
+        with np.errstate(over="ignore"):
+            x = x.astype(dtype.numpy).astype(np.float32)
+    return int(x) if np.isfinite(x) and abs(float(x)) < 2.0 ** 63 else -(1 << 63)
 
 
-def _check_from_to(self, lo, hi):
-    """(range, base) for random_(from, to); ``hi`` None means up to the dtype's max."""
-    _check_random_dtype(self)
-    cpp = _CPP_NAMES[self.dtype.name]
-    if hi is None:
-        if self.dtype.category == dt.FLOATING:
-            hi_inc = _dtype_max(self.dtype)
-        elif self.dtype is dt.int64:
-            hi_inc = (1 << 63) - 1
-        else:
-            hi_inc = _dtype_max(self.dtype)
-        if lo > hi_inc:
+def _update_from(lo, dtype):
+    """ATen's update_from: moves ``from`` right to the next integer that the
+    dtype's rounding cannot push below it."""
+    rounded = _as_dtype_and_back(lo + 1, dtype)
+    if rounded < lo:
+        n = max(abs(lo + 1).bit_length() - 1, 0)
+        return rounded + (1 << (n - _FLOAT_DIGITS[dtype.name] + 1))
+    return lo
+
+
+def _update_to(hi, dtype):
+    """ATen's update_to: moves ``to`` left likewise."""
+    rounded = _as_dtype_and_back(hi - 1, dtype)
+    if rounded >= hi:
+        n = max(abs(hi - 1).bit_length() - 1, 0)
+        return rounded - (1 << (n - _FLOAT_DIGITS[dtype.name] + 1))
+    return hi
+
+
+def _check_from_to_in_range(lo, hi_inc, dtype):
+    """ATen's check_from_to_in_range: both ends inside the dtype's range, and a
+    warning for floating ends beyond +-2^digits (where integers stop being exact)."""
+    if dtype.category == dt.COMPLEX:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
+    cpp = _CPP_NAMES[dtype.name]
+    if dtype.category == dt.FLOATING:
+        limit = float(ml_dtypes.finfo(dtype.numpy).max)
+        low, high = -limit, limit
+    elif dtype is dt.uint64:
+        low, high = 0, (1 << 63) - 1
+    else:
+        low, high = _dtype_min(dtype), _dtype_max(dtype)
+    for value, name in ((lo, "from"), (hi_inc, "to - 1")):
+        if not low <= value <= high:
+            raise RuntimeError(f"{name} is out of bounds for {cpp}")
+    if dtype.category == dt.FLOATING:
+        digits = _FLOAT_DIGITS[dtype.name]
+        for value, name in ((lo, "from"), (hi_inc, "to - 1")):
+            if not -(1 << digits) <= value <= (1 << digits):
+                warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
+                              f"precision limitations {cpp} can support discrete uniform "
+                              f"distribution only within this range. This warning will become "
+                              f"an error in version 1.7 release, please fix the code in advance")
+
+
+def _from_to_range(self, lo, hi):
+    """(range, base) of random_(from, to) as ATen's random_from_to_impl computes
+    them, ``hi`` None meaning up to the dtype's largest value; range None is the
+    full 64-bit range (from = int64 min, to = None)."""
+    dtype = self.dtype
+    floating = dtype.category == dt.FLOATING
+    if hi is not None:
+        if lo >= hi:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} "
+                               f">= to={hi}")
+        if floating:
+            lo, hi = _update_from(lo, dtype), _update_to(hi, dtype)
+            if lo >= hi:
+                raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than 'to' "
+                                   f"casted to dtype, but got from={lo} >= to={hi}")
+        _check_from_to_in_range(lo, hi - 1, dtype)
+        return (hi - lo) % (1 << 64), lo
+    if lo == -(1 << 63):
+        return None, lo
+    if dtype.category == dt.COMPLEX:
+        raise RuntimeError("random_from_to_impl handles only integral, floating-point and "
+                           "boolean types")
+    if floating:
+        hi_inc = 1 << _FLOAT_DIGITS[dtype.name]
+        lo = _update_from(lo, dtype)
+        if lo >= hi_inc:
             raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than or equal "
                                f"to 'to_inc' casted to dtype, but got from={lo} > to_inc={hi_inc}")
-        if not (_dtype_min(self.dtype) <= lo <= _dtype_max(self.dtype)):
-            raise RuntimeError(f"from is out of bounds for {cpp}")
-        return hi_inc - lo + 1, lo
-    if lo >= hi:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= "
-                           f"to={hi}")
-    if not (_dtype_min(self.dtype) <= lo <= _dtype_max(self.dtype)):
-        raise RuntimeError(f"from is out of bounds for {cpp}")
-    if not (_dtype_min(self.dtype) <= hi - 1 <= _dtype_max(self.dtype)):
-        raise RuntimeError(f"to - 1 is out of bounds for {cpp}")
-    return hi - lo, lo
+    else:   # the dtype's max as int64 (uint64's wraps to -1)
+        hi_inc = int(np.array(_dtype_max(dtype), np.uint64).view(np.int64))
+    _check_from_to_in_range(lo, hi_inc, dtype)
+    return (hi_inc - lo + 1) % (1 << 64), lo
 
 
-def _random_from_to_values(gen, n, rng, base, dtype, unbounded=False):
-    wide = (unbounded and dtype in (dt.int32, dt.int64, dt.float64)) or \
-        (dtype in (dt.int64, dt.float64, dt.float32, dt.bfloat16) and rng >= (1 << 32))
-    if rng >= (1 << 64):  # the full 64-bit range: the word itself, reinterpreted
+def _check_full_range_dtype(dtype):
+    """random_full_64_bits_range_kernel's dispatch (ATen's all types and bfloat16)
+    and its own check."""
+    if dtype in (dt.float16, dt.bool_, dt.uint16, dt.uint32, dt.uint64):
+        raise NotImplementedError(f'"random_full_64_bits_range_kernel_cpu" not implemented for '
+                                  f"'{dtype._short}'")
+    if dtype not in (dt.int64, dt.float64, dt.float32, dt.bfloat16):
+        raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, double, "
+                           "float and bfloat16")
+
+
+def _random_from_to_values(gen, n, rng, base):
+    """``n`` int64 draws of uniform_int_from_to_distribution: ``(word % range + base)``
+    in uint64 arithmetic, the word a 64-bit one when range >= 2^28 (else 32-bit);
+    range None (the full 64-bit range): the 64-bit word itself."""
+    if rng is None:
         return gen.random64(n).view(np.int64)
-    words = gen.random64(n) if wide else gen.random(n)
-    values = (words % np.uint64(rng)).astype(object if base < 0 and dtype is dt.int64 else
-                                              np.int64)
-    if values.dtype == object:
-        return np.array([(int(v) + base) for v in values], dtype=np.int64) \
-            if n else np.empty(0, np.int64)
-    return values + np.int64(base)
+    words = gen.random64(n) if rng >= (1 << 28) else gen.random(n)
+    return ((words % np.uint64(rng)) + np.uint64(base % (1 << 64))).view(np.int64)
 
 
 def _store_random(self, values):
+    """int64 (or uint64) draws cast to the dtype as ``static_cast<scalar_t>``:
+    half and bfloat16 through float."""
     if self.dtype is dt.bool_:
         values = values != 0
-    elif self.dtype.category == dt.FLOATING and self.dtype in (dt.float16, dt.bfloat16):
+    elif self.dtype in (dt.float16, dt.bfloat16):
         values = values.astype(np.float32)
     write_in_memory_order(self, values.astype(self.dtype.numpy))
 
 
 @kernel("random_from")
 def random_from(self, lo, hi=None, *, generator=None):
-    rng, base = _check_from_to(self, lo, hi)
+    rng, base = _from_to_range(self, lo, hi)
+    if self.numel() == 0:
+        return self
+    if rng is None:
+        _check_full_range_dtype(self.dtype)
     check_overlap(self, self, (), {})      # an expanded self is refused
     gen = get_generator(generator)
     with gen._lock:
-        # observed: with ``to=None`` int32 outputs draw 64-bit words too
-        values = _random_from_to_values(gen, self.numel(), rng, base, self.dtype,
-                                        unbounded=hi is None)
+        values = _random_from_to_values(gen, self.numel(), rng, base)
     _store_random(self, values)
     return self
 
 
 @kernel("random_from_meta")
 def random_from_meta(self, lo, hi=None, *, generator=None):
-    _check_from_to(self, lo, hi)
+    """PyTorch's Meta kernels of random_ check nothing."""
     return self
 
 
@@ -367,17 +550,21 @@ def random_to(self, hi, *, generator=None):
 
 @kernel("random_to_meta")
 def random_to_meta(self, hi, *, generator=None):
-    _check_from_to(self, 0, hi)
     return self
 
 
 @kernel("random_")
 def random_(self, *, generator=None):
-    _check_random_dtype(self)
+    """uniform_int_distribution: word % (max + 1) for integers, % (2^digits + 1)
+    for floating dtypes, the low bit for bool; int64 and double draw 64-bit words."""
+    n = self.numel()
+    if n == 0:
+        return self
+    dtype = self.dtype
+    if dtype.category == dt.COMPLEX or dtype in (dt.uint16, dt.uint32, dt.uint64):
+        raise NotImplementedError(f'"random_kernel_cpu" not implemented for \'{dtype._short}\'')
     check_overlap(self, self, (), {})      # an expanded self is refused
     gen = get_generator(generator)
-    n = self.numel()
-    dtype = self.dtype
     with gen._lock:
         if dtype is dt.bool_:
             values = gen.random(n) & np.uint64(1)
@@ -394,7 +581,6 @@ def random_(self, *, generator=None):
 
 @kernel("random_meta")
 def random_meta(self, *, generator=None):
-    _check_random_dtype(self)
     return self
 
 
@@ -413,7 +599,8 @@ def exponential_(self, lambd=1.0, *, generator=None):
     gen = get_generator(generator)
     with gen._lock:
         u = _uniform_double(gen, self.numel())
-    write_in_memory_order(self, (-1.0 / lambd * np.log1p(-u)).astype(self.dtype.numpy))
+    write_in_memory_order(self, from_double(-1.0 / lambd * native.libm("log1p", -u),
+                                            self.dtype))
     return self
 
 
@@ -779,7 +966,7 @@ def _check_cauchy(self, sigma):
     if self.dtype.category != dt.FLOATING:
         raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. "
                            f"dtype must be a floating point but you specified "
-                           f"{_CPP_NAMES[self.dtype.name].replace('long', 'long int')}")
+                           f"{_CPP_NAMES[self.dtype.name]}")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
 
@@ -793,8 +980,9 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     gen = get_generator(generator)
     with gen._lock:
         u = _uniform_double(gen, self.numel())
-    tan = np.array([math.tan(math.pi * (v - 0.5)) for v in u.tolist()], np.float64)
-    write_in_memory_order(self, (median + sigma * tan).astype(self.dtype.numpy))
+    tan = native.libm("tan", math.pi * (u - 0.5))
+    write_in_memory_order(self, from_double(native.multiply_add(tan, sigma, median),
+                                            self.dtype))
     return self
 
 
@@ -976,24 +1164,6 @@ def _sample_dirichlet(self, generator=None):
     return _output(self, np.minimum(below_one, np.maximum(np.finfo(np_type).tiny, ratio)))
 
 
-def _libm_fn(name, ctype):
-    fn = getattr(native._c_library(), name)
-    fn.restype, fn.argtypes = ctype, [ctype]
-    return fn
-
-
-_LGAMMA = None
-
-
-def _lgamma(x):
-    """C's lgamma (CPython's math.lgamma is its own approximation)."""
-    global _LGAMMA
-    if _LGAMMA is None:
-        import ctypes
-        _LGAMMA = _libm_fn("lgamma", ctypes.c_double)
-    return _LGAMMA(x)
-
-
 def _poisson_one(lam, draws):
     """sample_poisson(lambda): PTRS (Hoermann 1993) from 10 up, else the product of
     uniforms against exp(-lambda)."""
@@ -1018,7 +1188,7 @@ def _poisson_one(lam, draws):
             if k < 0 or (us < 0.013 and v > us):
                 continue
             if (_ln(v) + math.log(invalpha) - math.log(a / (us * us) + b)
-                    <= -lam + k * loglam - _lgamma(k + 1.0)):
+                    <= -lam + k * loglam - native.c_function("lgamma")(k + 1.0)):
                 return k
     if lam == 0:
         return 0
@@ -1104,18 +1274,11 @@ def _btrs(count, prob, draws, S):
             return k
 
 
-_LOG1PF = None
-
-
 def _log1p_s(x, S):
     """std::log1p in S: log1pf for float (libm's), log1p for double."""
-    global _LOG1PF
     if S is not np.float32:
         return math.log1p(x)
-    if _LOG1PF is None:
-        import ctypes
-        _LOG1PF = _libm_fn("log1pf", ctypes.c_float)
-    return np.float32(_LOG1PF(float(x)))
+    return np.float32(native.c_function("log1pf", ctypes.c_float)(float(x)))
 
 
 def _binomial_one(count, prob, draws, S):
@@ -1402,8 +1565,8 @@ def geometric_(self, p, *, generator=None):
     with gen._lock:
         u = _uniform_double(gen, self.numel())
     with np.errstate(divide="ignore"):
-        values = np.ceil(np.log(u) / math.log1p(-p))
-    write_in_memory_order(self, values.astype(self.dtype.numpy))
+        values = np.ceil(native.libm("log", u) / math.log1p(-p))
+    write_in_memory_order(self, from_double(values, self.dtype))
     return self
 
 
@@ -1428,8 +1591,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     n = self.numel()
     normals = _serial(get_generator(generator), n, lambda draws: [draws.normal()
                                                                   for _ in range(n)])
-    values = np.exp(np.asarray(normals, np.float64) * std + mean)
-    write_in_memory_order(self, values.astype(self.dtype.numpy))
+    values = native.libm("exp", native.multiply_add(np.asarray(normals, np.float64), std, mean))
+    write_in_memory_order(self, from_double(values, self.dtype))
     return self
 
 

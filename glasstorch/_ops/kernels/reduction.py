@@ -38,7 +38,7 @@ from ..._dispatcher.dispatcher import ops
 from ..._tensor import is_tensor_subclass_like
 from ..structured import TensorMeta, wrap_dim
 from . import impl, kernel, meta, native, norm_order, softmax_order
-from ._common import _array, _check_same_dtype, _sizes
+from ._common import _array, _check_same_dtype, _rounded, _sizes
 from ._inner import inner, observed
 from .cascade_sum import cascade_sum
 
@@ -101,7 +101,7 @@ def _check_nonempty_dims(name, self, dims, sep="():"):
     if 0 not in shape:
         return
     if not dims:
-        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+        raise RuntimeError(f"{name}{sep} Expected reduction dim to be specified for "
                            "input.numel() == 0. Specify the reduction dim with the 'dim' "
                            "argument.")
     for d in dims:
@@ -324,8 +324,8 @@ impl("min_dim")(_extremum_dim_impl(np.argmin))
 
 def _amax_meta(name):
     def rule(self, dim=(), keepdim=False):
+        _check_nonempty_dims(name, self, dim)      # before the duplicate-dims check, as ATen
         dims = reduce_dims(self, dim)
-        _check_nonempty_dims(name, self, dim)
         if self.dtype.is_complex and self.numel():
             raise _not_implemented(f"{name[1:]}_values_cpu", self.dtype)
         return TensorMeta(reduced_shape(self._shape, dims, keepdim), self.dtype)
@@ -406,6 +406,44 @@ def aminmax_impl(outs, self, *, dim=None, keepdim=False):
     keep = keepdim and a.ndim > 0
     _write(outs[0], np.min(a, axis=axis, keepdims=keep))
     _write(outs[1], np.max(a, axis=axis, keepdims=keep))
+
+
+# -- hash_tensor -------------------------------------------------------------------------
+
+class _HashMeta(TensorMeta):
+    """hash_tensor's result: an ``out=`` tensor must be uint64."""
+
+    __slots__ = ()
+
+    def check_out(self, out_dtype):
+        if out_dtype is not self.dtype:
+            raise RuntimeError(f"Expected result to be of dtype uint64, but got {out_dtype._short}")
+
+
+@meta("hash_tensor")
+def hash_tensor_meta(self, dim=(), *, keepdim=False, mode=0):
+    _check_nonempty_dims("hash_tensor", self, dim, sep=":")
+    dims = reduce_dims(self, dim)
+    return _HashMeta(reduced_shape(self._shape, dims, keepdim), dt.uint64)
+
+
+@impl("hash_tensor")
+def hash_tensor_impl(out, self, dim=(), *, keepdim=False, mode=0):
+    """``torch.hash_tensor``, mode 0 (ATen's xor_sum): each element widened to its
+    64-bit float or integer type, its bits read as uint64, then xor-reduced."""
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    if self.dtype.is_complex or self.dtype in dt.BAREBONES_UNSIGNED:
+        raise _not_implemented("xor_sum_cpu", self.dtype)
+    a = self._np()
+    if self.dtype.is_floating_point:
+        bits = a.astype(np.float64).view(np.uint64)
+    elif self.dtype.is_signed:
+        bits = a.astype(np.int64).view(np.uint64)
+    else:                                       # bool and uint8 zero-extend
+        bits = a.astype(np.uint64)
+    dims = reduce_dims(self, dim)
+    _write(out, np.bitwise_xor.reduce(bits, axis=_axis(dims, a.ndim), keepdims=keepdim))
 
 
 # -- var / std / var_mean / std_mean ------------------------------------------------------
@@ -620,8 +658,17 @@ def logsumexp_meta(self, dim, keepdim=False):
 
 @impl("logsumexp")
 def logsumexp_impl(out, self, dim, keepdim=False):
+    """ATen's composition (ReduceOps.cpp's logsumexp_out_impl): the amax of the
+    real part (an infinite one read as 0), then sub, exp, sum, log and add, each
+    a separate op whose result is stored in the result dtype (float16/bfloat16
+    round after every step; the sum accumulates in float32, in cascade order;
+    their exp and log are SLEEF's, float32/float64 take MKL's, CPU-dependent)."""
     dims = reduce_dims(self, dim)
-    acc = out.dtype.opmath
+    dtype = out.dtype
+    acc = dtype.opmath
+    reduced = dtype in (dt.float16, dt.bfloat16)
+    exp = softmax_order.exp_rows if reduced else np.exp
+    log = softmax_order.log_rows if reduced else np.log
     a = _as(self._np(), acc)
     axis = _axis(dims, a.ndim)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -630,7 +677,13 @@ def logsumexp_impl(out, self, dim, keepdim=False):
             return
         m = np.max(a.real if a.dtype.kind == "c" else a, axis=axis, keepdims=True)
         m = np.where(np.isinf(m), 0, m).astype(acc)
-        s = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+        terms = np.ascontiguousarray(_rounded(exp(_rounded(a - m, dtype)), dtype))
+        if terms.dtype.kind == "c":
+            total = np.sum(terms, axis=axis, keepdims=True)
+        else:
+            total = np.empty(m.shape, acc)
+            cascade_sum(terms, total, dims)
+        s = _rounded(_rounded(log(_rounded(total, dtype)), dtype) + m, dtype)
     _write(out, s if keepdim else s.reshape(out._shape))
 
 
@@ -648,6 +701,8 @@ def _scan_impl(fn):
         if a.ndim == 0:
             _write(out, a)
             return
+        if out.dtype is dt.bool_ and a.size:    # ATen's scan kernels take numbers, not Bool
+            raise _not_implemented(f"{fn.__name__}_out_cpu", out.dtype)
         _write(out, fn(_as(a, acc), axis=wrap_dim(dim, a.ndim), dtype=acc))
     return body
 
@@ -758,9 +813,35 @@ def softmax_impl(out, self, dim, half_to_float):
         _write(out, (e / total).reshape(self._shape))
 
 
+def _log_softmax_reduced(out, self, dim) -> bool:
+    """float16/bfloat16 log_softmax in float32 with SLEEF's exp and log.  Along the
+    last dim ATen's lastdim kernel keeps each row's sum of exp(x - max) and its
+    log in scalar_t buffers (both rounded to the dtype); along another dim the
+    sums stay float32, added in the dim's order.  Then ``x - max - log(sum)``."""
+    if self.dtype not in (dt.float16, dt.bfloat16):
+        return False
+    if self.numel() == 0:
+        return True
+    last = not self._shape or wrap_dim(dim, len(self._shape)) == len(self._shape) - 1
+    x = self._np().astype(np.float32)
+    x = x.reshape(-1, self._shape[-1] if self._shape else 1) if last else \
+        np.moveaxis(x, wrap_dim(dim, x.ndim), 0)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        shifted = x - x.max(axis=1 if last else 0, keepdims=True)
+        e = softmax_order.exp_rows(shifted)
+        if last:
+            total = _rounded(softmax_order.row_sums(e), self.dtype)[:, None]
+            log_total = _rounded(softmax_order.log_rows(total), self.dtype)
+            _write(out, (shifted - log_total).reshape(self._shape))
+        else:
+            log_total = softmax_order.log_rows(np.add.reduce(e, axis=0, keepdims=True))
+            _write(out, np.moveaxis(shifted - log_total, 0, wrap_dim(dim, x.ndim)))
+    return True
+
+
 @impl("log_softmax")
 def log_softmax_impl(out, self, dim, half_to_float):
-    if _lastdim_softmax(out, self, dim, log=True):
+    if _lastdim_softmax(out, self, dim, log=True) or _log_softmax_reduced(out, self, dim):
         return
     shifted, _, total = _softmax_parts(self, dim)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -1147,3 +1228,165 @@ def renorm_impl(out, self, p, dim, maxnorm):
                           n.dtype.type(1))
     compute = np.result_type(out.dtype.opmath, factor.dtype)
     _write(out, np.multiply(_as(self._np(), compute), factor, dtype=compute))
+
+
+# -- segment_reduce (ATen's SegmentReduce.cpp) ----------------------------------------------
+
+# get_reduction_enum: "amax"/"amin" spell max/min
+_SEGMENT_REDUCTIONS = {"max": "max", "amax": "max", "min": "min", "amin": "min", "mean": "mean",
+                       "sum": "sum", "prod": "prod"}
+
+
+def _segment_checks(data, reduce, lengths, indices, offsets, axis, unsafe):
+    """segment_reduce's argument checks, in ATen's order; the reduction's name
+    (max/min/mean/sum/prod), the wrapped axis and the segment bounds tensor."""
+    axis = wrap_dim(axis, len(data._shape))
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    if reduce not in _SEGMENT_REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    name, bounds = ("offsets", offsets) if offsets is not None else ("lengths", lengths)
+    if len(data._shape) < len(bounds._shape):
+        raise RuntimeError(f"Expected data.dim() >= {name}_value.dim() to be true, but got false."
+                           "  (Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    if axis != len(bounds._shape) - 1:
+        raise RuntimeError(f"segment_reduce(): Expected axis to be the last dimension of {name} "
+                           f"but got {axis}.")
+    if offsets is None and not unsafe and lengths.device.type == "cpu" and lengths.numel():
+        values = lengths._np()
+        if values.min() < 0:
+            raise RuntimeError("lengths contains negative value!")
+        if (values.sum(axis=-1) != data._shape[axis]).any():
+            raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                               "to data.size(lengths.dim()-1) when !unsafe.")
+    return _SEGMENT_REDUCTIONS[reduce], axis, name, bounds
+
+
+def _segment_bounds(data, name, bounds, axis):
+    """(starts, ends) of each segment, shape (outer, segments), from the lengths
+    or offsets (ATen's index loop: int32 or int64 only); positions past the
+    data are clipped (ATen reads past it)."""
+    if bounds.dtype not in (dt.int32, dt.int64):
+        raise _not_implemented(f"_segment_reduce_{name}_cpu_kernel1", bounds.dtype)
+    b = bounds._np().astype(np.int64).reshape(-1, bounds._shape[-1] if bounds._shape else 1)
+    if name == "lengths":
+        b = np.concatenate([np.zeros((b.shape[0], 1), np.int64), np.cumsum(b, axis=-1)], -1)
+    n = data._shape[axis] if data._shape else 1
+    b = np.clip(b, 0, n)
+    return b[:, :-1], np.maximum(b[:, 1:], b[:, :-1])
+
+
+def _segment_values(data, axis):
+    """The data as (outer, segment dim, inner), in its own dtype (scalar_t)."""
+    shape = data._shape or (1,)
+    outer, inner_size = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+    return data._np().reshape(outer, shape[axis], inner_size)
+
+
+def _segment_gather(values, starts, j):
+    """Element j of every segment: (outer, segments, inner)."""
+    index = np.minimum(starts + j, max(values.shape[1] - 1, 0))
+    return np.take_along_axis(values, index[:, :, None], axis=1) if values.shape[1] else \
+        np.zeros(index.shape + values.shape[2:], values.dtype)
+
+
+_SEGMENT_IDENTITY = {"max": -np.inf, "min": np.inf, "sum": 0, "mean": 0, "prod": 1}
+
+
+@kernel("segment_reduce")
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """``torch.segment_reduce``: along ``axis``, each run of consecutive elements
+    (given by ``lengths``, or by ``offsets`` = [0, cumsum(lengths)]) reduced to
+    one value.  As ATen's CPU loop: the value starts at ``initial`` (else the
+    reduction's identity; an empty mean is NaN) and takes the elements in order
+    in the data's dtype (float16/bfloat16 round after each step); max/min
+    propagate NaN; mean divides by the segment's length."""
+    reduce, axis, name, bounds = _segment_checks(data, reduce, lengths, indices, offsets, axis,
+                                                 unsafe)
+    segments = bounds._shape[-1] - (name == "offsets") if bounds._shape else 1
+    shape = data._shape[:axis] + (segments,) + data._shape[axis + 1:]
+    out = inner.empty(list(shape), dtype=data.dtype, device=data.device)
+    if data.device.type != "cpu":
+        return out
+    starts, ends = _segment_bounds(data, name, bounds, axis)
+    if not data.dtype.is_floating_point:
+        raise _not_implemented("_segment_reduce_cpu", data.dtype)
+    scalar = data.dtype.numpy
+    values = _segment_values(data, axis)
+    acc = np.full(starts.shape + values.shape[2:],
+                  _SEGMENT_IDENTITY[reduce] if initial is None else initial, dtype=scalar)
+    count = ends - starts
+    step = {"max": np.maximum, "min": np.minimum, "sum": np.add, "mean": np.add,
+            "prod": np.multiply}[reduce]
+    for j in range(int(count.max(initial=0))):
+        taken = (j < count)[:, :, None]
+        acc = np.where(taken, step(acc, _segment_gather(values, starts, j)), acc)
+    if reduce == "mean":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = acc / count.astype(scalar)[:, :, None]
+        acc = np.where((count > 0)[:, :, None], mean, acc if initial is not None else np.nan)
+    _write(out, acc.astype(scalar).reshape(shape))
+    return out
+
+
+@kernel("_segment_reduce_backward")
+def _segment_reduce_backward(grad, output, data, reduce, *, lengths=None, offsets=None, axis=0,
+                             initial=None):
+    """segment_reduce's gradient (ATen's _segment_reduce_cpu_backward): sum passes
+    the segment's gradient to each element, mean divides it by the length;
+    max/min share it among the elements equal to the result (NaN matching NaN);
+    prod gives grad * result / x, or for a zero or NaN element grad times the
+    product of the others (and ``initial``)."""
+    reduce = _SEGMENT_REDUCTIONS[reduce]
+    axis = wrap_dim(axis, len(data._shape))
+    name, bounds = ("offsets", offsets) if offsets is not None else ("lengths", lengths)
+    result = inner.empty(list(data._shape), dtype=data.dtype, device=data.device)
+    if data.device.type != "cpu":
+        return result
+    starts, ends = _segment_bounds(data, name, bounds, axis)
+    if not data.dtype.is_floating_point:
+        raise _not_implemented("_segment_reduce_cpu_backward", data.dtype)
+    scalar = data.dtype.numpy
+    values = _segment_values(data, axis)
+    g, o = (_segment_values(t, axis).astype(scalar) for t in (grad, output))
+    grad_input = np.zeros(values.shape, scalar)
+    count = ends - starts
+    longest = int(count.max(initial=0))
+
+    def scatter(j, value):
+        rows, segs = np.nonzero(j < count)
+        grad_input[rows, (starts + j)[rows, segs]] = value[rows, segs]
+
+    if reduce in ("max", "min"):
+        ties = sum(_segment_ties(_segment_gather(values, starts, j), o) * (j < count)[:, :, None]
+                   for j in range(longest)) if longest else None
+        for j in range(longest):
+            hit = _segment_ties(_segment_gather(values, starts, j), o)
+            scatter(j, np.where(hit, g / np.maximum(ties, 1).astype(scalar), scalar.type(0)))
+    elif reduce == "prod":
+        for j in range(longest):
+            x = _segment_gather(values, starts, j)
+            others = np.full(x.shape, 1 if initial is None else initial, dtype=scalar)
+            for k in range(longest):
+                if k != j:
+                    others = np.where((k < count)[:, :, None],
+                                      others * _segment_gather(values, starts, k), others)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scatter(j, np.where(np.isnan(x) | (x == 0), g * others, g * o / x))
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):    # (empty segments: unused)
+            share = g / count.astype(scalar)[:, :, None] if reduce == "mean" else g
+        for j in range(longest):
+            scatter(j, share)
+    _write(result, grad_input.reshape(data._shape))
+    return result
+
+
+def _segment_ties(x, output):
+    """The elements a max/min picked: equal to the result, or NaN with it."""
+    return (np.isnan(x) & np.isnan(output)) | (x == output)

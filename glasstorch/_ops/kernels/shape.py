@@ -505,7 +505,8 @@ def argwhere(self):
 
 
 def _take_along_dim_operands(self, indices, dim):
-    """The input flattened (no dim), or both broadcast but along ``dim``."""
+    """The input flattened (no dim), or both broadcast but along ``dim``, the indices
+    wrapped into that dim."""
     if indices.dtype is not dt.int64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{indices.dtype._short}")
@@ -521,6 +522,8 @@ def _take_along_dim_operands(self, indices, dim):
     shape = list(broadcast_shapes(tuple(sizes), indices._shape))
     indices = aten.broadcast_to.default(indices, shape)
     shape[dim] = self._shape[dim]
+    # negative (and past-the-end) indices wrap around: a remainder by the dim's size
+    indices = aten.remainder.Scalar(indices, self._shape[dim])
     return aten.broadcast_to.default(self, shape), dim, indices
 
 

@@ -85,6 +85,27 @@ def softmax_backward_rows(g: np.ndarray, y: np.ndarray, log: bool) -> np.ndarray
         return fma(-e, total, g) if fused() else g - e * total
 
 
+def _lanes():
+    capability = cpu_capability()
+    return capability != "DEFAULT", 16 if capability == "AVX512" else 8
+
+
+def exp_rows(x: np.ndarray) -> np.ndarray:
+    """exp of float32 ``x`` as the vectorized kernels take it (SLEEF, or libm under DEFAULT)."""
+    return sleef.expf_u10(x) if _lanes()[0] else libm_f32("expf", x)
+
+
+def log_rows(x: np.ndarray) -> np.ndarray:
+    """log of float32 ``x`` as the vectorized kernels take it (SLEEF, or libm under DEFAULT)."""
+    return sleef.logf_u10(x) if _lanes()[0] else libm_f32("logf", x)
+
+
+def row_sums(e: np.ndarray) -> np.ndarray:
+    """vec::reduce_all(+) of each row of the 2-d float32 ``e``."""
+    vectorized, lanes = _lanes()
+    return _reduce_all(e, lanes, vectorized)
+
+
 def _reduce_all(e, lanes, halves, fused_factors=None):
     """vec::reduce_all(+) of each row (see the module docstring); ``fused_factors``
     (a, b) with ``e = a * b``: the leftover lanes are added as fma(a, b, acc)."""

@@ -252,27 +252,17 @@ def _quick_select(v, k, gt):
 # -- running them on rows ---------------------------------------------------------------
 
 _SOURCE = os.path.join(os.path.dirname(__file__), "sorting.c")
-_lib = None
-_tried = False
+def _declare(lib):
+    p, i64, c_int = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+    lib.gt_sort_rows.argtypes = [p, i64, i64, c_int, c_int]
+    lib.gt_nth_element_rows.argtypes = [p, i64, i64, p, c_int, c_int]
+    lib.gt_topk_rows.argtypes = [p, i64, i64, i64, c_int, c_int, c_int]
+    lib.gt_kthvalue_rows.argtypes = [p, i64, i64, i64, c_int]
+    return lib
 
 
-def _native():
-    """sorting.c, compiled like native.c (None where native loops are off or no
-    compiler exists)."""
-    global _lib, _tried
-    if not _tried:
-        _tried = True
-        try:
-            _lib = native.build(_SOURCE) if native.library() is not None else None
-        except OSError:
-            _lib = None
-        if _lib is not None:
-            p, i64, c_int = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
-            _lib.gt_sort_rows.argtypes = [p, i64, i64, c_int, c_int]
-            _lib.gt_nth_element_rows.argtypes = [p, i64, i64, p, c_int, c_int]
-            _lib.gt_topk_rows.argtypes = [p, i64, i64, i64, c_int, c_int, c_int]
-            _lib.gt_kthvalue_rows.argtypes = [p, i64, i64, i64, c_int]
-    return _lib
+# sorting.c, compiled like native.c (None where native loops are off or no compiler exists)
+_native = native.companion(_SOURCE, _declare)
 
 
 def _records(rows):

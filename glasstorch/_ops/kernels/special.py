@@ -9,22 +9,26 @@ float16 and bfloat16, as ATen's opmath; float64 for float64) and works in
 that dtype unless ATen widens (``zeta`` accumulates in double on CPU, the
 reflection of ``digamma`` takes its tangent in double).
 
-Accuracy against torch (tests/test_special.py states and checks it): where
-Math.h's algorithm is reproduced (digamma, trigamma, polygamma, zeta, i0,
-i0e, i1, i1e, modified_bessel_i0/i1, spherical_bessel_j0, ndtri, log_ndtr,
-entr, sinc, xlog1py) float64 agrees to about 1e-13 relative, the orthogonal
-polynomials to about 1e-11 (numpy's cos/acos in their closed forms); lgamma
-is Python's ``math.lgamma`` (Lanczos; 1e-13 plus 1e-15 absolute near its
-zeros), erfcx is exp(x^2) erfc(x) with x^2 split exactly plus a continued
-fraction (ATen: Faddeeva's Chebyshev table; 1e-15), and igamma/igammac use
-Math.h's series and continued fractions where ATen uses its 25-term
-asymptotic series for large a near x (a <= 2e4; Temme's expansion to two
-orders beyond): there ATen's own error, about 2e-9, is the difference.
-Not yet here: airy_ai, bessel_j0/j1/y0/y1, modified_bessel_k0/k1 and
-scaled_modified_bessel_k0/k1.
+Accuracy against torch (tests/test_special.py states and checks it): the
+functions ATen computes in scalar loops from Math.h (the Bessel functions
+i0/i0e/i1/i1e, modified_bessel_i0/i1/k0/k1, scaled_modified_bessel_k0/k1,
+bessel_j0/j1/y0/y1, airy_ai, spherical_bessel_j0 and the orthogonal
+polynomials) are reproduced to the bit in float64 and float32: the same
+operations in the same order, the multiply-adds GCC contracts into fmas in
+ATen's AVX2/AVX512 builds fused too (``_mad``), and glibc's libm functions
+(``_libm``).  Where Math.h's algorithm is reproduced without that care
+(digamma, trigamma, polygamma, zeta, ndtri, log_ndtr, entr, sinc, xlog1py)
+float64 agrees to about 1e-13 relative; lgamma is the C library's, as
+std::lgamma is; erfcx is exp(x^2)
+erfc(x) with x^2 split exactly plus a continued fraction (ATen: Faddeeva's
+Chebyshev table; 1e-15), and igamma/igammac use Math.h's series and continued
+fractions where ATen uses its 25-term asymptotic series for large a near x
+(a <= 2e4; Temme's expansion to two orders beyond): there ATen's own error,
+about 2e-9, is the difference.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
@@ -85,11 +89,47 @@ def _binary(name, cpu_name, fn, *, ints=True, reduced=True):
     body.__name__ = f"{name}_impl"
 
 
-def _polevl(x, coefficients):
-    """Cephes' polevl: the polynomial with ``coefficients`` highest degree first (Horner)."""
+def _mad(a, b, c):
+    """a * b + c as GCC compiles it in ATen's scalar loops of Math.h: contracted
+    into one fma under AVX2/AVX512, else two roundings (``native.fused``).  The
+    native fused loop of addcmul (c + 1 * a * b) does it where it is loaded,
+    else numpy's emulation (native.multiply_add)."""
+    dtype = np.result_type(a, b, c)
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b), np.shape(c))
+    a, b, c = (np.ascontiguousarray(np.broadcast_to(np.asarray(v, dtype), shape))
+               for v in (a, b, c))
+    if not native.fusable(a, b, c):
+        return native.multiply_add(a, b, c)
+    out = np.empty(shape, dtype)
+    if out.size:
+        native.addcmul(c, a, b, 1.0, out)
+    return out
+
+
+def _libm(name, x):
+    """std::``name`` (cos, sin, exp, log or acos) as ATen's scalar loops call it:
+    glibc's double and float functions, never numpy's (numpy's exp is an ulp off
+    glibc's in about 5% of arguments, and glibc's sinf/cosf are not correctly
+    rounded, so a rounded double result differs from theirs in about 1%).  One
+    native loop over the array where the library is loaded; without it the C
+    library is called per element (native.libm's and libm_f32's fallbacks).
+    Non-finite arguments give libm's answers: nan for cos/sin of +-inf, -inf for
+    log(0)."""
+    if x.dtype == np.float32:
+        return native.libm_f32(name + "f", x).reshape(x.shape)
+    return native.libm(name, x).reshape(x.shape)
+
+
+def _table(t, coefficients):
+    return [t(c) for c in coefficients]
+
+
+def _polevl(x, coefficients, fused: bool = False):
+    """Cephes' polevl: the polynomial with ``coefficients`` highest degree first
+    (Horner; each step one fma where ``fused``)."""
     result = np.zeros_like(x)
     for c in coefficients:
-        result = result * x + c
+        result = _mad(result, x, c) if fused else result * x + c
     return result
 
 
@@ -101,31 +141,22 @@ def _p1evl(x, coefficients):
     return result
 
 
-def _chbevl(x, coefficients):
-    """Cephes' chbevl: a Chebyshev series by Clenshaw's recurrence."""
+def _chbevl(x, coefficients, fused: bool = False):
+    """Cephes' chbevl: a Chebyshev series by Clenshaw's recurrence (x b1 - b2
+    one fma where ``fused``)."""
     b0, b1, b2 = np.full_like(x, coefficients[0]), np.zeros_like(x), np.zeros_like(x)
     for c in coefficients[1:]:
         b2, b1 = b1, b0
-        b0 = x * b1 - b2 + c
+        b0 = (_mad(x, b1, -b2) if fused else x * b1 - b2) + c
     return 0.5 * (b0 - b2)
 
 
 # -- the gamma family: lgamma, digamma, polygamma, mvlgamma ---------------------------------
 
-def _lgamma_scalar(v: float) -> float:
-    """libm's lgamma of one value: +inf at the poles (Python raises there)."""
-    try:
-        return math.lgamma(v)
-    except (ValueError, OverflowError):
-        return _INF
-
-
-_LGAMMA = np.frompyfunc(_lgamma_scalar, 1, 1)
-
-
 def _lgamma(x):
-    """log|Gamma(x)| (std::lgamma), computed in double and rounded to x's dtype."""
-    return np.asarray(_LGAMMA(np.asarray(x, np.float64)), np.float64).astype(x.dtype)
+    """log|Gamma(x)| (std::lgamma: the C library's, +inf at the poles), computed in
+    double and rounded to x's dtype."""
+    return native.libm("lgamma", x).reshape(np.shape(x)).astype(x.dtype)
 
 
 _PSI_10 = 2.25175258906672110764   # digamma(10)
@@ -235,7 +266,11 @@ def _zeta(x, q):
 def _polygamma(n: int, x):
     """calc_polygamma: (-1)^(n+1) n! zeta(n + 1, x) for n >= 2."""
     t = x.dtype.type
-    factorial = t(math.exp(math.lgamma(n + 1.0)))
+    if t is np.float32:     # std::exp(std::lgamma(n + 1)) in the dtype, as ATen computes n!
+        factorial = t(native.c_function("expf", ctypes.c_float)(
+            native.c_function("lgammaf", ctypes.c_float)(n + 1.0)))
+    else:
+        factorial = t(math.exp(native.c_function("lgamma")(n + 1.0)))
     sign = t(1) if n % 2 else t(-1)
     return sign * factorial * _zeta(np.full_like(x, n + 1), x).astype(x.dtype)
 
@@ -292,18 +327,17 @@ def mvlgamma(self, p):
 
 @kernel("mvlgamma_")
 def mvlgamma_(self, p):
-    """``x.mvlgamma_(p)``: the result copied into x."""
-    _mvlgamma_check(self, p)
-    return aten.copy_.default(self, mvlgamma(self, p))
+    """``x.mvlgamma_(p)``: mvlgamma.out into x itself, as ATen's (an integer x refused)."""
+    return mvlgamma_out(self, p, out=self)
 
 
 @kernel("mvlgamma.out")
 def mvlgamma_out(self, p, *, out):
     """mvlgamma into ``out`` (resized with resize_output's warning; any dtype
-    the result casts to, ATen's message naming the result's type twice)."""
+    the result casts to; ATen's message names the input's type, then the result's)."""
     result = mvlgamma(self, p)
     if not dt.can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"mvlgamma: result type {result.dtype._short} can't be cast to the "
+        raise RuntimeError(f"mvlgamma: result type {self.dtype._short} can't be cast to the "
                            f"desired output type {result.dtype._short}")
     if out._shape != result._shape:
         _resize_out(out, result._shape)
@@ -536,22 +570,29 @@ _I1E_B = (7.51729631084210481353E-18, 4.41434832307170791151E-18, -4.65030536848
 
 def _bessel_i(x, a_table, b_table, *, scaled: bool, odd: bool, full_tables: bool = False):
     """Cephes' i0/i0e/i1/i1e: a Chebyshev series in x/2 - 2 on [0, 8] and in
-    32/x - 2 beyond, times exp(|x|) unless ``scaled``; i1's are x times
-    theirs below 8 and odd in x.  float32 takes ATen's shorter i1e tables
-    (not so torch.special.modified_bessel_i1: ``full_tables``)."""
+    32/x - 2 beyond (over sqrt(|x|)), times exp(|x|) unless ``scaled``; i1's
+    are x times theirs below 8 and odd in x.  float32 takes ATen's shorter
+    i1e tables (not so torch.special.modified_bessel_i1: ``full_tables``).
+    Rounded as Math.h's scalar calc_i0/calc_i1 ... and modified_bessel_i*_forward
+    round: fused Clenshaw steps, libm's exp, the factors in their order
+    (calc_i1: exp(x) x series; modified_bessel_i1: series x exp(x))."""
     t = x.dtype.type
     if odd and x.dtype == np.float32 and not full_tables:
         a_table, b_table = a_table[12:], b_table[18:]
     a = np.abs(x)
     near = a <= 8
-    small = _chbevl(a / t(2) - t(2), [t(c) for c in a_table])
-    if odd:
-        small = small * a
-    large = _chbevl(t(32) / np.where(near, t(1), a) - t(2), [t(c) for c in b_table]) / np.sqrt(a)
-    if not scaled:
-        growth = np.exp(a)
-        small, large = growth * small, growth * large
-    result = np.where(near, small, large)
+    small = _chbevl(a / t(2) - t(2), _table(t, a_table), fused=True)
+    large = _chbevl(t(32) / np.where(near, t(1), a) - t(2), _table(t, b_table), fused=True)
+    if scaled:
+        small = small * a if odd else small
+    else:
+        growth = _libm("exp", a)
+        if odd:
+            small = small * a * growth if full_tables else growth * a * small
+        else:
+            small = growth * small
+        large = growth * large
+    result = np.where(near, small, large / np.sqrt(a))
     return np.where(x < 0, -result, result) if odd else result
 
 
@@ -567,19 +608,290 @@ _unary("special_modified_bessel_i1", "modified_bessel_i1_cpu",
 
 
 def _spherical_bessel_j0(x):
-    """sin(x) / x; its Taylor polynomial below 1/2, 0 at +-inf."""
+    """sin(x) / x (libm's sin); its Taylor polynomial below 1/2 (fused Horner
+    steps, as the scalar loop compiles), 0 at +-inf."""
     t = x.dtype.type
     xx = x * x
     inner = t(1 / 6227020800.0)
-    for c in (-1 / 39916800.0, 1 / 362880.0, -1 / 5040.0, 1 / 120.0, -1 / 6.0):
-        inner = t(c) + xx * inner
+    for c in (-1 / 39916800.0, 1 / 362880.0, -1 / 5040.0, 1 / 120.0, -1 / 6.0, 1.0):
+        inner = _mad(xx, inner, t(c))
     near = np.abs(x) < t(0.5)
-    value = np.where(near, t(1) + xx * inner, np.sin(x) / np.where(near, t(1), x))
+    value = np.where(near, inner, _libm("sin", x) / np.where(near, t(1), x))
     return np.where(np.isinf(x), t(0), value)
 
 
 _unary("special_spherical_bessel_j0", "spherical_bessel_j0_cpu", _spherical_bessel_j0,
        reduced=False)
+
+
+# -- Bessel functions J0, J1, Y0, Y1, K0, K1 and Airy's Ai (Cephes, Math.h's *_forward) -------
+
+# P/Q for the asymptotic forms of J0/Y0 and J1/Y1 beyond 5 (shared by J and Y, as in Math.h)
+_J0_PP = (7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e+00,
+          5.44725003058768775090e+00, 8.74716500199817011941e+00, 5.30324038235394892183e+00,
+          9.99999999999999997821e-01)
+_J0_PQ = (9.24408810558863637013e-04, 8.56288474354474431428e-02, 1.25352743901058953537e+00,
+          5.47097740330417105182e+00, 8.76190883237069594232e+00, 5.30605288235394617618e+00,
+          1.00000000000000000218e+00)
+_J0_QP = (-1.13663838898469149931e-02, -1.28252718670509318512e+00, -1.95539544257735972385e+01,
+          -9.32060152123768231369e+01, -1.77681167980488050595e+02, -1.47077505154951170175e+02,
+          -5.14105326766599330220e+01, -6.05014350600728481186e+00)
+_J0_QQ = (6.43178256118178023184e+01, 8.56430025976980587198e+02, 3.88240183605401609683e+03,
+          7.24046774195652478189e+03, 5.93072701187316984827e+03, 2.06209331660327847417e+03,
+          2.42005740240291393179e+02)
+_J0_RP = (-4.79443220978201773821e+09, 1.95617491946556577543e+12, -2.49248344360967716204e+14,
+          9.70862251047306323952e+15)
+_J0_RQ = (4.99563147152651017219e+02, 1.73785401676374683123e+05, 4.84409658339962045305e+07,
+          1.11855537045356834862e+10, 2.11277520115489217587e+12, 3.10518229857422583814e+14,
+          3.18121955943204943306e+16, 1.71086294081043136091e+18)
+_J0_ZEROS_SQUARED = (5.78318596294678452118e+00, 3.04712623436620863991e+01)
+_J1_PP = (7.62125616208173112003e-04, 7.31397056940917570436e-02, 1.12719608129684925192e+00,
+          5.11207951146807644818e+00, 8.42404590141772420927e+00, 5.21451598682361504063e+00,
+          1.00000000000000000254e+00)
+_J1_PQ = (5.71323128072548699714e-04, 6.88455908754495404082e-02, 1.10514232634061696926e+00,
+          5.07386386128601488557e+00, 8.39985554327604159757e+00, 5.20982848682361821619e+00,
+          9.99999999999999997461e-01)
+_J1_QP = (5.10862594750176621635e-02, 4.98213872951233449420e+00, 7.58238284132545283818e+01,
+          3.66779609360150777800e+02, 7.10856304998926107277e+02, 5.97489612400613639965e+02,
+          2.11688757100572135698e+02, 2.52070205858023719784e+01)
+_J1_QQ = (7.42373277035675149943e+01, 1.05644886038262816351e+03, 4.98641058337653607651e+03,
+          9.56231892404756170795e+03, 7.99704160447350683650e+03, 2.82619278517639096600e+03,
+          3.36093607810698293419e+02)
+_J1_RP = (-8.99971225705559398224e+08, 4.52228297998194034323e+11, -7.27494245221818276015e+13,
+          3.68295732863852883286e+15)
+_J1_RQ = (6.20836478118054335476e+02, 2.56987256757748830383e+05, 8.35146791431949253037e+07,
+          2.21511595479792499675e+10, 4.74914122079991414898e+12, 7.84369607876235854894e+14,
+          8.95222336184627338078e+16, 5.32278620332680085395e+18)
+_J1_ZEROS_SQUARED = (1.46819706421238932572e+01, 4.92184563216946036703e+01)
+_Y0_YP = (1.55924367855235737965e+04, -1.46639295903971606143e+07, 5.43526477051876500413e+09,
+          -9.82136065717911466409e+11, 8.75906394395366999549e+13, -3.46628303384729719441e+15,
+          4.42733268572569800351e+16, -1.84950800436986690637e+16)
+_Y0_YQ = (1.04128353664259848412e+03, 6.26107330137134956842e+05, 2.68919633393814121987e+08,
+          8.64002487103935000337e+10, 2.02979612750105546709e+13, 3.17157752842975028269e+15,
+          2.50596256172653059228e+17)
+_Y1_YP = (1.26320474790178026440e+09, -6.47355876379160291031e+11, 1.14509511541823727583e+14,
+          -8.12770255501325109621e+15, 2.02439475713594898196e+17, -7.78877196265950026825e+17)
+_Y1_YQ = (5.94301592346128195359e+02, 2.35564092943068577943e+05, 7.34811944459721705660e+07,
+          1.87601316108706159478e+10, 3.88231277496238566008e+12, 6.20557727146953693363e+14,
+          6.87141087355300489866e+16, 3.97270608116560655612e+18)
+_SQRT_2_OVER_PI = 0.797884560802865355879892119868763737
+_TWO_OVER_PI = 0.636619772367581343075535053490057448
+
+
+def _rational(x, numerator, denominator):
+    """P(x) / Q(x), both by fused Horner steps (Math.h's loops)."""
+    t = x.dtype.type
+    return _polevl(x, _table(t, numerator), fused=True) / \
+        _polevl(x, _table(t, denominator), fused=True)
+
+
+def _bessel_asymptotic(x, order: int, second_kind: bool):
+    """J or Y of order 0 or 1 beyond 5: sqrt(2 / (pi x)) (P(w) cos(x - phase)
+    - (5/x) Q(w) sin(x - phase)) for J, sin and cos exchanged (and a plus) for Y,
+    P and Q ratios of polynomials in w = 25/x^2 (order 0) or (5/x)^2 (order 1)."""
+    t = x.dtype.type
+    pp, pq, qp, qq = (_J0_PP, _J0_PQ, _J0_QP, _J0_QQ) if order == 0 else \
+        (_J1_PP, _J1_PQ, _J1_QP, _J1_QQ)
+    w = t(25) / (x * x) if order == 0 else t(5) / x * (t(5) / x)
+    p = _rational(w, pp, pq)
+    q = t(5) / x * _rational(w, qp, qq)
+    shifted = x - t(0.785398163397448309615660845819875721 if order == 0
+                    else 2.356194490192344928846982537459627163)
+    cos, sin = _libm("cos", shifted), _libm("sin", shifted)
+    oscillation = _mad(p, sin, q * cos) if second_kind else _mad(p, cos, -(q * sin))
+    return oscillation * t(_SQRT_2_OVER_PI) / np.sqrt(x)
+
+
+def _bessel_j0(x):
+    """J0: even; 1 - x^2/4 below 1e-5, (x^2 - z1^2)(x^2 - z2^2) R(x^2) up to 5
+    (z1, z2 its first zeros), the asymptotic form beyond."""
+    t = x.dtype.type
+    x = np.where(x < 0, -x, x)
+    xx = x * x
+    near = (xx - t(_J0_ZEROS_SQUARED[0])) * (xx - t(_J0_ZEROS_SQUARED[1])) * \
+        _polevl(xx, _table(t, _J0_RP), fused=True) / _polevl(xx, _table(t, _J0_RQ), fused=True)
+    near = np.where(x < t(1e-5), t(1) - xx / t(4), near)
+    far = _bessel_asymptotic(np.where(x <= 5, t(10), x), 0, second_kind=False)
+    return np.where(x <= 5, near, far)
+
+
+def _bessel_j1(x):
+    """J1: odd; x (x^2 - z1^2)(x^2 - z2^2) R(x^2) up to 5, the asymptotic form beyond."""
+    t = x.dtype.type
+    a = np.where(x < 0, -x, x)
+    xx = a * a
+    near = _rational(xx, _J1_RP, _J1_RQ) * a * (xx - t(_J1_ZEROS_SQUARED[0])) * \
+        (xx - t(_J1_ZEROS_SQUARED[1]))
+    far = _bessel_asymptotic(np.where(a <= 5, t(10), a), 1, second_kind=False)
+    value = np.where(a <= 5, near, far)
+    return np.where(x < 0, -value, value)
+
+
+def _bessel_y0(x):
+    """Y0: R(x^2) + (2/pi) log(x) J0(x) up to 5, the asymptotic form beyond;
+    -inf at 0, nan below."""
+    t = x.dtype.type
+    near_x = np.where((x > 0) & (x <= 5), x, t(1))
+    near = _mad(t(_TWO_OVER_PI) * _libm("log", near_x), _bessel_j0(near_x),
+                _rational(near_x * near_x, _Y0_YP, _Y0_YQ))
+    far = _bessel_asymptotic(np.where(x <= 5, t(10), x), 0, second_kind=True)
+    near = np.where(x == 0, t(-_INF), np.where(x < 0, t(_NAN), near))
+    return np.where(x <= 5, near, far)
+
+
+def _bessel_y1(x):
+    """Y1: x R(x^2) + (2/pi)(J1(x) log(x) - 1/x) up to 5, the asymptotic form
+    beyond; -inf at 0, nan below."""
+    t = x.dtype.type
+    near_x = np.where((x > 0) & (x <= 5), x, t(1))
+    log_term = _mad(_bessel_j1(near_x), _libm("log", near_x), -(t(1) / near_x))
+    near = _mad(near_x, _rational(near_x * near_x, _Y1_YP, _Y1_YQ),
+                t(_TWO_OVER_PI) * log_term)
+    far = _bessel_asymptotic(np.where(x <= 5, t(10), x), 1, second_kind=True)
+    near = np.where(x == 0, t(-_INF), np.where(x < 0, t(_NAN), near))
+    return np.where(x <= 5, near, far)
+
+
+_K0_A = (1.37446543561352307156e-16, 4.25981614279661018399e-14, 1.03496952576338420167e-11,
+         1.90451637722020886025e-09, 2.53479107902614945675e-07, 2.28621210311945178607e-05,
+         1.26461541144692592338e-03, 3.59799365153615016266e-02, 3.44289899924628486886e-01,
+         -5.35327393233902768720e-01)
+_K0_B = (5.30043377268626276149e-18, -1.64758043015242134646e-17, 5.21039150503902756861e-17,
+         -1.67823109680541210385e-16, 5.51205597852431940784e-16, -1.84859337734377901440e-15,
+         6.34007647740507060557e-15, -2.22751332699166985548e-14, 8.03289077536357521100e-14,
+         -2.98009692317273043925e-13, 1.14034058820847496303e-12, -4.51459788337394416547e-12,
+         1.85594911495471785253e-11, -7.95748924447710747776e-11, 3.57739728140030116597e-10,
+         -1.69753450938905987466e-09, 8.57403401741422608519e-09, -4.66048989768794782956e-08,
+         2.76681363944501510342e-07, -1.83175552271911948767e-06, 1.39498137188764993662e-05,
+         -1.28495495816278026384e-04, 1.56988388573005337491e-03, -3.14481013119645005427e-02,
+         2.44030308206595545468e+00)
+_K1_A = (-7.02386347938628759343e-18, -2.42744985051936593393e-15, -6.66690169419932900609e-13,
+         -1.41148839263352776110e-10, -2.21338763073472585583e-08, -2.43340614156596823496e-06,
+         -1.73028895751305206302e-04, -6.97572385963986435018e-03, -1.22611180822657148235e-01,
+         -3.53155960776544875667e-01, 1.52530022733894777053e+00)
+_K1_B = (-5.75674448366501715755e-18, 1.79405087314755922667e-17, -5.68946255844285935196e-17,
+         1.83809354436663880070e-16, -6.05704724837331885336e-16, 2.03870316562433424052e-15,
+         -7.01983709041831346144e-15, 2.47715442448130437068e-14, -8.97670518232499435011e-14,
+         3.34841966607842919884e-13, -1.28917396095102890680e-12, 5.13963967348173025100e-12,
+         -2.12996783842756842877e-11, 9.21831518760500529508e-11, -4.19035475934189648750e-10,
+         2.01504975519703286596e-09, -1.03457624656780970260e-08, 5.74108412545004946722e-08,
+         -3.50196060308781257119e-07, 2.40648494783721712015e-06, -1.93619797416608296024e-05,
+         1.95215518471351631108e-04, -2.85781685962277938680e-03, 1.03923736576817238437e-01,
+         2.72062619048444266945e+00)
+
+
+def _bessel_k(order: int, scaled: bool):
+    """K0 or K1 (times exp(x) if ``scaled``): up to 2 a Chebyshev series in
+    x^2 - 2 plus the log(x/2) I(x) term, beyond it exp(-x) / sqrt(x) times a
+    series in 8/x - 2; inf at 0, nan below.  ATen's unscaled K0 takes that log
+    in double for float too (``std::log(0.5 * x)``)."""
+    a_table, b_table = (_K0_A, _K0_B) if order == 0 else (_K1_A, _K1_B)
+
+    def fn(x):
+        t = x.dtype.type
+        near_x = np.where((x > 0) & (x <= 2), x, t(1))
+        series = _chbevl(_mad(near_x, near_x, t(-2)), _table(t, a_table), fused=True)
+        if order == 0:
+            i0 = _bessel_i(near_x, _I0E_A, _I0E_B, scaled=False, odd=False)
+            if scaled:
+                near = _mad(-_libm("log", t(0.5) * near_x), i0, series) * _libm("exp", near_x)
+            else:
+                log = _libm("log", 0.5 * near_x.astype(np.float64))
+                near = _mad(-log, i0.astype(np.float64), series.astype(np.float64))
+                near = near.astype(x.dtype)
+        else:
+            i1 = _bessel_i(near_x, _I1E_A, _I1E_B, scaled=False, odd=True, full_tables=True)
+            near = _mad(_libm("log", t(0.5) * near_x), i1, series / near_x)
+            if scaled:
+                near = near * _libm("exp", near_x)
+        far_x = np.where(x <= 2, t(4), x)
+        far = _chbevl(t(8) / far_x - t(2), _table(t, b_table), fused=True)
+        if not scaled:
+            far = _libm("exp", -far_x) * far
+        far = far / np.sqrt(far_x)
+        value = np.where(x <= 2, near, far)
+        return np.where(x == 0, t(_INF), np.where(x < 0, t(_NAN), value))
+    return fn
+
+
+_AIRY_AN = (3.46538101525629032477e-01, 1.20075952739645805542e+01, 7.62796053615234516538e+01,
+            1.68089224934630576269e+02, 1.59756391350164413639e+02, 7.05360906840444183113e+01,
+            1.40264691163389668864e+01, 9.99999999999999995305e-01)
+_AIRY_AD = (5.67594532638770212846e-01, 1.47562562584847203173e+01, 8.45138970141474626562e+01,
+            1.77318088145400459522e+02, 1.64234692871529701831e+02, 7.14778400825575695274e+01,
+            1.40959135607834029598e+01, 1.00000000000000000470e+00)
+_AIRY_AFN = (-1.31696323418331795333e-01, -6.26456544431912369773e-01,
+             -6.93158036036933542233e-01, -2.79779981545119124951e-01,
+             -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+             -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+             -1.67787698489114633780e-08)
+_AIRY_AFD = (1.33560420706553243746e+01, 3.26825032795224613948e+01, 2.67367040941499554804e+01,
+             9.18707402907259625840e+00, 1.47529146771666414581e+00, 1.15687173795188044134e-01,
+             4.40291641615211203805e-03, 7.54720348287414296618e-05, 4.51850092970580378464e-07)
+_AIRY_AGN = (1.97339932091685679179e-02, 3.91103029615688277255e-01, 1.06579897599595591108e+00,
+             9.39169229816650230044e-01, 3.51465656105547619242e-01, 6.33888919628925490927e-02,
+             5.85804113048388458567e-03, 2.82851600836737019778e-04, 6.98793669997260967291e-06,
+             8.11789239554389293311e-08, 3.41551784765923618484e-10)
+_AIRY_AGD = (9.30892908077441974853e+00, 1.98352928718312140417e+01, 1.55646628932864612953e+01,
+             5.47686069422975497931e+00, 9.54293611618961883998e-01, 8.64580826352392193095e-02,
+             4.12656523824222607191e-03, 1.01259085116509135510e-04, 1.17166733214413521882e-06,
+             4.91834570062930015649e-09)
+_SQRT_PI_INV_AIRY = 5.64189583547756286948e-01     # 1 / sqrt(pi)
+
+
+def _airy_ai(x):
+    """Ai: below -2.09 its oscillating asymptotic form (rational functions of
+    1/zeta^2, zeta = 2/3 |x|^(3/2)); from 2.09 the decaying one, exp(-zeta)
+    times a rational function of 1/zeta; between them the Maclaurin series
+    c1 f(x) - c2 g(x), summed until a term is below the dtype's epsilon.  0
+    beyond 103.892 (underflow), nan at +-inf."""
+    t = x.dtype.type
+    left = x < t(-2.09)
+    right = x >= t(2.09)
+    # the oscillating side
+    xl = np.where(left, x, t(-4))
+    zeta = t(-2) * xl * np.sqrt(-xl) / t(3)
+    z = t(1) / zeta
+    zz = z * z
+    f = t(1) + zz * _polevl(zz, _table(t, _AIRY_AFN), fused=True) / \
+        _polevl(zz, _table(t, _AIRY_AFD), fused=True)
+    g = z * _polevl(zz, _table(t, _AIRY_AGN), fused=True) / \
+        _polevl(zz, _table(t, _AIRY_AGD), fused=True)
+    phase = zeta + t(0.25) * t(math.pi)
+    oscillating = t(_SQRT_PI_INV_AIRY) / np.sqrt(np.sqrt(-xl)) * \
+        _mad(_libm("sin", phase), f, -(_libm("cos", phase) * g))
+    # the decaying side
+    xr = np.where(right & (x <= t(103.892)), x, t(4))
+    zeta = t(2) * xr * np.sqrt(xr) / t(3)
+    ratio = _rational(t(1) / zeta, _AIRY_AN, _AIRY_AD)
+    decaying = t(_SQRT_PI_INV_AIRY) * ratio / (t(2) * np.sqrt(np.sqrt(xr)) * _libm("exp", zeta))
+    # the power series in between: f = sum 3^k (1/3)_k x^3k / (3k)!, g likewise from x
+    xs = np.where(left | right, t(0), x)
+    cube = xs * xs * xs
+    f, g = np.ones_like(xs), xs.copy()
+    m, n = np.ones_like(xs), xs.copy()
+    k = t(1)
+    live = np.ones(xs.shape, bool)
+    epsilon = np.finfo(x.dtype).eps
+    while live.any():
+        m_next = m * cube / (k + t(1)) / (k + t(2))
+        n_next = n * cube / (k + t(2)) / (k + t(3))
+        m, n = np.where(live, m_next, m), np.where(live, n_next, n)
+        f, g = np.where(live, f + m, f), np.where(live, g + n, g)
+        k = k + t(3)
+        live &= np.abs(m / f) > epsilon
+    series = _mad(t(0.355028053887817239260), f, -(t(0.258819403792806798405) * g))
+    value = np.where(left, oscillating, np.where(right, decaying, series))
+    value = np.where(x > t(103.892), t(0), value)
+    return np.where(np.isinf(x), t(_NAN), value)
+
+
+for _name, _fn in {"bessel_j0": _bessel_j0, "bessel_j1": _bessel_j1, "bessel_y0": _bessel_y0,
+                   "bessel_y1": _bessel_y1, "modified_bessel_k0": _bessel_k(0, False),
+                   "modified_bessel_k1": _bessel_k(1, False),
+                   "scaled_modified_bessel_k0": _bessel_k(0, True),
+                   "scaled_modified_bessel_k1": _bessel_k(1, True), "airy_ai": _airy_ai}.items():
+    _unary(f"special_{_name}", f"{_name}_cpu", _fn, reduced=False)
 
 
 # -- the normal distribution and error functions: ndtri, log_ndtr, erfcx ----------------------
@@ -745,6 +1057,32 @@ def _recur(start, first, k_first, step, n, stop_at_nan=True):
     return q
 
 
+def _chebyshev_closed(kind, shifted, x, y, n):
+    """The trigonometric forms ATen takes for degrees past a threshold inside
+    (-1, 1): cos(n theta), sin((n + 1) theta) / sin(theta), cos((n + 1/2) theta)
+    / cos(theta / 2) and sin((n + 1/2) theta) / sin(theta / 2), theta = acos(y)
+    (libm's functions, the degree converted to x's dtype)."""
+    t = x.dtype.type
+    theta = _libm("acos", y)
+    nf = n.astype(x.dtype)
+    if kind == "t":
+        return _libm("cos", nf * theta)
+    if kind == "u":
+        s = _libm("sin", theta)
+        n1 = nf + t(1)
+        return np.where(s != 0, _libm("sin", n1 * theta) / np.where(s != 0, s, t(1)),
+                        n1 * _libm("cos", n1 * theta) / y)
+    sign = np.where(n % 2 == 0, t(1), t(-1))
+    odd_n = (n + n + 1).astype(x.dtype)
+    if kind == "v":
+        return np.where(_libm("sin", theta / t(2)) != t(1),
+                        _libm("cos", (nf + t(0.5)) * theta) / _libm("cos", theta / t(2)),
+                        sign * odd_n)
+    fallback = sign if shifted else np.where(x > 0, odd_n, sign)
+    return np.where(_libm("cos", theta / t(2)) != t(1),
+                    _libm("sin", (nf + t(0.5)) * theta) / _libm("sin", theta / t(2)), fallback)
+
+
 def _chebyshev(kind, shifted):
     """T, U, V or W (first to fourth kind), of x or of the shifted 2x - 1."""
     threshold = {("t", False): 6, ("u", False): 8, ("v", False): 8, ("w", False): 8,
@@ -760,25 +1098,12 @@ def _chebyshev(kind, shifted):
             "t": (t(1), sign), "u": ((n + 1).astype(x.dtype), sign * (n + 1)),
             "v": (t(1), sign * odd_n), "w": (odd_n, sign)}[kind]
         first = {"t": y, "u": y + y, "v": y + y - t(1), "w": y + y + t(1)}[kind]
-        theta = np.arccos(np.where(np.abs(y) < 1, y, t(0)))
-        nf = n.astype(x.dtype)
-        if kind == "t":
-            closed = np.cos(nf * theta)
-        elif kind == "u":
-            s = np.sin(theta)
-            closed = np.where(s != 0, np.sin((n + 1) * theta) / np.where(s != 0, s, t(1)),
-                              (n + 1) * np.cos((n + 1) * theta) / y)
-        elif kind == "v":
-            closed = np.where(np.sin(theta / t(2)) != t(1),
-                              np.cos((nf + t(0.5)) * theta) / np.cos(theta / t(2)), sign * odd_n)
-        else:
-            fallback = sign if shifted else np.where(x > 0, odd_n, sign)
-            closed = np.where(np.cos(theta / t(2)) != t(1),
-                              np.sin((nf + t(0.5)) * theta) / np.sin(theta / t(2)), fallback)
-        recurrence = _recur(np.ones_like(y), first, 2, lambda k, q, p: (y + y) * q - p, n + 1)
+        recurrence = _recur(np.ones_like(y), first, 2, lambda k, q, p: _mad(y + y, q, -p), n + 1)
         result = np.where(n == 1, first, recurrence)
         result = np.where(n == 0, t(1), result)
-        result = np.where((n > threshold) & (np.abs(y) < 1), closed, result)
+        closed = (n > threshold) & (np.abs(y) < 1)
+        if closed.any():
+            result[closed] = _chebyshev_closed(kind, shifted, x[closed], y[closed], n[closed])
         if shifted:
             ends = np.where(x == 1, at_one, np.where(x == 0, at_minus_one, result))
         else:
@@ -795,14 +1120,10 @@ def _hermite(physicists):
     def fn(x, n):
         t = x.dtype.type
         n = _degree(n)
-        if physicists:
-            first = x + x
-            rec = _recur(np.ones_like(x), first, 1, lambda k, q, p: (x + x) * q - t(2 * k) * p, n,
-                         stop_at_nan=False)
-        else:
-            first = x
-            rec = _recur(np.ones_like(x), first, 1, lambda k, q, p: x * q - t(k) * p, n,
-                         stop_at_nan=False)
+        first = x + x if physicists else x
+        step = 2 if physicists else 1
+        rec = _recur(np.ones_like(x), first, 1,
+                     lambda k, q, p: _mad(first, q, -(t(step * k) * p)), n, stop_at_nan=False)
         result = np.where(n > _HERMITE_LIMIT[x.dtype], t(_NAN), rec)
         result = np.where(n == 1, first, result)
         return np.where(n < 0, t(0), np.where(n == 0, t(1), result)).astype(x.dtype)
@@ -815,7 +1136,7 @@ def _laguerre(x, n):
     n = _degree(n)
     first = t(1) - x
     rec = _recur(np.ones_like(x), first, 1,
-                 lambda k, q, p: ((t(k + k) + (t(1) - x)) * q - t(k) * p) / t(k + 1), n)
+                 lambda k, q, p: _mad(t(k + k) + (t(1) - x), q, -(t(k) * p)) / t(k + 1), n)
     result = np.where(n == 1, first, rec)
     result = np.where((x == 0) | (n == 0), t(1), result)
     return np.where(n < 0, t(0), result).astype(x.dtype)
@@ -826,7 +1147,7 @@ def _legendre(x, n):
     t = x.dtype.type
     n = _degree(n)
     rec = _recur(np.ones_like(x), x, 1,
-                 lambda k, q, p: (t(k + k + 1) * x * q - t(k) * p) / t(k + 1), n)
+                 lambda k, q, p: _mad(t(k + k + 1) * x, q, -(t(k) * p)) / t(k + 1), n)
     result = np.where(n == 1, x, rec)
     result = np.where(n == 0, t(1), result)
     sign = np.where((x > 0) | (n % 2 == 0), t(1), t(-1))

@@ -13,8 +13,11 @@ into an integer normalization (0 none, 1 by 1/sqrt(n), 2 by 1/n) and conjugates
 where a transform runs the other way (ifft of a real input is the conjugate of
 its forward r2c; hfft is c2r of the conjugate).
 
-numpy's pocketfft computes the transforms; numpy >= 2 keeps float32/complex64
-inputs in single precision, older numpy rounds on the write into ``out``.
+The primitives run one pass per transformed dim: fft.c (kernels/fft_native.py)
+for power-of-two lengths over many lines, where MKL's DFTI runs in PyTorch,
+numpy's pocketfft otherwise (and without a C compiler); numpy >= 2 keeps
+float32/complex64 inputs in single precision, older numpy rounds on the write
+into ``out``.
 Output strides follow MKL's ``_exec_fft``: the batch dims outermost in the
 input's stride order, then the transformed dims contiguous.
 """
@@ -29,7 +32,7 @@ from ..._core import dtype as dt
 from ..._core.layout import strided
 from ..._dispatcher.dispatcher import ops
 from ..structured import TensorMeta, empty_tensor, wrap_dim
-from . import kernel
+from . import fft_native, kernel
 from ._common import _on_meta, _sizes, _triggered_at
 from .factory import _dtype, _empty, like_strides
 from .linalg import _into
@@ -105,7 +108,7 @@ def _fft_c2r_meta(self, dim, normalization, last_dim_size):
     return TensorMeta(shape, self.dtype.to_real(), _exec_fft_strides(shape, stride, [dim[-1]]))
 
 
-# -- the primitives: pocketfft through numpy -----------------------------------------
+# -- the primitives: fft.c, or pocketfft through numpy --------------------------------
 
 # numpy's ``norm`` for a forward / inverse transform with ATen's normalization
 _NP_NORM = {True: ("backward", "ortho", "forward"), False: ("forward", "ortho", "backward")}
@@ -130,30 +133,63 @@ def _fill_conjugate_symmetry(full, half, dims, n):
     np.conjugate(mirrored[tuple(source)], out=full[tuple(head)])
 
 
+def _scale(normalization, n):
+    """The factor one pass of length ``n`` applies (the passes' product is ATen's)."""
+    return (1.0, 1.0 / math.sqrt(n), 1.0 / n)[normalization]
+
+
+def _c2c_passes(src, dst, dims, forward, normalization):
+    """dst = the c2c transform of src over ``dims``, one dim at a time (dst's
+    most contiguous first; in place in dst after the first)."""
+    for d in sorted(dims, key=lambda d: abs(dst.strides[d])):
+        n = dst.shape[d]
+        if not fft_native.c2c(src, dst, d, forward, _scale(normalization, n)):
+            transform = np.fft.fft if forward else np.fft.ifft
+            dst[...] = transform(src, axis=d, norm=_NP_NORM[forward][normalization])
+        src = dst
+
+
 def _fft_c2c_impl(out, self, dim, normalization, forward):
     if not dim or not out.numel():
         out._np()[...] = self._np()
         return
-    transform = np.fft.fftn if forward else np.fft.ifftn
-    out._np()[...] = transform(self._np(), axes=list(dim), norm=_NP_NORM[forward][normalization])
+    _c2c_passes(self._np(), out._np(), list(dim), forward, normalization)
 
 
 def _fft_r2c_impl(out, self, dim, normalization, onesided):
+    """The r2c pass over the last dim, then c2c passes over the others; a
+    two-sided one-dim transform is mirrored by fft.c, others from the halved one."""
     if not out.numel():
         return
-    half = np.fft.rfftn(self._np(), axes=list(dim), norm=_NP_NORM[True][normalization])
+    x, o, dims = self._np(), out._np(), list(dim)
+    last, n = dims[-1], self._shape[dims[-1]]
+    mirrored = not onesided and len(dims) == 1
+    half = o if onesided or mirrored else \
+        np.empty(o.shape[:last] + (n // 2 + 1,) + o.shape[last + 1:], o.dtype)
+    if not fft_native.r2c(x, half, last, _scale(normalization, n), mirrored):
+        half, mirrored = np.fft.rfft(x, axis=last, norm=_NP_NORM[True][normalization]), False
+    _c2c_passes(half, half, dims[:-1], True, normalization)
     if onesided:
-        out._np()[...] = half
-    else:
-        _fill_conjugate_symmetry(out._np(), half, list(dim), self._shape[dim[-1]])
+        if half is not o:
+            o[...] = half
+    elif not mirrored:
+        _fill_conjugate_symmetry(o, half, dims, n)
 
 
 def _fft_c2r_impl(out, self, dim, normalization, last_dim_size):
+    """c2c (inverse) passes over all but the last dim into a working copy, then the
+    c2r pass over the last dim into ``out``."""
     if not out.numel():
         return
-    sizes = [self._shape[d] for d in dim[:-1]] + [last_dim_size]
-    out._np()[...] = np.fft.irfftn(self._np(), s=sizes, axes=list(dim),
-                                   norm=_NP_NORM[False][normalization])
+    x, o, dims = self._np(), out._np(), list(dim)
+    last, n = dims[-1], last_dim_size
+    x = x[(slice(None),) * last + (slice(0, n // 2 + 1),)]
+    if len(dims) > 1:
+        work = np.empty(x.shape, x.dtype)
+        _c2c_passes(x, work, dims[:-1], False, normalization)
+        x = work
+    if x.shape[last] < n // 2 + 1 or not fft_native.c2r(x, o, last, _scale(normalization, n)):
+        o[...] = np.fft.irfft(x, n=n, axis=last, norm=_NP_NORM[False][normalization])
 
 
 def _primitive(name, layout, compute):

@@ -284,6 +284,9 @@ def _interpolate_uint8(x, plans):
     biggest weight under 2**15; each pass rounds and saturates to uint8."""
     for axis in reversed(range(len(plans))):
         dim = x.ndim - len(plans) + axis
+        if plans[axis][1] is None:      # an axis kept as it is (antialiased modes): no pass
+            x = np.take(x, plans[axis][0][0], axis=dim)
+            continue
         index, weight = _merge_taps(*plans[axis])
         top = weight.max()
         precision = next((p for p in range(22) if int(0.5 + top * (1 << (p + 1))) >= 1 << 15),
@@ -313,11 +316,17 @@ def _spread(g, plans, input_size):
     return g
 
 
-def _split_args(name, args):
-    """(align_corners, per-axis scales) from the ops' trailing arguments."""
+_SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
+
+
+def _split_args(name, args, kwargs):
+    """(align_corners, per-axis scales) from the ops' trailing arguments, given by
+    position or by their schema names."""
     k = _OPS[name][0]
-    align_corners, scales = (args[0], args[1:]) if _has_align(name) else (False, args)
-    return align_corners, list(scales) + [None] * (k - len(scales))
+    names = (("align_corners",) if _has_align(name) else ()) + _SCALE_NAMES[k]
+    values = list(args) + [kwargs.get(n) for n in names[len(args):]]
+    align_corners, scales = (values[0], values[1:]) if _has_align(name) else (False, values)
+    return align_corners, scales
 
 
 # -- forward ops ---------------------------------------------------------------------------
@@ -325,12 +334,12 @@ def _split_args(name, args):
 def _upsample_forward(name):
     mode = _OPS[name][1]
 
-    def meta_rule(self, output_size, *args):
+    def meta_rule(self, output_size, *args, **kwargs):
         return _forward_meta(name, self, output_size)
 
-    def impl_fn(out, self, output_size, *args):
+    def impl_fn(out, self, output_size, *args, **kwargs):
         _check_dtype(name, self)
-        align_corners, scales = _split_args(name, args)
+        align_corners, scales = _split_args(name, args, kwargs)
         if out.numel() == 0:
             return
         x = self._np()
@@ -365,7 +374,7 @@ def _upsample_backward(name):
     k = _OPS[name][0]
     backward = f"{name}_backward"
 
-    def meta_rule(grad_output, output_size, input_size, *args):
+    def meta_rule(grad_output, output_size, input_size, *args, **kwargs):
         full_out = _common_check(k, tuple(input_size), output_size)
         ndim = len(grad_output._shape)
         if ndim != k + 2:
@@ -380,8 +389,8 @@ def _upsample_backward(name):
         strides = channels_last_strides(shape) if _is_channels_last(grad_output) else None
         return TensorMeta(shape, grad_output.dtype, strides)
 
-    def impl_fn(out, grad_output, output_size, input_size, *args):
-        align_corners, scales = _split_args(name, args)
+    def impl_fn(out, grad_output, output_size, input_size, *args, **kwargs):
+        align_corners, scales = _split_args(name, args, kwargs)
         compute = grad_output.dtype.opmath
         plans = _plans(name, input_size, output_size, align_corners, scales, compute)
         g = grad_output._np().astype(compute, copy=False)

@@ -873,8 +873,16 @@ def clone(self, memory_format=None):
 
 
 def assign(dst: np.ndarray, src, dst_dtype, src_dtype) -> None:
-    """dst[...] = src (broadcasting) with the copy kernel's conversions."""
-    np.copyto(dst, convert_array(np.asarray(src), src_dtype, dst_dtype), casting="unsafe")
+    """dst[...] = src (broadcasting) with the copy kernel's conversions: numpy's
+    cast straight into ``dst`` (one pass, no converted temporary) unless the
+    conversion is one of ``convert_array``'s own (to bool or a half type,
+    complex to real)."""
+    src = np.asarray(src)
+    if dst_dtype in (dt.bool_, dt.float16, dt.bfloat16) or \
+            (src.dtype.kind == "c" and dst.dtype.kind != "c"):
+        src = convert_array(src, src_dtype, dst_dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.copyto(dst, src, casting="unsafe")
 
 
 @inner_op("aten::copy_")

@@ -338,8 +338,17 @@ def _native_batch_norm_backward(grad_out, input, weight, running_mean, running_v
         output_mask)
 
 
+def _batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+                         save_var, update, eps, output_mask, reserve):
+    """batch_norm_backward's tangents are native_batch_norm_backward's (its
+    decomposition calls that op, whose jvp decomposition is the one above)."""
+    return _native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
+                                       save_mean, save_var, update, eps, output_mask)
+
+
 JVP_DECOMPOSITIONS = {"aten::native_layer_norm_backward": _native_layer_norm_backward,
-                      "aten::native_batch_norm_backward": _native_batch_norm_backward}
+                      "aten::native_batch_norm_backward": _native_batch_norm_backward,
+                      "aten::batch_norm_backward": _batch_norm_backward}
 
 
 def logcumsumexp_jvp(self_p, self_t, dim):

@@ -25,7 +25,8 @@ __all__ = ["convolution_double_backward",
            "binary_cross_entropy_double_backward_grad_output",
            "binary_cross_entropy_with_logits_backward",
            "binary_cross_entropy_with_logits_target_backward", "euclidean_dist_backward",
-           "weight_norm_interface_backward"]
+           "weight_norm_interface_backward", "grid_sampler_double_backward",
+           "soft_margin_loss_double_backward", "soft_margin_loss_double_backward_grad_output"]
 
 aten = ops.aten
 
@@ -489,3 +490,153 @@ def euclidean_dist_backward(grad, x1, x2, result):
         aten.mul.Tensor(x2, aten.unsqueeze.default(aten.sum.dim_IntList(ratio, [-2]), -1)),
         aten.matmul.default(aten.transpose.int(ratio, -2, -1), x1))
     return grad_x1, grad_x2
+
+
+# -- grid sampling ---------------------------------------------------------------------------
+
+def _grid_clip(coord, size):
+    """Clip into [0, size - 1] with no gradient on or past the borders (as ATen's)."""
+    inside = (coord > 0) & (coord < size - 1)
+    return _where(inside, coord, coord.clamp(0, size - 1).detach())
+
+
+def _grid_pad(coord, size, padding_mode, align_corners):
+    if padding_mode == 1:
+        return _grid_clip(coord, size)
+    if padding_mode == 2:
+        low2, high2 = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if low2 == high2:
+            return coord * 0
+        low, span = low2 / 2, (high2 - low2) / 2
+        shifted = (coord - low).abs()
+        extra = shifted.fmod(span)
+        even = (shifted / span).floor().remainder(2) == 0
+        return _grid_clip(_where(even, extra + low, span - extra + low), size)
+    return coord
+
+
+def _grid_sample_composite(input, grid, interpolation_mode, padding_mode, align_corners):
+    """grid_sampler_2d/3d in differentiable ops (kernels/grid_sample.py has the
+    same math in numpy): taps gathered from the flattened input."""
+    import itertools
+    n, c = input.shape[0], input.shape[1]
+    sizes = list(input.shape[2:])
+    k = len(sizes)
+    flat = input.reshape(n, c, -1)
+    out_shape = list(grid.shape[1:-1])
+    comp_sizes = [sizes[-1 - i] for i in range(k)]
+
+    def unnormalize(i):
+        g, size = grid[..., i], comp_sizes[i]
+        return (g + 1) / 2 * (size - 1) if align_corners else ((g + 1) * size - 1) / 2
+
+    def tap(positions, weight):
+        inside = None
+        lin = None
+        for p, size in zip(positions[::-1], sizes):      # input dims (D,) H, W
+            ok = (p >= 0) & (p < size)
+            inside = ok if inside is None else inside & ok
+            idx = p.clamp(0, size - 1).long()
+            lin = idx if lin is None else lin * size + idx
+        values = flat.gather(2, lin.reshape(n, 1, -1).expand(n, c, -1))
+        values = values.reshape([n, c] + out_shape)
+        return values * (weight * inside.to(weight.dtype)).unsqueeze(1)
+
+    terms = []
+    if interpolation_mode == 2:
+        x, y = unnormalize(0), unnormalize(1)
+        x0, y0 = x.floor().detach(), y.floor().detach()
+        wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
+        for i in range(4):
+            for j in range(4):
+                px = _grid_pad(x0 - 1 + j, comp_sizes[0], padding_mode, align_corners).trunc()
+                py = _grid_pad(y0 - 1 + i, comp_sizes[1], padding_mode, align_corners).trunc()
+                terms.append(tap([px.detach(), py.detach()], wx[j] * wy[i]))
+    else:
+        coords = [_grid_pad(unnormalize(i), comp_sizes[i], padding_mode, align_corners)
+                  for i in range(k)]
+        if interpolation_mode == 1:
+            terms.append(tap([co.round().detach() for co in coords],
+                             aten.ones_like.default(coords[0]).detach()))
+        else:
+            low = [co.floor().detach() for co in coords]
+            for corner in itertools.product((0, 1), repeat=k):
+                offsets = corner[::-1]
+                weight = None
+                for co, lo, o in zip(coords, low, offsets):
+                    f = co - lo if o else lo + 1 - co
+                    weight = f if weight is None else weight * f
+                terms.append(tap([lo + o for lo, o in zip(low, offsets)], weight))
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+def _cubic_weights(t):
+    a = -0.75
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _where(cond, a, b):
+    return aten.where.self(cond, a, b)
+
+
+def grid_sampler_double_backward(gg_input, gg_grid, grad_output, input, grid,
+                                 interpolation_mode, padding_mode, align_corners,
+                                 grad_input_mask):
+    """Gradients of grid_sampler_*_backward's (grad_input, grad_grid), whose
+    incoming gradients are gg_input and gg_grid, by (grad_output, input, grid):
+    the sampling re-expressed in differentiable ops, its first gradients taken
+    with create_graph, then differentiated again (as layer_norm_double_backward)."""
+    from .. import grad as autograd_grad    # (glasstorch.autograd imports this module)
+    create_graph = is_grad_enabled()
+    with enable_grad():
+        local = []
+        for t, needed in zip((grad_output, input, grid), grad_input_mask):
+            t = _differentiable_copy(t, needed)
+            local.append(t if requires_grad(t) else aten.detach.default(t).requires_grad_())
+        dy, x, g = local
+        out = _grid_sample_composite(x, g, interpolation_mode, padding_mode, align_corners)
+        first = autograd_grad([out], [x, g], [dy], create_graph=True, allow_unused=True)
+        pairs = [(o, w) for o, w in zip(first, (gg_input, gg_grid))
+                 if o is not None and w is not None and requires_grad(o)]
+        found = iter(autograd_grad([o for o, _ in pairs], [t for t, m in zip(local, grad_input_mask)
+                                                            if m],
+                                   [w for _, w in pairs], create_graph=create_graph,
+                                   allow_unused=True) if pairs else ())
+    grads = [next(found, None) if m else None for m in grad_input_mask]
+    if interpolation_mode == 1 and grad_input_mask[2] and grads[2] is None:
+        grads[2] = aten.zeros_like.default(grid)   # nearest: a zero grid gradient, as ATen's
+    return tuple(grads)
+
+
+# -- soft margin loss ------------------------------------------------------------------------
+
+def soft_margin_loss_double_backward(grad, input, target, reduction):
+    """d/d x of soft_margin_loss_backward: y^2 z / (1 + z)^2 (z = exp(-y x)), / numel for mean."""
+    z = aten.exp.default(aten.mul.Tensor(input, aten.neg.default(target)))
+    z1 = aten.add.Scalar(z, 1)
+    result = aten.div.Tensor(aten.mul.Tensor(aten.mul.Tensor(aten.mul.Tensor(grad, target),
+                                                             target), z),
+                             aten.mul.Tensor(z1, z1))
+    if reduction == MEAN:
+        result = aten.div.Scalar(result, input.numel())
+    return result
+
+
+def soft_margin_loss_double_backward_grad_output(grad, grad_output, input, target, reduction):
+    """d/d grad_output of soft_margin_loss_backward: the backward at grad_output = 1
+    contracted with grad (a sum for a reduced loss)."""
+    if reduction == 0:
+        return aten.soft_margin_loss_backward.default(grad, input, target, reduction)
+    r = aten.soft_margin_loss_backward.default(aten.ones_like.default(grad_output), input,
+                                               target, reduction)
+    return aten.sum.default(aten.mul.Tensor(r, grad))

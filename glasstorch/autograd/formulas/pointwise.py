@@ -1,11 +1,13 @@
 """Helpers for the gradients of elementwise ops and activations
 (derivatives.yaml's elementwise section; PyTorch's FunctionsManual.cpp).
 
-Real dtypes only: glasstorch has no complex autograd yet, so the ``conj()``
-calls of PyTorch's formulas are left out.
+Complex inputs get PyTorch's conjugate Wirtinger gradients: the ``conj()`` of
+PyTorch's formulas (a no-op on real tensors) and ``handle_r_to_c`` for real
+inputs of a complex result.
 """
 from __future__ import annotations
 
+import cmath
 import math
 
 from ..._core.layout import preserve_format
@@ -13,12 +15,13 @@ from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..._ops.structured import result_type
 from ..._tensor import Tensor
+from .common import handle_r_to_c, scalar_conj
 
 __all__ = ["derivative_not_implemented", "scalar_zero", "zero_grad_for",
            "atan2_backward", "clamp_backward", "clamp_backward_min_max",
            "copysign_tensor_self_backward", "div_tensor_self_backward",
            "div_tensor_other_backward", "pow_backward", "pow_backward_self",
-           "pow_backward_exponent", "max_min_backward", "fmax_fmin_backward",
+           "pow_backward_exponent", "sgn_backward", "max_min_backward", "fmax_fmin_backward",
            "xlogy_scalar_other_backward", "silu_backward_formula", "mish_backward_formula",
            "gelu_double_backward", "elu_double_backward", "softplus_double_backward",
            "hardswish_double_backward",
@@ -96,31 +99,36 @@ def div_tensor_self_backward(grad, other, self_dtype, rounding_mode=None):
     divides with ``div.Scalar``, as C++'s ``grad / other`` does in PyTorch."""
     if rounding_mode is not None:
         return zero_grad_for(grad, self_dtype)
-    return grad / other if isinstance(other, Tensor) else aten.div.Scalar(grad, other)
+    if isinstance(other, Tensor):
+        return handle_r_to_c(self_dtype, grad / other.conj())
+    return handle_r_to_c(self_dtype, aten.div.Scalar(grad, scalar_conj(other)))
 
 
 def div_tensor_other_backward(grad, self, other, rounding_mode=None):
     """-grad * self / other^2; a rounding division has a zero gradient."""
     if rounding_mode is not None:
         return zero_grad_for(grad, other.dtype)
-    return -grad * ((self / other) / other)
+    return handle_r_to_c(other.dtype, -grad * ((self / other) / other).conj())
 
 
 def pow_backward(grad, self, exponent):
     """Number exponent: grad * e * self^(e-1); zeros for e == 0."""
     if exponent == 0:
         return aten.zeros_like.default(self)
-    return grad * (self.pow(exponent - 1) * exponent)
+    return handle_r_to_c(self.dtype, grad * (self.pow(exponent - 1) * exponent).conj())
 
 
 def pow_backward_self(grad, self, exponent):
     """Tensor exponent: grad * e * self^(e-1), 0 where e == 0."""
-    return aten.where.self(exponent == 0.0, scalar_zero(grad),
-                           grad * (exponent * self.pow(exponent - 1)))
+    return handle_r_to_c(self.dtype, aten.where.self(
+        exponent == 0.0, scalar_zero(grad), grad * (exponent * self.pow(exponent - 1)).conj()))
 
 
 def _log_of_number(base):
-    """Scalar::log(): -inf at 0 and nan below, as C++'s log does."""
+    """Scalar::log(): -inf at 0 and nan below, as C++'s log does (a complex
+    base: the principal complex log)."""
+    if isinstance(base, complex):
+        return cmath.log(base) if base else -math.inf
     if base > 0:
         return math.log(base)
     return -math.inf if base == 0 else math.nan
@@ -129,14 +137,31 @@ def _log_of_number(base):
 def pow_backward_exponent(grad, self, exponent, result):
     """grad * self^e * log(self), 0 where self == 0 and e >= 0 (the limit);
     ``self`` is a tensor or a number (pow.Scalar)."""
+    if exponent.dtype.is_complex:       # a complex exponent: e >= 0 means real and >= 0
+        nonnegative = aten.logical_and.default(exponent.imag == 0, exponent.real >= 0)
+    else:
+        nonnegative = exponent >= 0
     if not hasattr(self, "_shape"):
         if self == 0:
-            return grad * aten.where.self(exponent >= 0, scalar_zero(grad),
-                                          result * _log_of_number(self))
-        return grad * (result * _log_of_number(self))
-    cond = aten.logical_and.default(self == 0, exponent >= 0)
+            out = grad * aten.where.self(nonnegative, scalar_zero(grad),
+                                         (result * _log_of_number(self)).conj())
+        else:
+            out = grad * (result * _log_of_number(self)).conj()
+        return handle_r_to_c(exponent.dtype, out)
+    cond = aten.logical_and.default(self == 0, nonnegative)
     log_self = self.to(result_type(self, exponent)).log()
-    return grad * aten.where.self(cond, scalar_zero(grad), result * log_self)
+    out = grad * aten.where.self(cond, scalar_zero(grad), (result * log_self).conj())
+    return handle_r_to_c(exponent.dtype, out)
+
+
+def sgn_backward(self, grad, result):
+    """sgn's gradient: zero for real inputs; for complex z, the change of z / |z|
+    across the direction of z, (g - sgn Re(g conj(sgn))) / |z|, zero at z = 0."""
+    if not self.dtype.is_complex:
+        return aten.zeros_like.default(grad)
+    magnitude = self.abs()
+    along = result * aten.real.default(grad * result.conj())
+    return ((grad - along) / magnitude).masked_fill_(magnitude == 0.0, 0.0)
 
 
 def max_min_backward(grad, self, other, loses):

@@ -8,9 +8,9 @@ from .pooling import (
     AdaptiveMaxPool2d, AdaptiveMaxPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
     MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, LPPool1d, LPPool2d, LPPool3d, FractionalMaxPool2d,
     FractionalMaxPool3d)
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from .normalization import LayerNorm, GroupNorm, RMSNorm
+from .normalization import LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm, CrossMapLRN2d
 from .sparse import Embedding, EmbeddingBag
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
@@ -24,12 +24,17 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .activation import (
     Threshold, ReLU, Hardtanh, ReLU6, Sigmoid, Hardsigmoid, Tanh, SiLU, Mish, Hardswish,
     ELU, CELU, SELU, GLU, GELU, Hardshrink, LeakyReLU, LogSigmoid, Softplus, Softshrink,
-    MultiheadAttention, PReLU, Softsign, Tanhshrink, Softmin, Softmax, Softmax2d, LogSoftmax)
+    MultiheadAttention, PReLU, Softsign, Tanhshrink, Softmin, Softmax, Softmax2d, LogSoftmax,
+    RReLU)
 from .loss import (
     L1Loss, NLLLoss, NLLLoss2d, PoissonNLLLoss, KLDivLoss, MSELoss, BCELoss,
     BCEWithLogitsLoss, HingeEmbeddingLoss, SmoothL1Loss, HuberLoss, CrossEntropyLoss,
     MultiLabelSoftMarginLoss, CosineEmbeddingLoss, MarginRankingLoss, TripletMarginLoss,
-    GaussianNLLLoss)
+    GaussianNLLLoss, SoftMarginLoss, MultiLabelMarginLoss, MultiMarginLoss, CTCLoss,
+    TripletMarginWithDistanceLoss, LinearCrossEntropyLoss)
+from .channelshuffle import ChannelShuffle
+from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .linear_cross_entropy_options import LinearCrossEntropyOptions
 from .distance import PairwiseDistance, CosineSimilarity
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell
 from .transformer import (
@@ -70,4 +75,8 @@ __all__ = [
     'LazyConv2d', 'LazyConv3d', 'LazyConvTranspose1d', 'LazyConvTranspose2d',
     'LazyConvTranspose3d', 'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d',
     'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d',
+    'SyncBatchNorm', 'LocalResponseNorm', 'CrossMapLRN2d', 'RReLU', 'SoftMarginLoss',
+    'MultiLabelMarginLoss', 'MultiMarginLoss', 'CTCLoss', 'TripletMarginWithDistanceLoss',
+    'LinearCrossEntropyLoss', 'ChannelShuffle', 'AdaptiveLogSoftmaxWithLoss',
+    'LinearCrossEntropyOptions',
 ]

@@ -25,7 +25,7 @@ from .linear import NonDynamicallyQuantizableLinear
 __all__ = ["Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU",
            "Mish", "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU", "Hardshrink", "LeakyReLU",
            "LogSigmoid", "Softplus", "Softshrink", "MultiheadAttention", "PReLU", "Softsign",
-           "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax"]
+           "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax", "RReLU"]
 
 
 def _inplace_suffix(inplace: bool, first: bool = False) -> str:
@@ -495,3 +495,22 @@ class MultiheadAttention(Module):
                 merged = merged + key_padding_mask.view(batch_size, 1, 1, seq_len).expand(
                     -1, self.num_heads, -1, -1)
         return merged, mask_type
+
+
+class RReLU(Module):
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element in
+    training and is (lower + upper) / 2 in eval (F.rrelu)."""
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace_str}"

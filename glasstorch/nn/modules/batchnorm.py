@@ -14,7 +14,7 @@ from .. import functional as F
 from .module import Module
 from .normalization import _register_affine_params, _reset_affine_params
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -111,3 +111,49 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose training statistics are reduced over a process group.
+    Without an initialized process group (or one of a single process) it is the
+    plain batch norm of its input, on any device, as torch's; glasstorch's
+    distributed package has no multi-process group, so that is always the case."""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None,
+                 *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats,
+                         device=device, dtype=dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """Replace every _BatchNorm in ``module`` (recursively) by a SyncBatchNorm
+        sharing its parameters and buffers."""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group,
+                            bias=module.bias is not None)
+            if module.affine:
+                converted.weight = module.weight
+                converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+            if hasattr(module, "qconfig"):
+                converted.qconfig = module.qconfig
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted

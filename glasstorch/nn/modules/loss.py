@@ -12,12 +12,16 @@ import warnings
 
 from ..._tensor import Tensor
 from .. import functional as F
+from .distance import PairwiseDistance
+from .linear import Linear
 from .module import Module
 
 __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "KLDivLoss", "MSELoss", "BCELoss",
            "BCEWithLogitsLoss", "HingeEmbeddingLoss", "SmoothL1Loss", "HuberLoss",
            "CrossEntropyLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
-           "MarginRankingLoss", "TripletMarginLoss", "GaussianNLLLoss"]
+           "MarginRankingLoss", "TripletMarginLoss", "GaussianNLLLoss",
+           "SoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "CTCLoss",
+           "TripletMarginWithDistanceLoss", "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):
@@ -271,3 +275,115 @@ class GaussianNLLLoss(_Loss):
     def forward(self, input: Tensor, target: Tensor, var) -> Tensor:
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
                                    reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + exp(-y x)): two-class logistic loss with targets 1 or -1."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Hinge loss between each listed target class and every other class."""
+
+    __constants__ = ["reduction"]
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss: max(0, margin - x[y] + x[j])^p over the other classes."""
+
+    __constants__ = ["p", "margin", "reduction"]
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                 size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.dim()}D instead")
+        self.p, self.margin = p, margin
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (F.ctc_loss)."""
+
+    __constants__ = ["blank", "reduction"]
+
+    def __init__(self, blank: int = 0, reduction: str = "mean",
+                 zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths,
+                target_lengths) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet margin loss with any distance function (F.triplet_margin_with_distance_loss)."""
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        self.distance_function = distance_function if distance_function is not None \
+            else PairwiseDistance()
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """cross_entropy of a learnt linear map's logits (F.linear_cross_entropy); the
+    map is ``self.linear``, its weight stored flat as (C * prod(out_features), in)."""
+
+    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features=(),
+                 bias: bool = False, device=None, dtype=None, reduction: str = "mean",
+                 weight: Tensor | None = None, ignore_index=None, label_smoothing: float = 0.0,
+                 options=None) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.options = options
+        flat = num_classes
+        for d in self.out_features:
+            flat *= d
+        self.linear = Linear(in_features, flat, bias=bias, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        linear_weight = self.linear.weight.reshape(
+            (self.num_classes, *self.out_features, self.linear.in_features))
+        linear_bias = (self.linear.bias.reshape((self.num_classes, *self.out_features))
+                       if self.linear.bias is not None else None)
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing,
+                                      options=self.options)

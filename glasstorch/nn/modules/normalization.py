@@ -8,10 +8,11 @@ from ... import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._functions import CrossMapLRN2d as _cross_map_lrn2d
 from .linear import _register_bias
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _as_shape(normalized_shape) -> tuple:
@@ -125,3 +126,34 @@ class RMSNorm(Module):
     def extra_repr(self) -> str:
         return ("{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}"
                 .format(**self.__dict__))
+
+
+class LocalResponseNorm(Module):
+    """Each channel divided by (k + alpha * mean of the squares of ``size``
+    neighbouring channels) ** beta (F.local_response_norm)."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class CrossMapLRN2d(Module):
+    """Lua Torch's cross-channel local response normalization of 4-d input."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)

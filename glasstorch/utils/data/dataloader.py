@@ -35,11 +35,22 @@ ends, when the iterator is garbage collected (a loop left early), or, with
 ``persistent_workers``, when the DataLoader's iterator goes away; between
 epochs persistent workers get a ``_ResumeIteration``.
 
+DataPipes, as PyTorch supports them: the DataLoader keeps an ``IterDataPipe``
+or ``MapDataPipe`` in a serialization wrapper; ``shuffle`` switches the
+pipeline's ``Shuffler``s on or off (``shuffle=True`` without one only warns:
+the Shuffler it appends is not the pipeline iterated, as in PyTorch); each
+iterator draws a shared seed from ``generator`` (before ``base_seed``) and
+seeds every random DataPipe from it, in the main process and in each worker
+alike; sharding DataPipes (``sharding_filter``) are sharded over the
+distributed ranks in the main process (num_workers=0) or over ranks times
+workers in the workers.
+
 ``pin_memory``: glasstorch has no page-locked memory; the flag is accepted and,
 as in PyTorch without an accelerator, warned about when iterating.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import multiprocessing
@@ -51,10 +62,13 @@ import time
 import warnings
 from typing import Generic, TypeVar
 
-from ... import cuda, empty, int64
+from ... import Generator, cuda, empty, int64
+from ... import distributed as dist
 from ... import multiprocessing as gt_multiprocessing
 from ..._utils import ExceptionWrapper
-from . import _utils
+from . import _utils, graph_settings
+from .datapipes.datapipe import (IterDataPipe, MapDataPipe, _IterDataPipeSerializationWrapper,
+                                 _MapDataPipeSerializationWrapper)
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -83,6 +97,36 @@ class _InfiniteConstantSampler(Sampler):
 
     def __iter__(self):
         return itertools.repeat(None)
+
+
+def _get_distributed_settings():
+    """``(world size, rank)`` of the default process group; ``(1, 0)`` without one."""
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+def _sharding_worker_init_fn(worker_init_fn, world_size, rank_id, worker_id) -> None:
+    """A DataPipe worker's init: shard the worker's copy over all ranks' workers
+    (rank-major order), then call the user's ``worker_init_fn``."""
+    info = get_worker_info()
+    if info is None:
+        raise AssertionError("Worker info is None in sharding worker init function")
+    datapipe = info.dataset
+    if not isinstance(datapipe, (IterDataPipe, MapDataPipe)):
+        raise AssertionError("datapipe must be an instance of IterDataPipe or MapDataPipe")
+    graph_settings.apply_sharding(datapipe, info.num_workers * world_size,
+                                  worker_id * world_size + rank_id)
+    if worker_init_fn is not None:
+        worker_init_fn(worker_id)
+
+
+def _share_dist_seed(generator, pg) -> int:
+    """An int64 from ``generator``: rank 0's, broadcast over ``pg`` when there is one."""
+    shared_seed = empty((), dtype=int64).random_(generator=generator)
+    if isinstance(pg, dist.ProcessGroup):
+        dist.broadcast(shared_seed, src=0, group=pg)
+    return shared_seed.item()
 
 
 class DataLoader(Generic[_T_co]):
@@ -121,11 +165,19 @@ class DataLoader(Generic[_T_co]):
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
+        if isinstance(dataset, IterDataPipe):
+            self.dataset = _IterDataPipeSerializationWrapper(dataset)
+        elif isinstance(dataset, MapDataPipe):
+            self.dataset = _MapDataPipeSerializationWrapper(dataset)
 
         # dataset checks come first: an IterableDataset takes no sampler at all
         if isinstance(dataset, IterableDataset):
             self._dataset_kind = _DatasetKind.Iterable
-            if shuffle not in {False, None}:
+            if isinstance(dataset, IterDataPipe):
+                # (a Shuffler appended here is not the wrapped pipeline's, as in PyTorch)
+                if shuffle is not None:
+                    dataset = graph_settings.apply_shuffle_settings(dataset, shuffle=shuffle)
+            elif shuffle not in {False, None}:
                 raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
                                  f"option, but got shuffle={shuffle}")
             if sampler is not None:
@@ -265,6 +317,13 @@ class DataLoader(Generic[_T_co]):
 class _BaseDataLoaderIter:
     def __init__(self, loader: DataLoader) -> None:
         self._dataset = loader.dataset
+        self._shared_seed = None
+        self._pg = None
+        if isinstance(self._dataset, IterDataPipe):
+            if dist.is_available() and dist.is_initialized():
+                self._pg = dist.new_group(backend="gloo")
+            self._seed_datapipe(loader)
+        self._world_size, self._rank = _get_distributed_settings()
         self._dataset_kind = loader._dataset_kind
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
@@ -288,10 +347,19 @@ class _BaseDataLoaderIter:
     def __iter__(self):
         return self
 
+    def _seed_datapipe(self, loader) -> None:
+        """Draw the shared seed and seed the DataPipe's random steps from it."""
+        self._shared_seed = _share_dist_seed(loader.generator, self._pg)
+        shared_rng = Generator()
+        shared_rng.manual_seed(self._shared_seed)
+        self._dataset = graph_settings.apply_random_seed(self._dataset, shared_rng)
+
     def _reset(self, loader, first_iter=False) -> None:
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
+        if isinstance(self._dataset, IterDataPipe):
+            self._seed_datapipe(loader)
 
     def _next_index(self):
         return next(self._sampler_iter)    # may raise StopIteration
@@ -328,6 +396,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
         super().__init__(loader)
         if self._timeout != 0:
             raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):
+            graph_settings.apply_sharding(self._dataset, self._world_size, self._rank)
         self._dataset_fetcher = _DatasetKind.create_fetcher(
             self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
             self._drop_last)
@@ -356,6 +426,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                                  "MultiProcessingDataLoaderIter")
         context = loader.multiprocessing_context or gt_multiprocessing
         self._worker_init_fn = loader.worker_init_fn
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):
+            self._worker_init_fn = functools.partial(_sharding_worker_init_fn,
+                                                     self._worker_init_fn, self._world_size,
+                                                     self._rank)
         self._data_queue = context.Queue()      # all workers' results
         self._worker_pids_set = False
         self._shutdown = False
@@ -370,7 +444,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 args=(self._dataset_kind, self._dataset, index_queue, self._data_queue,
                       self._workers_done_event,
                       self._auto_collation, self._collate_fn, self._drop_last, self._base_seed,
-                      self._worker_init_fn, i, self._num_workers))
+                      self._worker_init_fn, i, self._num_workers, self._shared_seed))
             w.daemon = True     # multiprocessing terminates daemons when Python exits
             try:
                 w.start()
@@ -403,7 +477,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
         if not first_iter:      # persistent workers: start their new epoch, wait for each
             for index_queue in self._index_queues:
-                index_queue.put(_utils.worker._ResumeIteration())
+                index_queue.put(_utils.worker._ResumeIteration(self._shared_seed))
             resumed = 0
             while resumed < self._num_workers:
                 returned, _ = self._get_data()

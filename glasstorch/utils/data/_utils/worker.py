@@ -3,6 +3,8 @@
 ``_worker_loop`` is what each of a DataLoader's ``num_workers`` processes runs:
 
     seed random, glasstorch and numpy      from base_seed + worker_id, as PyTorch does
+    an IterDataPipe's random steps         seeded from the iterator's shared seed, as in the
+                                           main process (so every worker shuffles alike)
     WorkerInfo (get_worker_info())         id, num_workers, seed, this process's dataset
     worker_init_fn(worker_id), fetcher     an error here is sent back with the first task
     loop: index_queue.get()
@@ -11,7 +13,8 @@
                                            exception crosses as an ExceptionWrapper; an
                                            exhausted IterableDataset copy answers
                                            _IterableDatasetStopIteration once
-        _ResumeIteration                   persistent workers: a new epoch, new fetcher
+        _ResumeIteration                   persistent workers: a new epoch (new shared
+                                           seed), new fetcher
         None                               exit
 
 The loop polls every MP_STATUS_CHECK_INTERVAL seconds and exits if its parent
@@ -26,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .... import manual_seed, set_num_threads
+from .... import Generator, manual_seed, set_num_threads
 from ...._utils import ExceptionWrapper
 from . import MP_STATUS_CHECK_INTERVAL, signal_handling
 
@@ -116,9 +119,12 @@ def _generate_state(base_seed: int, worker_id: int) -> list[int]:
 
 
 def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation,
-                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers) -> None:
+                 collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers,
+                 shared_seed) -> None:
     """The body of worker process ``worker_id`` (see the module docstring)."""
     from ..dataloader import _DatasetKind
+    from ..datapipes.datapipe import IterDataPipe
+    from ..graph_settings import apply_random_seed
     global _worker_info
     try:
         signal_handling._set_worker_signal_handlers()
@@ -127,6 +133,12 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
         random.seed(seed)
         manual_seed(seed)
         np.random.seed(_generate_state(base_seed, worker_id))
+        shared_rng = Generator()
+        if isinstance(dataset, IterDataPipe):
+            if shared_seed is None:
+                raise AssertionError("shared_seed must be provided for IterDataPipe workers")
+            shared_rng.manual_seed(shared_seed)
+            dataset = apply_random_seed(dataset, shared_rng)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
                                   dataset=dataset)
 
@@ -151,6 +163,11 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
             if isinstance(r, _ResumeIteration):
                 data_queue.put((r, None))       # acknowledge
                 iteration_end = False
+                if isinstance(dataset, IterDataPipe):
+                    if r.seed is None:
+                        raise AssertionError("resume iteration seed is None for IterDataPipe")
+                    shared_rng.manual_seed(r.seed)
+                    dataset = apply_random_seed(dataset, shared_rng)
                 fetcher = _DatasetKind.create_fetcher(dataset_kind, dataset, auto_collation,
                                                       collate_fn, drop_last)
                 continue

@@ -1,0 +1,360 @@
+/* LU factorization with partial pivoting, LU solves and the inverse, recursive
+ * over BLAS (what MKL's getrf/getrs do for ATen's linalg.lu_factor, det, solve
+ * and inv).
+ *
+ * numpy's OpenBLAS has getrf and trsm, but its trsm runs at a third of its
+ * gemm's speed and its threads are pinned to one (kernels/native.py).  Here
+ * the work goes to gemm: the LU splits the columns in half (LAPACK's getrf2
+ * recursion: factor the left half, swap and solve the top right block,
+ * update the bottom right block with one gemm, factor it), down to panels of
+ * LU_LEAF columns factored by plain loops (getf2: the first largest |value|
+ * of a column is its pivot).  A triangular solve splits the same way around
+ * one gemm, down to blocks of TRSM_LEAF rows solved by vectorized
+ * substitutions (W right-hand sides at once: BLAS's trsm spends a fixed time
+ * per column, as long for 16 rows as for 128).  The inverse (getri) is the
+ * solve against the identity with the known zeros of L^-1 skipped (a third
+ * less work than getrs).  Large gemm updates and solves are split by columns
+ * among the intra-op threads (OpenMP), each calling the single-threaded BLAS.
+ * gt_transpose makes the column-major copies of row-major inputs that the
+ * kernels hand to LAPACK, by cache tiles.
+ *
+ * Matrices are column-major with leading dimension `ld`; pivots are LAPACK's
+ * (1-based, row i swapped with row ipiv[i] - 1 in turn); integers are 64-bit
+ * (numpy's ILP64 OpenBLAS, whose cblas_?gemm the caller passes in).
+ *
+ * The body below is compiled for float and double: the file includes itself
+ * with LU_TYPE defined.
+ */
+#ifndef LU_TYPE
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <omp.h>
+
+enum { COL_MAJOR = 102, NO_TRANS = 111 };
+enum { LU_LEAF = 8, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 32 };
+#define MIN_PARALLEL_WORK ((int64_t)1 << 21)    /* multiply-adds worth a thread hand-off */
+
+#define LU_TYPE float
+#define LU_MIN FLT_MIN
+#define LU_ABS fabsf
+#define LU_INT int32_t
+#define LU_NAME(x) x##_f32
+#include "lu.c"
+#undef LU_TYPE
+#undef LU_MIN
+#undef LU_ABS
+#undef LU_INT
+#undef LU_NAME
+
+#define LU_TYPE double
+#define LU_MIN DBL_MIN
+#define LU_ABS fabs
+#define LU_INT int64_t
+#define LU_NAME(x) x##_f64
+#include "lu.c"
+
+#else   /* the body, for T = LU_TYPE */
+
+#define T LU_TYPE
+#define W (64 / (int)sizeof(T))
+#define V LU_NAME(vec)
+typedef T V __attribute__((vector_size(64)));
+#define I LU_NAME(ints)
+typedef LU_INT I __attribute__((vector_size(64)));
+#define GEMM LU_NAME(gemm_fn)
+typedef void (*GEMM)(int, int, int, int64_t, int64_t, int64_t, T, const T *, int64_t,
+                     const T *, int64_t, T, T *, int64_t);
+
+static inline V LU_NAME(loadu)(const T *p) { V v; memcpy(&v, p, sizeof v); return v; }
+
+/* How many threads a step of `work` multiply-adds over `columns` columns takes. */
+static int LU_NAME(team)(int threads, int64_t work, int64_t columns) {
+    if (work < MIN_PARALLEL_WORK || threads < 2)
+        return 1;
+    return columns < threads ? (int)columns : threads;
+}
+
+/* C (m x n) -= A (m x k) B (k x n), B's and C's columns split among threads. */
+static void LU_NAME(update)(GEMM gemm, int threads, int64_t m, int64_t n, int64_t k,
+                            const T *a, int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc) {
+    if (m == 0 || n == 0 || k == 0)
+        return;
+    const int team = LU_NAME(team)(threads, m * n * k, n);
+    #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+    for (int t = 0; t < team; t++) {
+        const int64_t lo = n * t / team, hi = n * (t + 1) / team;
+        gemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, hi - lo, k, (T)-1, a, lda, b + lo * ldb, ldb,
+             (T)1, c + lo * ldc, ldc);
+    }
+}
+
+/* The substitutions of a block of n <= TRSM_LEAF rows: W columns of B at a time,
+   row i of them one vector (BLAS's trsm takes as long for a few rows as for
+   many: a fixed cost per column). */
+static void LU_NAME(substitute)(int upper, int64_t n, int64_t k, const T *a, int64_t lda, T *b,
+                                int64_t ldb) {
+    V x[TRSM_LEAF];
+    for (int64_t c0 = 0; c0 < k; c0 += W) {
+        const int cols = k - c0 < W ? (int)(k - c0) : W;
+        T *part = b + c0 * ldb;
+        for (int64_t i = 0; i < n; i++) {
+            V v = {0};
+            for (int l = 0; l < cols; l++) v[l] = part[i + l * ldb];
+            x[i] = v;
+        }
+        /* column by column (reference BLAS's trsm order): once x[i] is known, the
+           rows still to solve take their independent updates from column i of A */
+        if (upper) {
+            for (int64_t i = n - 1; i >= 0; i--) {
+                const T *col = a + i * lda;
+                x[i] /= col[i];
+                for (int64_t j = 0; j < i; j++) x[j] -= col[j] * x[i];
+            }
+        } else {
+            for (int64_t i = 0; i < n; i++) {
+                const T *col = a + i * lda;
+                for (int64_t j = i + 1; j < n; j++) x[j] -= col[j] * x[i];
+            }
+        }
+        for (int64_t i = 0; i < n; i++)
+            for (int l = 0; l < cols; l++) part[i + l * ldb] = x[i][l];
+    }
+}
+
+/* B (n x k) := A^-1 B, A lower unit (upper: upper non-unit) triangular; one thread. */
+static void LU_NAME(solve)(GEMM gemm, int upper, int64_t n, int64_t k, const T *a, int64_t lda,
+                           T *b, int64_t ldb) {
+    if (n <= TRSM_LEAF) {
+        LU_NAME(substitute)(upper, n, k, a, lda, b, ldb);
+        return;
+    }
+    const int64_t n1 = n / 2, n2 = n - n1;
+    const T *a22 = a + n1 + n1 * lda;
+    if (upper) {
+        LU_NAME(solve)(gemm, upper, n2, k, a22, lda, b + n1, ldb);
+        gemm(COL_MAJOR, NO_TRANS, NO_TRANS, n1, k, n2, (T)-1, a + n1 * lda, lda, b + n1, ldb,
+             (T)1, b, ldb);
+        LU_NAME(solve)(gemm, upper, n1, k, a, lda, b, ldb);
+    } else {
+        LU_NAME(solve)(gemm, upper, n1, k, a, lda, b, ldb);
+        gemm(COL_MAJOR, NO_TRANS, NO_TRANS, n2, k, n1, (T)-1, a + n1, lda, b, ldb, (T)1,
+             b + n1, ldb);
+        LU_NAME(solve)(gemm, upper, n2, k, a22, lda, b + n1, ldb);
+    }
+}
+
+/* Rows i and ipiv[i] - 1 swapped for i in [k1, k2), in the n columns of a: the
+   swaps in turn over blocks of SWAP_BLOCK columns (LAPACK's laswp order), whose
+   independent element swaps overlap, one test of each pivot per block. */
+static void LU_NAME(laswp)(T *a, int64_t lda, int64_t n, int64_t k1, int64_t k2,
+                           const int64_t *ipiv) {
+    for (int64_t j0 = 0; j0 < n; j0 += SWAP_BLOCK) {
+        const int64_t cols = n - j0 < SWAP_BLOCK ? n - j0 : SWAP_BLOCK;
+        T *block = a + j0 * lda;
+        for (int64_t i = k1; i < k2; i++) {
+            const int64_t p = ipiv[i] - 1;
+            if (p == i)
+                continue;
+            for (int64_t j = 0; j < cols; j++) {
+                T *col = block + j * lda, t = col[i];
+                col[i] = col[p];
+                col[p] = t;
+            }
+        }
+    }
+}
+
+/* The first i in [j, m) of the largest |col[i]| (NaNs never larger; a NaN at j is
+   kept): the largest below j found W rows at a time, then its first place. */
+static int64_t LU_NAME(pivot)(const T *col, int64_t j, int64_t m) {
+    const T first = LU_ABS(col[j]);
+    T best = 0;
+    int64_t i = j + 1;
+    if (m - i >= W) {
+        const V zero = {0};
+        const I sign = (I)(-zero);
+        V top = zero;
+        for (; i + W <= m; i += W) {
+            const I v = (I)LU_NAME(loadu)(col + i) & ~sign;     /* |col[i..]| */
+            const I larger = (V)v > top;    /* all ones where larger (never for a NaN) */
+            top = (V)((v & larger) | ((I)top & ~larger));
+        }
+        for (int l = 0; l < W; l++) best = top[l] > best ? top[l] : best;
+    }
+    for (; i < m; i++) best = LU_ABS(col[i]) > best ? LU_ABS(col[i]) : best;
+    if (!(best > first))
+        return j;
+    for (i = j + 1; LU_ABS(col[i]) != best; i++) {}
+    return i;
+}
+
+/* The unblocked LU of a panel (LAPACK's getf2); its info (first zero pivot, 1-based). */
+static int64_t LU_NAME(getf2)(T *a, int64_t lda, int64_t m, int64_t n, int64_t *ipiv) {
+    int64_t info = 0;
+    const int64_t mn = m < n ? m : n;
+    for (int64_t j = 0; j < mn; j++) {
+        T *col = a + j * lda;
+        const int64_t p = LU_NAME(pivot)(col, j, m);
+        ipiv[j] = p + 1;
+        const T pivot = col[p];
+        if (pivot != 0) {
+            if (p != j)
+                for (int64_t c = 0; c < n; c++) {
+                    T *x = a + c * lda, t = x[j];
+                    x[j] = x[p]; x[p] = t;
+                }
+            if (LU_ABS(pivot) >= LU_MIN) {
+                const T r = 1 / pivot;
+                for (int64_t i = j + 1; i < m; i++) col[i] *= r;
+            } else {
+                for (int64_t i = j + 1; i < m; i++) col[i] /= pivot;
+            }
+        } else if (info == 0) {
+            info = j + 1;
+        }
+        for (int64_t c = j + 1; c < n; c++) {     /* the rank-one update of the panel */
+            T *x = a + c * lda;
+            const T f = x[j];
+            for (int64_t i = j + 1; i < m; i++) x[i] -= col[i] * f;
+        }
+    }
+    return info;
+}
+
+/* B (n x k) := A^-1 B (lower unit or upper), its columns split among threads. */
+static void LU_NAME(solve_columns)(GEMM gemm, int threads, int upper, int64_t n,
+                                   int64_t k, const T *a, int64_t lda, T *b, int64_t ldb) {
+    const int team = LU_NAME(team)(threads, n * n * k / 2, k);
+    #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+    for (int t = 0; t < team; t++) {
+        const int64_t lo = k * t / team, hi = k * (t + 1) / team;
+        LU_NAME(solve)(gemm, upper, n, hi - lo, a, lda, b + lo * ldb, ldb);
+    }
+}
+
+/* The recursive LU of a (m x n) in place (LAPACK's getrf2); its info. */
+static int64_t LU_NAME(getrf2)(GEMM gemm, int threads, T *a, int64_t lda, int64_t m,
+                               int64_t n, int64_t *ipiv) {
+    const int64_t mn = m < n ? m : n;
+    if (n <= LU_LEAF || mn <= LU_LEAF)
+        return LU_NAME(getf2)(a, lda, m, n, ipiv);
+    const int64_t n1 = mn / 2, n2 = n - n1;
+    T *a12 = a + n1 * lda, *a21 = a + n1, *a22 = a12 + n1;
+    int64_t info = LU_NAME(getrf2)(gemm, threads, a, lda, m, n1, ipiv);
+    LU_NAME(laswp)(a12, lda, n2, 0, n1, ipiv);
+    LU_NAME(solve_columns)(gemm, threads, 0, n1, n2, a, lda, a12, lda);
+    LU_NAME(update)(gemm, threads, m - n1, n2, n1, a21, lda, a12, lda, a22, lda);
+    const int64_t info2 = LU_NAME(getrf2)(gemm, threads, a22, lda, m - n1, n2, ipiv + n1);
+    if (info == 0 && info2 > 0)
+        info = info2 + n1;
+    for (int64_t i = n1; i < mn; i++)
+        ipiv[i] += n1;
+    LU_NAME(laswp)(a, lda, n1, n1, mn, ipiv);
+    return info;
+}
+
+int64_t LU_NAME(gt_getrf)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t lda,
+                          int64_t *ipiv, int threads) {
+    return LU_NAME(getrf2)(gemm, threads, a, lda, m, n, ipiv);
+}
+
+/* B (n x k) := A^-1 B from A's LU factors (LAPACK's getrs, no transpose). */
+void LU_NAME(gt_getrs)(GEMM gemm, const T *lu, int64_t n, int64_t lda,
+                       const int64_t *ipiv, T *b, int64_t k, int64_t ldb, int threads) {
+    const int team = LU_NAME(team)(threads, n * n * k, k);
+    #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+    for (int t = 0; t < team; t++) {
+        const int64_t lo = k * t / team, hi = k * (t + 1) / team;
+        T *part = b + lo * ldb;
+        LU_NAME(laswp)(part, ldb, hi - lo, 0, n, ipiv);
+        LU_NAME(solve)(gemm, 0, n, hi - lo, lu, lda, part, ldb);
+        LU_NAME(solve)(gemm, 1, n, hi - lo, lu, lda, part, ldb);
+    }
+}
+
+/* B (m x w) := the first w <= m columns of L^-1, L (m x m) lower unit triangular;
+   the known zeros of L^-1 (above its diagonal) are written, never computed: the
+   left half of a square block recursively, its right half as L22's own inverse,
+   and for w < m the rows below the top w x w inverse by one gemm and a solve. */
+static void LU_NAME(lower_inverse)(GEMM gemm, int64_t m, int64_t w, const T *a, int64_t lda,
+                                   T *b, int64_t ldb) {
+    if (w == m && m <= TRSM_LEAF) {
+        for (int64_t j = 0; j < m; j++) {
+            memset(b + j * ldb, 0, (size_t)m * sizeof(T));
+            b[j + j * ldb] = 1;
+        }
+        LU_NAME(substitute)(0, m, m, a, lda, b, ldb);
+    } else if (w == m) {
+        const int64_t n1 = m / 2;
+        LU_NAME(lower_inverse)(gemm, m, n1, a, lda, b, ldb);
+        for (int64_t j = n1; j < m; j++)
+            memset(b + j * ldb, 0, (size_t)n1 * sizeof(T));
+        LU_NAME(lower_inverse)(gemm, m - n1, m - n1, a + n1 + n1 * lda, lda,
+                               b + n1 + n1 * ldb, ldb);
+    } else {
+        LU_NAME(lower_inverse)(gemm, w, w, a, lda, b, ldb);
+        gemm(COL_MAJOR, NO_TRANS, NO_TRANS, m - w, w, w, (T)-1, a + w, lda, b, ldb, (T)0,
+             b + w, ldb);
+        LU_NAME(solve)(gemm, 0, m - w, w, a + w + w * lda, lda, b + w, ldb);
+    }
+}
+
+/* B (n x n) := A^-1 from A's LU factors (what LAPACK's getri gives, by ATen's
+   route: the solves against the identity).  With S A = L U (S: the row swaps),
+   A^-1 = U^-1 L^-1 S: L^-1 skipping its zeros, the solve with U, then the swaps
+   as column swaps in reverse order.  The columns are split among threads, for
+   L^-1 so that each part has as many multiply-adds (column j costs ~ (n - j)^2). */
+void LU_NAME(gt_getri)(GEMM gemm, const T *lu, int64_t n, int64_t lda, const int64_t *ipiv,
+                       T *b, int64_t ldb, int threads) {
+    const int team = LU_NAME(team)(threads, n * n * n, n);
+    #pragma omp parallel num_threads(team) if (team > 1)
+    {
+        const int t = team > 1 ? omp_get_thread_num() : 0;
+        const int64_t lo = t == 0 ? 0 : n - (int64_t)llround(n * cbrt(1.0 - (double)t / team));
+        const int64_t hi = t == team - 1 ? n
+                         : n - (int64_t)llround(n * cbrt(1.0 - (double)(t + 1) / team));
+        for (int64_t j = lo; j < hi; j++)
+            memset(b + j * ldb, 0, (size_t)lo * sizeof(T));
+        if (hi > lo)
+            LU_NAME(lower_inverse)(gemm, n - lo, hi - lo, lu + lo + lo * lda, lda,
+                                   b + lo + lo * ldb, ldb);
+        #pragma omp barrier
+        const int64_t c0 = n * t / team, c1 = n * (t + 1) / team;
+        LU_NAME(solve)(gemm, 1, n, c1 - c0, lu, lda, b + c0 * ldb, ldb);
+    }
+    for (int64_t j = n - 1; j >= 0; j--) {
+        const int64_t p = ipiv[j] - 1;
+        if (p != j)
+            for (int64_t i = 0; i < n; i++) {
+                T *x = b + i, t = x[j * ldb];
+                x[j * ldb] = x[p * ldb];
+                x[p * ldb] = t;
+            }
+    }
+}
+
+/* The column-major copy (column stride ldd) of a row-major m x n matrix (row
+   stride lds), by TRANSPOSE_BLOCK square tiles that stay in cache (numpy's
+   element order walks the destination or the source a whole matrix apart). */
+void LU_NAME(gt_transpose)(const T *src, int64_t m, int64_t n, int64_t lds, T *dst, int64_t ldd) {
+    for (int64_t i0 = 0; i0 < m; i0 += TRANSPOSE_BLOCK) {
+        const int64_t i1 = m - i0 < TRANSPOSE_BLOCK ? m : i0 + TRANSPOSE_BLOCK;
+        for (int64_t j0 = 0; j0 < n; j0 += TRANSPOSE_BLOCK) {
+            const int64_t j1 = n - j0 < TRANSPOSE_BLOCK ? n : j0 + TRANSPOSE_BLOCK;
+            for (int64_t j = j0; j < j1; j++)
+                for (int64_t i = i0; i < i1; i++)
+                    dst[i + j * ldd] = src[i * lds + j];
+        }
+    }
+}
+
+#undef T
+#undef W
+#undef V
+#undef I
+#undef GEMM
+
+#endif
