@@ -203,3 +203,15 @@ def test_amax_error_order(name, dims):
     with pytest.raises(type(theirs.value)) as ours:
         getattr(gt, name)(gt.zeros(1, 0), dims)
     assert str(ours.value) == str(theirs.value)
+
+
+@given(dtypes, st.integers(1, 6), st.integers(1, 9), st.sampled_from([1.0, 2.0, 3.0]),
+       st.sampled_from([0.5, 1.0, 4.0]), seeds)
+def test_embedding_renorm(dtype, rows, n, norm_type, max_norm, seed):
+    """ATen's loop: the row's norm in the dtype, read as a double; the double
+    scale cast to the dtype before the multiply."""
+    (w, tw) = pair((rows, n), dtype, seed, scale=3.0)
+    index = np.random.default_rng(seed).integers(0, rows, size=4)
+    gt.embedding_renorm_(w, gt.tensor(index), max_norm, norm_type)
+    torch.embedding_renorm_(tw, torch.tensor(index), max_norm, norm_type)
+    assert_equal(w, tw)

@@ -713,8 +713,11 @@ def embedding_renorm_(self, indices, max_norm, norm_type):
     weight = self._np()
     compute = self.dtype.opmath
     picked = weight[rows].astype(compute)
-    norms = np.linalg.norm(picked, ord=norm_type, axis=1)
-    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1).astype(compute)
+    # row.norm() comes back in the weight's dtype and is read as a double; ``row *=
+    # scale`` casts the double scale to the weight's dtype before multiplying
+    norms = np.linalg.norm(picked, ord=norm_type, axis=1).astype(weight.dtype).astype(np.float64)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1).astype(weight.dtype) \
+        .astype(compute)
     weight[rows] = (picked * scale[:, None]).astype(weight.dtype)
     return self
 
