@@ -673,3 +673,15 @@ def test_number_parameters_match_torch(name):
     # float32: log densities near 0 cancel to a few ulps
     _same_outcome(lambda: t_d.log_prob(t_s), lambda: g_d.log_prob(g_s), rtol=1e-5, atol=1e-6)
     _same_outcome(t_d.entropy, g_d.entropy, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["HalfNormal", "HalfCauchy"])
+def test_folded_log_prob_value_dtype(name):
+    """HalfCauchy reads the value in the scale's dtype; HalfNormal promotes."""
+    results = []
+    for lib in (glasstorch, torch):
+        d = getattr(lib.distributions, name)(lib.tensor([1.0, 2.0]), validate_args=False)
+        out = d.log_prob(lib.tensor([0.5, -1.0], dtype=lib.float64))
+        results.append((str(out.dtype), out.tolist()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-6)
