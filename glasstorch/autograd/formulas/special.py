@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from ..._core import dtype as dt
+from ..._core.type_info import finfo
 from ..._dispatcher.dispatcher import ops
 
 __all__ = ["mvlgamma_backward", "i1_backward", "i1e_backward", "sinc_backward",
@@ -26,9 +26,9 @@ def _away_from_zero(self, name):
     """(|x| > eps, x with those tiny values replaced by eps): the derivatives of
     i1 and i1e divide by x, and at 0 their limit 1/2 is used instead.  Their
     backward has float32 and float64 loops only, as ATen's."""
-    if self.dtype.numpy not in (np.float32, np.float64):
+    if self.dtype not in (dt.float32, dt.float64):
         raise NotImplementedError(f'"{name}" not implemented for \'{self.dtype._short}\'')
-    eps = float(np.finfo(self.dtype.numpy).eps)
+    eps = finfo(self.dtype).eps
     not_tiny = self.abs() > eps
     filler = aten.scalar_tensor.default(eps, dtype=self.dtype, device=self.device)
     return not_tiny, aten.where.self(not_tiny, self, filler)
