@@ -33,17 +33,16 @@ def _close(ours, theirs, dtype, scale=1.0):
 @pytest.fixture
 def calls(monkeypatch):
     """How many matrices lu.c factored and solved (proof the tests reach it)."""
-    counts = {"getrf": 0, "getrs": 0, "getri": 0}
+    counts = {"getrf": 0, "getrs": 0, "getri": 0, "gelsy_rank": 0, "gelsy_solve": 0,
+              "unpivot": 0}
 
     def counted(name, fn):
         def call(*args):
             counts[name] += 1
             return fn(*args)
         return call
-    routines = {dtype: (gemm, counted("getrf", getrf), counted("getrs", getrs),
-                        counted("getri", getri), transpose)
-                for dtype, (gemm, getrf, getrs, getri, transpose)
-                in _lapack._lu_library().items()}
+    routines = {dtype: fns._replace(**{name: counted(name, getattr(fns, name)) for name in counts})
+                for dtype, fns in _lapack._lu_library().items()}
     monkeypatch.setattr(_lapack, "_lu_library", lambda: routines)
     return counts
 
@@ -169,3 +168,80 @@ def test_lapack_kernels_on_tiled_copies_match_torch():
         _close(R, Rt, "float64", scale=10)
     _close(gt.linalg.cholesky(gt.tensor(spd)), torch.linalg.cholesky(torch.tensor(spd)), "float64",
            scale=10)
+
+
+def _lstsq(a, b, threads, driver=None):
+    saved = gt.get_num_threads()
+    try:
+        gt.set_num_threads(threads)
+        return gt.linalg.lstsq(gt.tensor(a), gt.tensor(b), driver=driver)
+    finally:
+        gt.set_num_threads(saved)
+
+
+def _same_lstsq(ours, a, b, dtype, scale=10):
+    theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b))
+    assert ours.rank.dtype == gt.int64 and ours.rank.tolist() == theirs.rank.tolist()
+    assert ours.solution.stride() == theirs.solution.stride()
+    _close(ours.solution, theirs.solution, dtype, scale=scale)
+
+
+@settings(max_examples=10, deadline=None)
+@given(m=st.integers(64, 160), n=st.integers(64, 160), k=st.integers(1, 70),
+       dtype=st.sampled_from(["float32", "float64"]), threads=st.sampled_from([1, 2]),
+       seed=st.integers(0, 2**16))
+def test_gelsy_full_rank_takes_the_unpivoted_qr(m, n, k, dtype, threads, seed):
+    """gelsy (the default driver) on square, tall and wide well-conditioned matrices:
+    the unpivoted QR's R is of full rank, so no pivoting and no rows to put
+    back; Q^T B and R^-1 (lu.c, B's columns split among the threads) give
+    torch's solution and rank."""
+    a = (_matrix(seed, (m, n), dtype) + 2 * np.sqrt(max(m, n)) * np.eye(m, n)).astype(dtype)
+    b = _matrix(seed + 1, (m, k), dtype)
+    counts = {}
+    fns = _lapack._lu_library()
+    real_gelsy = _lapack.gelsy
+
+    def counted(*args):
+        counts["gelsy"] = counts.get("gelsy", 0) + 1
+        return real_gelsy(*args)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_lapack, "gelsy", counted)
+        patch.setattr(_lapack, "_lu_library", lambda: {
+            d: f._replace(unpivot=lambda *args: counts.__setitem__("unpivot", 1))
+            for d, f in fns.items()})
+        ours = _lstsq(a, b, threads)
+    assert counts == {"gelsy": 1}
+    _same_lstsq(ours, a, b, dtype, scale=100)
+
+
+@pytest.mark.parametrize("shape,rank", [((150, 120), 40), ((100, 200), 70), ((128, 128), 127)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelsy_rank_deficient_pivots(shape, rank, dtype, calls):
+    """A matrix of lower rank: the unpivoted R shows it, so the QR is redone with
+    column pivoting (geqp3), tzrzf and ormrz give the minimum-norm solution and
+    the rows go back in column order (lu.c's unpivot): torch's rank and values,
+    on a batch of two."""
+    m, n = shape
+    a = _matrix(rank, (2, m, rank), dtype) @ _matrix(rank + 1, (2, rank, n), dtype)
+    b = _matrix(3, (2, m, 5), dtype)
+    ours = _lstsq(a, b, 2)
+    _same_lstsq(ours, a, b, dtype, scale=100)
+    assert calls["unpivot"] == 2 and calls["gelsy_solve"] == 2 and calls["gelsy_rank"] == 4
+
+
+def test_gelsy_outside_lu_c(calls):
+    """Where gelsy would rescale (entries beyond ~1e31 in float32), a zero matrix, a
+    complex one, or a small one: LAPACK's gelsy whole, torch's results."""
+    big = _matrix(4, (80, 80), "float32") * np.float32(1e35)
+    b = _matrix(5, (80, 3), "float32")
+    _same_lstsq(_lstsq(big, b, 1), big, b, "float32")
+    zero = np.zeros((80, 70))
+    out = _lstsq(zero, _matrix(6, (80, 2), "float64"), 1)
+    assert int(out.rank) == 0 and not out.solution.numpy().any()
+    c = (_matrix(7, (70, 70), "float64") + 1j * _matrix(8, (70, 70), "float64")).astype(np.complex128)
+    cb = _matrix(9, (70, 2), "float64").astype(np.complex128)
+    _same_lstsq(_lstsq(c, cb, 1), c, cb, "float64")
+    small = _matrix(10, (20, 10), "float64")
+    _same_lstsq(_lstsq(small, _matrix(11, (20, 2), "float64"), 1), small,
+                _matrix(11, (20, 2), "float64"), "float64")
+    assert calls["gelsy_rank"] == calls["gelsy_solve"] == 0

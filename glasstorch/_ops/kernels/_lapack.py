@@ -9,6 +9,7 @@ column-major copies of each matrix, and read back LAPACK's ``info`` codes.
     call("getrf", dtype, m, n, a, lda, ipiv)      -> info (0, or LAPACK's code)
     getrf(a, ipiv), getrs(trans, lu, ipiv, b)    LU and its solves: lu.c's recursion
     getri(lu, ipiv, b)                           over gemm for large real matrices
+    gelsy(a, b, rcond)                           least squares: LAPACK's QR, then lu.c
     transpose_into(a, out)                       a row-major matrix copied column-major
     int_array(shape)                             an array of LAPACK's integers
     split_columns(run, columns, work)            independent right-hand sides on
@@ -21,15 +22,17 @@ BLAS), ``call`` raises PyTorch's error of a build without LAPACK.
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import ctypes
+import functools
 import os
 
 import numpy as np
 
 from . import native
 
-__all__ = ["call", "trsm", "getrf", "getrs", "getri", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
+__all__ = ["call", "trsm", "getrf", "getrs", "getri", "gelsy", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -140,12 +143,18 @@ def trsm(dtype, side, uplo, trans, diag, m, n, a, lda, b, ldb) -> None:
 
 _LU_SOURCE = os.path.join(os.path.dirname(__file__), "lu.c")
 MIN_RECURSIVE_ORDER = 64    # smaller matrices: LAPACK's own getrf/getrs (no gain to make)
+# lu.c's routines for one real dtype (gelsy_rank with LAPACK's laic1 bound in)
+_LuRoutines = collections.namedtuple(
+    "_LuRoutines", "gemm getrf getrs getri transpose gelsy_rank gelsy_solve unpivot")
+
 def _declare_lu(lib):
     """lu.c's routines per real dtype, with numpy's ``cblas_?gemm`` address."""
     blas, pattern, _ = _FOUND
     p, i64, c_int = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
     blas_fns = {}
-    for letter, suffix, real in (("s", "f32", np.float32), ("d", "f64", np.float64)):
+    fortran = pattern.replace("LAPACKE_", "").replace("{}64_", "{}_64_")   # LAPACK itself
+    for letter, suffix, real, scalar in (("s", "f32", np.float32, ctypes.c_float),
+                                         ("d", "f64", np.float64, ctypes.c_double)):
         cblas = pattern.replace("LAPACKE_", "cblas_")
         gemm = ctypes.cast(getattr(blas, cblas.format(letter + "gemm")), p)
         getrf, getrs = getattr(lib, f"gt_getrf_{suffix}"), getattr(lib, f"gt_getrs_{suffix}")
@@ -156,7 +165,16 @@ def _declare_lu(lib):
         getri.argtypes = [p, p, i64, i64, p, p, i64, c_int]
         transpose = getattr(lib, f"gt_transpose_{suffix}")
         transpose.argtypes = [p, i64, i64, i64, p, i64]
-        blas_fns[np.dtype(real)] = (gemm, getrf, getrs, getri, transpose)
+        laic1 = ctypes.cast(getattr(blas, fortran.format(letter + "laic1")), p)
+        rank, solve = getattr(lib, f"gt_gelsy_rank_{suffix}"), getattr(lib, f"gt_gelsy_solve_{suffix}")
+        rank.argtypes = [p, p, i64, i64, scalar, p, p]
+        rank.restype = i64
+        solve.argtypes = [p, p, i64, i64, i64, p, i64, p, i64, i64, c_int]
+        solve.restype = c_int
+        unpivot = getattr(lib, f"gt_unpivot_rows_{suffix}")
+        unpivot.argtypes = [p, i64, i64, i64, p, p]
+        blas_fns[np.dtype(real)] = _LuRoutines(gemm, getrf, getrs, getri, transpose,
+                                               functools.partial(rank, laic1), solve, unpivot)
     return blas_fns
 
 
@@ -164,9 +182,8 @@ _load_lu = native.companion(_LU_SOURCE, _declare_lu)
 
 
 def _lu_library():
-    """lu.c compiled like native.c: per real dtype (gemm, getrf, getrs, getri,
-    transpose); None without a compiler, native loops or an ILP64 OpenBLAS
-    (the integers lu.c passes)."""
+    """lu.c compiled like native.c: its _LuRoutines per real dtype; None without
+    a compiler, native loops or an ILP64 OpenBLAS (the integers lu.c passes)."""
     return _load_lu() if _FOUND is not None and INT == np.int64 else None
 
 
@@ -186,8 +203,7 @@ def getrf(a, ipiv) -> int:
     fns = _recursive(a, min(m, n))
     if fns is None:
         return call("getrf", a.dtype, m, n, a, max(1, m), ipiv)
-    gemm, lu = fns[:2]
-    return int(lu(gemm, a.ctypes.data, m, n, max(1, a.strides[1] // a.itemsize),
+    return int(fns.getrf(fns.gemm, a.ctypes.data, m, n, max(1, a.strides[1] // a.itemsize),
                   ipiv.ctypes.data, native.get_num_threads()))
 
 
@@ -200,8 +216,7 @@ def getrs(trans, lu, ipiv, b) -> None:
     ld = max(1, n)
     fns = _recursive(b, n) if trans == "N" else None
     if fns is not None:
-        gemm, solve = fns[0], fns[2]
-        solve(gemm, lu.ctypes.data, n, max(1, lu.strides[1] // lu.itemsize),
+        fns.getrs(fns.gemm, lu.ctypes.data, n, max(1, lu.strides[1] // lu.itemsize),
               ipiv.ctypes.data, b.ctypes.data, k, max(1, b.strides[1] // b.itemsize),
               native.get_num_threads())
         return
@@ -218,7 +233,7 @@ def transpose_into(a, out) -> bool:
     then) or where lu.c or the dtype does not serve."""
     m, n = a.shape
     fns = _lu_library() if m * n >= MIN_RECURSIVE_ORDER ** 2 else None
-    fn = None if fns is None or a.dtype not in fns else fns[a.dtype][4]
+    fn = None if fns is None or a.dtype not in fns else fns[a.dtype].transpose
     if fn is None or out.dtype != a.dtype or not a.flags.c_contiguous or not out.flags.f_contiguous:
         return False
     fn(a.ctypes.data, m, n, n, out.ctypes.data, m)
@@ -232,12 +247,78 @@ def getri(lu, ipiv, b) -> None:
     n = lu.shape[0]
     fns = _recursive(b, n)
     if fns is not None:
-        gemm, getri_ = fns[0], fns[3]
-        getri_(gemm, lu.ctypes.data, n, max(1, lu.strides[1] // lu.itemsize), ipiv.ctypes.data,
+        fns.getri(fns.gemm, lu.ctypes.data, n, max(1, lu.strides[1] // lu.itemsize), ipiv.ctypes.data,
                b.ctypes.data, max(1, b.strides[1] // b.itemsize), native.get_num_threads())
         return
     b[...] = np.eye(n, dtype=b.dtype)
     getrs("N", lu, ipiv, b)
+
+
+def _scaled_by_gelsy(x) -> bool:
+    """Whether gelsy would rescale ``x`` (or stop early): its largest |value| is 0,
+    NaN, or out of [smlnum, bignum] (LAPACK's lamch('S') / lamch('P') and its
+    reciprocal), where gelsy first scales the matrix into range."""
+    if not x.size:
+        return True
+    info = np.finfo(x.dtype)
+    smallest = float(info.tiny) / float(info.eps)
+    largest = max(float(x.max()), -float(x.min()))
+    return not smallest <= largest <= 1 / smallest
+
+
+def gelsy(a, b, rcond: float):
+    """LAPACK's gelsy on column-major ``a`` (m x n) and ``b`` (max(m, n) x k), in
+    place: (info, rank).  Its rank is the largest leading block of a QR's R
+    whose condition number (laic1's incremental estimate) stays under 1 /
+    rcond.  As MKL's gelsy in PyTorch (on a well-conditioned matrix its
+    solution equals the gels driver's, bit for bit, and it takes gels's time),
+    the QR is first unpivoted (geqrf); only where that R does not come out of
+    full rank is it redone with column pivoting (geqp3), the rank then taken
+    from the pivoted R.  Then lu.c's Q^T B and R^-1 over gemm (a rank below n:
+    with LAPACK's tzrzf and ormrz, as gelsy) and the pivoted rows put back in
+    column order.  A small, complex or out-of-range matrix (one gelsy would
+    rescale first) goes to LAPACK's gelsy whole."""
+    m, n = a.shape
+    k = b.shape[1]
+    mn = min(m, n)
+    fns = _recursive(a, mn)
+    jpvt = int_array(n)
+    if fns is None or k == 0 or _scaled_by_gelsy(a) or _scaled_by_gelsy(b[:m]):
+        rank = scalar_int()
+        info = call("gelsy", a.dtype, m, n, k, a, max(1, m), b, max(1, b.shape[0]), jpvt,
+                    rcond, rank)
+        return info, rank.value
+    lda, ldb = max(1, m), max(1, b.shape[0])
+    tau = np.empty(mn, a.dtype)
+    estimates = np.empty((2, mn), a.dtype)
+
+    def qr_rank(routine, *pivots):
+        call(routine, a.dtype, m, n, a, lda, *pivots, tau)
+        return int(fns.gelsy_rank(a.ctypes.data, lda, mn, rcond, estimates[0].ctypes.data,
+                                  estimates[1].ctypes.data))
+
+    original = a.copy(order="F")
+    rank = qr_rank("geqrf")
+    pivoted = rank < mn
+    if pivoted:
+        a[...] = original
+        rank = qr_rank("geqp3", jpvt)
+    if rank == 0:
+        b[...] = 0
+        return 0, 0
+    tau_rz = np.empty(rank, a.dtype)
+    if rank < n:
+        call("tzrzf", a.dtype, rank, n, a, lda, tau_rz)
+    if fns.gelsy_solve(fns.gemm, a.ctypes.data, lda, m, mn, tau.ctypes.data, rank,
+                       b.ctypes.data, k, ldb, native.get_num_threads()) != 0:
+        raise MemoryError("lstsq: out of memory")
+    b[rank:n] = 0
+    if rank < n:
+        call("ormrz", a.dtype, b"L", b"T", n, k, rank, n - rank, a, lda, tau_rz, b, ldb)
+    if pivoted:
+        scratch = np.empty(n, a.dtype)
+        fns.unpivot(b.ctypes.data, n, k, ldb, jpvt.ctypes.data, scratch.ctypes.data)
+    return 0, rank
 
 
 _pool = None

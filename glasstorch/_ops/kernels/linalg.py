@@ -1712,13 +1712,11 @@ def _lstsq_one(driver, a, b, m, n, k, rcond, singular_values):
     ldb = _ld(max(m, n))
     if driver == "gels":
         return _lapack.call("gels", a.dtype, b"N", m, n, k, a, _ld(m), b, ldb), 0
-    rank = _lapack.scalar_int()
     if driver == "gelsy":
-        jpvt = _lapack.int_array(n)
-        info = _lapack.call("gelsy", a.dtype, m, n, k, a, _ld(m), b, ldb, jpvt, rcond, rank)
-    else:
-        info = _lapack.call(driver, a.dtype, m, n, k, a, _ld(m), b, ldb, singular_values,
-                            rcond, rank)
+        return _lapack.gelsy(a, b, rcond)
+    rank = _lapack.scalar_int()
+    info = _lapack.call(driver, a.dtype, m, n, k, a, _ld(m), b, ldb, singular_values,
+                        rcond, rank)
     return info, rank.value
 
 

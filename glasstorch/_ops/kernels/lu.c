@@ -18,6 +18,13 @@
  * gt_transpose makes the column-major copies of row-major inputs that the
  * kernels hand to LAPACK, by cache tiles.
  *
+ * The same solves serve least squares (gelsy, ATen's default lstsq driver on
+ * CPU): after LAPACK's pivoted QR (geqp3) and gelsy's rank estimate (its
+ * laic1 loop, LAPACK's own laic1 passed in), Q^T B goes to gemm by blocks
+ * of QR_BLOCK reflectors (LAPACK's compact WY form, I - V T V^T, with V
+ * written out whole: OpenBLAS's ormqr spends its time in trmm) and R^-1 to
+ * the recursive solve, in one parallel region over B's columns.
+ *
  * Matrices are column-major with leading dimension `ld`; pivots are LAPACK's
  * (1-based, row i swapped with row ipiv[i] - 1 in turn); integers are 64-bit
  * (numpy's ILP64 OpenBLAS, whose cblas_?gemm the caller passes in).
@@ -30,11 +37,12 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <omp.h>
 
-enum { COL_MAJOR = 102, NO_TRANS = 111 };
-enum { LU_LEAF = 8, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 32 };
+enum { COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
+enum { LU_LEAF = 8, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 32, QR_BLOCK = 32 };
 #define MIN_PARALLEL_WORK ((int64_t)1 << 21)    /* multiply-adds worth a thread hand-off */
 
 #define LU_TYPE float
@@ -336,6 +344,126 @@ void LU_NAME(gt_getri)(GEMM gemm, const T *lu, int64_t n, int64_t lda, const int
     }
 }
 
+/* -- least squares: gelsy's steps around LAPACK's geqp3 ------------------------- */
+
+#define LAIC1 LU_NAME(laic1_fn)
+typedef void (*LAIC1)(const int64_t *, const int64_t *, const T *, const T *, const T *,
+                      const T *, T *, T *, T *);
+
+/* gelsy's rank: the largest r whose leading r x r block of the pivoted R keeps
+   its estimated condition number below 1 / rcond.  The smallest and largest
+   singular values of R[:r, :r] are tracked incrementally by LAPACK's laic1
+   (job 2 and 1) with their approximate singular vectors (xmin, xmax: mn each). */
+int64_t LU_NAME(gt_gelsy_rank)(LAIC1 laic1, const T *a, int64_t lda, int64_t mn, T rcond,
+                               T *xmin, T *xmax) {
+    const int64_t largest = 1, smallest = 2;
+    T smax = LU_ABS(a[0]), smin = smax;
+    if (mn == 0 || smax == 0)
+        return 0;
+    xmin[0] = xmax[0] = 1;
+    int64_t rank = 1;
+    for (; rank < mn; rank++) {
+        const T *col = a + rank * lda;
+        T sminpr, smaxpr, s1, c1, s2, c2;
+        laic1(&smallest, &rank, xmin, &smin, col, col + rank, &sminpr, &s1, &c1);
+        laic1(&largest, &rank, xmax, &smax, col, col + rank, &smaxpr, &s2, &c2);
+        if (!(smaxpr * rcond <= sminpr))
+            break;
+        for (int64_t i = 0; i < rank; i++) { xmin[i] *= s1; xmax[i] *= s2; }
+        xmin[rank] = c1;
+        xmax[rank] = c2;
+        smin = sminpr;
+        smax = smaxpr;
+    }
+    return rank;
+}
+
+/* The block of nb reflectors starting at column j of a (m rows), as two
+   rows x nb matrices (rows = m - j): v their vectors written out (unit
+   diagonal, zeros above) and y = V T, where T (nb x nb, upper) is the
+   triangular factor of H(j) ... H(j+nb-1) = I - V T V^T (LAPACK's larft,
+   forward and columnwise) built from g = V^T V (one gemm): so that the block's
+   transpose applies to B as B - V (Y^T B), two gemms.  t, g: nb x nb scratch. */
+static void LU_NAME(reflector_block)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t j,
+                                     int64_t nb, const T *tau, T *v, T *y, T *t, T *g) {
+    const int64_t rows = m - j;
+    for (int64_t c = 0; c < nb; c++) {
+        const T *src = a + j + (j + c) * lda;
+        T *dst = v + c * rows;
+        memset(dst, 0, (size_t)c * sizeof(T));
+        dst[c] = 1;
+        memcpy(dst + c + 1, src + c + 1, (size_t)(rows - c - 1) * sizeof(T));
+    }
+    gemm(COL_MAJOR, TRANS, NO_TRANS, nb, nb, rows, (T)1, v, rows, v, rows, (T)0, g, nb);
+    memset(t, 0, (size_t)(nb * nb) * sizeof(T));
+    for (int64_t c = 0; c < nb; c++) {
+        /* T[:c, c] = -tau_c T[:c, :c] (V[:, :c]^T v_c), T[c, c] = tau_c */
+        for (int64_t r = 0; r < c; r++) {
+            T sum = 0;
+            for (int64_t s = r; s < c; s++) sum += t[r + s * nb] * g[s + c * nb];
+            t[r + c * nb] = -tau[j + c] * sum;
+        }
+        t[c + c * nb] = tau[j + c];
+    }
+    gemm(COL_MAJOR, NO_TRANS, NO_TRANS, rows, nb, nb, (T)1, v, rows, t, nb, (T)0, y, rows);
+}
+
+/* B (m x k) := R^-1 Q^T B on its first `rank` rows, with Q = H(0) ... H(mn-1)
+   the reflectors below a's diagonal (geqp3's, tau) and R the upper triangle of
+   a's leading rank x rank block (gelsy's ormqr, then its trsm).  The blocks
+   of reflectors are written out first; then each thread takes its share of
+   B's columns: per block, B -= V (Y^T B) (two gemms), then the recursive
+   triangular solve. */
+int LU_NAME(gt_gelsy_solve)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t mn,
+                            const T *tau, int64_t rank, T *b, int64_t k, int64_t ldb,
+                            int threads) {
+    const int64_t blocks = (mn + QR_BLOCK - 1) / QR_BLOCK, size = m * QR_BLOCK;
+    T *v = malloc(sizeof(T) * (size_t)(2 * size * blocks + 2 * QR_BLOCK * QR_BLOCK));
+    if (v == NULL)
+        return -1;
+    T *y = v + size * blocks, *t = y + size * blocks, *g = t + QR_BLOCK * QR_BLOCK;
+    for (int64_t i = 0; i < blocks; i++) {
+        const int64_t j = i * QR_BLOCK, nb = mn - j < QR_BLOCK ? mn - j : QR_BLOCK;
+        LU_NAME(reflector_block)(gemm, a, lda, m, j, nb, tau, v + size * i, y + size * i, t, g);
+    }
+    const int team = LU_NAME(team)(threads, m * mn * k, k);
+    int failed = 0;
+    #pragma omp parallel num_threads(team) if (team > 1) reduction(|:failed)
+    {
+        const int p = team > 1 ? omp_get_thread_num() : 0;
+        const int64_t lo = k * p / team, cols = k * (p + 1) / team - lo;
+        T *w = malloc(sizeof(T) * (size_t)(QR_BLOCK * (cols > 0 ? cols : 1)));
+        if (w == NULL) {
+            failed = 1;
+        } else if (cols > 0) {
+            T *part = b + lo * ldb;
+            for (int64_t i = 0; i < blocks; i++) {
+                const int64_t j = i * QR_BLOCK, nb = mn - j < QR_BLOCK ? mn - j : QR_BLOCK;
+                gemm(COL_MAJOR, TRANS, NO_TRANS, nb, cols, m - j, (T)1, y + size * i, m - j,
+                     part + j, ldb, (T)0, w, nb);
+                gemm(COL_MAJOR, NO_TRANS, NO_TRANS, m - j, cols, nb, (T)-1, v + size * i, m - j,
+                     w, nb, (T)1, part + j, ldb);
+            }
+            LU_NAME(solve)(gemm, 1, rank, cols, a, lda, part, ldb);
+        }
+        free(w);
+    }
+    free(v);
+    return failed ? -1 : 0;
+}
+
+/* Row i of B's first n rows moved to row jpvt[i] - 1 (gelsy's last step: the
+   solution of the pivoted problem back in the columns' order); one column of
+   n scratch values. */
+void LU_NAME(gt_unpivot_rows)(T *b, int64_t n, int64_t k, int64_t ldb, const int64_t *jpvt,
+                              T *scratch) {
+    for (int64_t c = 0; c < k; c++) {
+        T *col = b + c * ldb;
+        for (int64_t i = 0; i < n; i++) scratch[jpvt[i] - 1] = col[i];
+        memcpy(col, scratch, (size_t)n * sizeof(T));
+    }
+}
+
 /* The column-major copy (column stride ldd) of a row-major m x n matrix (row
    stride lds), by TRANSPOSE_BLOCK square tiles that stay in cache (numpy's
    element order walks the destination or the source a whole matrix apart). */
@@ -356,5 +484,6 @@ void LU_NAME(gt_transpose)(const T *src, int64_t m, int64_t n, int64_t lds, T *d
 #undef V
 #undef I
 #undef GEMM
+#undef LAIC1
 
 #endif
