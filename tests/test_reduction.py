@@ -346,6 +346,27 @@ def test_out_overloads(torch):
     assert c.tolist() == [[0., 1., 3.], [3., 7., 12.]]
 
 
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("source,target,dtype", [
+    ("float32", "int32", None), ("int32", "int16", None), ("float32", "int64", None),
+    ("float16", "float32", None), ("float32", "float64", "float64"), ("int32", "int32", None)])
+def test_scans_into_existing_tensors(torch, op, source, target, dtype):
+    """A scan written into an existing tensor (out=, or self in place) computes in
+    that tensor's dtype (or the dtype argument), as ATen's meta_func_cum_ops reads
+    the output's dtype: torch's values and dtypes."""
+    x = np.array([[1.5, -2.25, 3.0], [0.5, 4.0, -1.75]]).astype(source)
+    results = []
+    for lib in (glasstorch, torch):
+        kw = {} if dtype is None else {"dtype": getattr(lib, dtype)}
+        out = lib.zeros(2, 3, dtype=getattr(lib, target))
+        getattr(lib, op)(lib.tensor(x), 1, out=out, **kw)
+        inplace = lib.tensor(x.astype(target))
+        getattr(inplace, op + "_")(1, **({} if dtype != target else kw))
+        results.append((out, inplace))
+    for ours, theirs in zip(*results):
+        assert_same(ours, theirs)
+
+
 def test_dispatch_spellings(torch):
     """The `unbiased` spellings go through var.correction; argsort through sort."""
     from glasstorch._dispatcher.dispatcher import dispatch_trace
@@ -395,6 +416,11 @@ ERRORS = [
     "lib.ops.aten.linalg_vector_norm(lib.ones(3), dtype=lib.float16)",
     "lib.ops.aten.norm.Scalar(lib.arange(3))",
     "lib.ones(2, 3).cumsum(2)",
+    "lib.ones(3).cumsum_(0, dtype=lib.float64)",
+    "lib.ones(3).cumprod_(0, dtype=lib.float64)",
+    "lib.ones(3, dtype=lib.bool).cumsum_(0)",
+    "lib.cumsum(lib.ones(3), 0, dtype=lib.float64, out=lib.ones(3))",
+    "lib.cumprod(lib.ones(3), 0, out=lib.ones(3, dtype=lib.bool))",
     "lib.ones(2, 3).softmax(-3)",
     "lib.ones(2, 3).logsumexp([])",
 ]

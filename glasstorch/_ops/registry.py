@@ -144,7 +144,7 @@ def make_structured_kernels(name, meta_rule, impl_fn, overlap=TENSOR_ITERATOR_OV
     def inplace(self, *args, **kwargs):
         if overlap is not None:
             check_overlap(self, self, args, kwargs, overlap)
-        spec = meta_rule(self, *args, **kwargs)
+        spec = meta_rule(self, *args, **kwargs).into_existing(self.dtype)
         if getattr(meta_rule, "sets_own_output", False):
             check_inplace(self, spec)
         if spec.shape != self._shape:
@@ -162,6 +162,8 @@ def make_structured_kernels(name, meta_rule, impl_fn, overlap=TENSOR_ITERATOR_OV
             for o in outs:
                 check_overlap(o, args[0] if args else None, args[1:], kwargs, overlap)
         spec = meta_rule(*args, **kwargs)
+        if isinstance(spec, TensorMeta):
+            spec = spec.into_existing(outs[0].dtype)
         specs = (spec,) if isinstance(spec, TensorMeta) else spec
         for o, s in zip(outs, specs):
             s.check_out(o.dtype)

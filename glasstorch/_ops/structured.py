@@ -66,6 +66,12 @@ class TensorMeta:
         TensorIterator checks that all dtypes are the same)."""
         check_out_cast(self.dtype, out_dtype)
 
+    def into_existing(self, existing_dtype):
+        """The result to write into an existing tensor of ``existing_dtype`` (``out=``,
+        or self in place): this one, unless the op's meta reads that tensor's dtype
+        (ATen's ``maybe_get_output``), as the scans' does."""
+        return self
+
 
 # -- allocation -------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ from ..._core import dispatch_key as dk, dtype as dt
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import is_tensor_subclass_like
-from ..structured import TensorMeta, wrap_dim
+from ..structured import sets_own_output, TensorMeta, wrap_dim
 from . import impl, kernel, meta, native, norm_order, softmax_order
 from ._common import _array, _check_same_dtype, _rounded, _sizes
 from ._inner import inner, observed
@@ -689,9 +689,37 @@ def logsumexp_impl(out, self, dim, keepdim=False):
 
 # -- scans ------------------------------------------------------------------------
 
+class _ScanMeta(TensorMeta):
+    """cumsum/cumprod's result (meta_func_cum_ops): a fresh one has the ``dtype``
+    argument or sum's dtype; one written into an existing tensor (out=, self in
+    place) has the ``dtype`` argument or else that tensor's own dtype."""
+
+    __slots__ = ("requested",)
+
+    def __init__(self, shape, dtype, requested):
+        super().__init__(shape, dtype)
+        self.requested = requested
+
+    def into_existing(self, existing_dtype):
+        return _ExactOutMeta(self.shape, self.requested or existing_dtype)
+
+
+class _ExactOutMeta(TensorMeta):
+    """A result whose ``out=`` tensor must have exactly its dtype (resize_out's check
+    in a structured kernel that sets its own output)."""
+
+    __slots__ = ()
+
+    def check_out(self, out_dtype):
+        if out_dtype is not self.dtype:
+            raise RuntimeError(f"Expected out tensor to have dtype {dt.type_meta_name(self.dtype)}"
+                               f", but got {dt.type_meta_name(out_dtype)} instead")
+
+
+@sets_own_output
 def _scan_meta(self, dim, *, dtype=None):
     wrap_dim(dim, len(self._shape))
-    return TensorMeta(self._shape, _sum_dtype(self, dtype))
+    return _ScanMeta(self._shape, _sum_dtype(self, dtype), dtype)
 
 
 def _scan_impl(fn):
