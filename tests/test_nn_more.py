@@ -328,6 +328,32 @@ def test_embedding_bag_gradcheck_and_module():
     assert not frozen.weight.requires_grad
     assert not isinstance(frozen, glasstorch.nn.Embedding)
 
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_indices_past_the_last_offset(mode):
+    """include_last_offset with indices past the last offset (outside the documented
+    contract; ATen's sum backward reads past its gradient there): glasstorch keeps
+    them in the last bag, forward and backward alike, and its gradients pass
+    gradcheck."""
+    weight = RNG.standard_normal((8, 3))
+    indices = np.array([1, 2, 3, 4, 5])
+    psw = RNG.standard_normal(5) if mode == "sum" else None
+
+    def bag(lib, w, *p, offsets=(0, 2, 3)):
+        return lib.nn.functional.embedding_bag(lib.tensor(indices), w, lib.tensor(offsets),
+                                               include_last_offset=True, mode=mode,
+                                               per_sample_weights=p[0] if p else None)
+    extra = () if psw is None else (psw,)
+    _gradcheck(bag, weight, *extra)
+    grads = []
+    for offsets in ((0, 2, 3), (0, 2, 5)):
+        w = glasstorch.tensor(weight, requires_grad=True)
+        p = [glasstorch.tensor(a, requires_grad=True) for a in extra]
+        bag(glasstorch, w, *p, offsets=offsets).sum().backward()
+        grads.append([w.grad.numpy()] + [q.grad.numpy() for q in p])
+    for ours, well_formed in zip(*grads):
+        np.testing.assert_array_equal(ours, well_formed)
+
+
 
 @pytest.mark.parametrize("call", [
     lambda lib: lib.nn.functional.embedding_bag(lib.tensor([1, 2]), lib.ones(3, 2),

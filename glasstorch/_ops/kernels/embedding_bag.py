@@ -208,11 +208,13 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
 
 # -- gradients -----------------------------------------------------------------------------
 
-def _offset2bag_for(indices, offsets, offset2bag):
-    """The backward ops rebuild offset2bag where the forward's fast path left it empty."""
+def _offset2bag_for(indices, offsets, offset2bag, bags):
+    """The backward ops rebuild offset2bag where the forward's fast path left it
+    empty, over the forward's ``bags`` (with include_last_offset, indices past
+    the last offset stay in the last bag, as the forward summed them; ATen's
+    backward reads past its gradient there)."""
     if indices.numel() and not offset2bag.numel():
-        off = offsets._np().astype(np.int64)
-        return _bags_of(off, indices.numel(), off.size)
+        return _bags_of(offsets._np().astype(np.int64), indices.numel(), bags)
     return offset2bag._np().astype(np.int64)
 
 
@@ -226,8 +228,8 @@ def _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximu
     _scalar_types("embedding_bag", "indices", indices, (dt.int64, dt.int32))
     _scalar_types("embedding_bag", "offsets", offsets, (dt.int64, dt.int32))
     if indices.numel() and not offset2bag.numel():
-        offset2bag = _from_array(_offset2bag_for(indices, offsets, offset2bag), offsets.dtype,
-                                 offsets.device)
+        offset2bag = _from_array(_offset2bag_for(indices, offsets, offset2bag, grad._shape[0]),
+                                 offsets.dtype, offsets.device)
     return aten._embedding_bag_dense_backward.default(
         grad, indices, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode,
         per_sample_weights, padding_idx)
@@ -292,6 +294,6 @@ def _embedding_bag_per_sample_weights_backward_impl(out, grad, weight, indices, 
     product of its bag's gradient with its embedding row (0 for padding)."""
     compute = out.dtype.opmath
     idx = indices._np().astype(np.int64).reshape(-1)
-    bag_of = _offset2bag_for(indices, offsets, offset2bag)
+    bag_of = _offset2bag_for(indices, offsets, offset2bag, grad._shape[0])
     dots = np.einsum("ij,ij->i", _array(grad, compute)[bag_of], _array(weight, compute)[idx])
     _write(out, np.where(idx != padding_idx, dots, 0))
