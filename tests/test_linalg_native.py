@@ -78,6 +78,26 @@ def test_singular_matrices_give_torchs_info(dtype, calls):
     assert calls["getrf"] >= 3
 
 
+@pytest.mark.parametrize("shape", [(280, 260), (256, 300)])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_lu_crew_matches_torch(shape, threads):
+    """An LU large enough for a crew (lu.c: one parallel region whose threads spin
+    between the recursion's steps), 2 or 3 threads: torch's pivots and factors,
+    and torch's info for a zero column met deep in the recursion."""
+    x = _matrix(11, shape, "float64")
+    x[:, 201] = 0
+    saved = gt.get_num_threads()
+    try:
+        gt.set_num_threads(threads)
+        LU, piv, info = gt.linalg.lu_factor_ex(gt.tensor(x))
+    finally:
+        gt.set_num_threads(saved)
+    LU_t, piv_t, info_t = torch.linalg.lu_factor_ex(torch.tensor(x))
+    assert int(info) == int(info_t) == 202
+    np.testing.assert_array_equal(piv.numpy(), piv_t.numpy())
+    _close(LU, LU_t, "float64", scale=10)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_det_inv_solve_match_torch(dtype, threads, calls):

@@ -15,6 +15,10 @@
  * solve against the identity with the known zeros of L^-1 skipped (a third
  * less work than getrs).  Large gemm updates and solves are split by columns
  * among the intra-op threads (OpenMP), each calling the single-threaded BLAS.
+ * A large LU runs its recursion in one parallel region whose other threads
+ * (a crew) spin between the steps it hands them: an OpenMP region per step
+ * would wake sleeping threads each time (kernels/native.py's PASSIVE policy:
+ * ~0.1 ms a wake on these machines, about a step's gemm).
  * gt_transpose makes the column-major copies of row-major inputs that the
  * kernels hand to LAPACK, by cache tiles.
  *
@@ -36,6 +40,8 @@
 
 #include <float.h>
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +50,70 @@
 enum { COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
 enum { LU_LEAF = 8, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 32, QR_BLOCK = 32 };
 #define MIN_PARALLEL_WORK ((int64_t)1 << 21)    /* multiply-adds worth a thread hand-off */
+#define MIN_CREW_WORK ((int64_t)1 << 24)        /* m n min(m, n) worth a crew for an LU */
+
+/* -- a crew: the threads of one parallel region serving one leader's jobs ---------- */
+
+/* The leader (thread 0) runs a recursion and hands out jobs, each split into
+   one part per thread (part 0 its own); the others wait for the next job by
+   spinning, yielding their core after SPIN_LIMIT rounds (a busy machine).
+   Jobs are numbered (generation); the leader waits for the parts' count. */
+typedef struct {
+    atomic_ulong generation;
+    atomic_int finished;
+    void (*job)(void *context, int part, int parts);
+    void *context;
+    int size, stop;
+} crew_t;
+
+enum { SPIN_LIMIT = 4096 };
+
+static inline void crew_pause(int *spins) {
+    if (++*spins < SPIN_LIMIT) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else {
+        sched_yield();
+    }
+}
+
+/* Run job(context, part, parts) on every thread of the crew (alone without one). */
+static void crew_run(crew_t *crew, void (*job)(void *, int, int), void *context) {
+    if (crew == NULL || crew->size < 2) {
+        job(context, 0, 1);
+        return;
+    }
+    crew->job = job;
+    crew->context = context;
+    atomic_store_explicit(&crew->finished, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&crew->generation, 1, memory_order_release);
+    job(context, 0, crew->size);
+    int spins = 0;
+    while (atomic_load_explicit(&crew->finished, memory_order_acquire) < crew->size - 1)
+        crew_pause(&spins);
+}
+
+/* A thread other than the leader: every job's part `part`, until the stop. */
+static void crew_serve(crew_t *crew, int part) {
+    unsigned long seen = 0;
+    for (;;) {
+        int spins = 0;
+        unsigned long now;
+        while ((now = atomic_load_explicit(&crew->generation, memory_order_acquire)) == seen)
+            crew_pause(&spins);
+        seen = now;
+        if (crew->stop)
+            return;
+        crew->job(crew->context, part, crew->size);
+        atomic_fetch_add_explicit(&crew->finished, 1, memory_order_release);
+    }
+}
+
+static void crew_stop(crew_t *crew) {
+    crew->stop = 1;
+    atomic_fetch_add_explicit(&crew->generation, 1, memory_order_release);
+}
 
 #define LU_TYPE float
 #define LU_MIN FLT_MIN
@@ -83,20 +153,6 @@ static int LU_NAME(team)(int threads, int64_t work, int64_t columns) {
     if (work < MIN_PARALLEL_WORK || threads < 2)
         return 1;
     return columns < threads ? (int)columns : threads;
-}
-
-/* C (m x n) -= A (m x k) B (k x n), B's and C's columns split among threads. */
-static void LU_NAME(update)(GEMM gemm, int threads, int64_t m, int64_t n, int64_t k,
-                            const T *a, int64_t lda, const T *b, int64_t ldb, T *c, int64_t ldc) {
-    if (m == 0 || n == 0 || k == 0)
-        return;
-    const int team = LU_NAME(team)(threads, m * n * k, n);
-    #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-    for (int t = 0; t < team; t++) {
-        const int64_t lo = n * t / team, hi = n * (t + 1) / team;
-        gemm(COL_MAJOR, NO_TRANS, NO_TRANS, m, hi - lo, k, (T)-1, a, lda, b + lo * ldb, ldb,
-             (T)1, c + lo * ldc, ldc);
-    }
 }
 
 /* The substitutions of a block of n <= TRSM_LEAF rows: W columns of B at a time,
@@ -232,30 +288,36 @@ static int64_t LU_NAME(getf2)(T *a, int64_t lda, int64_t m, int64_t n, int64_t *
     return info;
 }
 
-/* B (n x k) := A^-1 B (lower unit or upper), its columns split among threads. */
-static void LU_NAME(solve_columns)(GEMM gemm, int threads, int upper, int64_t n,
-                                   int64_t k, const T *a, int64_t lda, T *b, int64_t ldb) {
-    const int team = LU_NAME(team)(threads, n * n * k / 2, k);
-    #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-    for (int t = 0; t < team; t++) {
-        const int64_t lo = k * t / team, hi = k * (t + 1) / team;
-        LU_NAME(solve)(gemm, upper, n, hi - lo, a, lda, b + lo * ldb, ldb);
-    }
+/* One step of the LU recursion on the columns right of its left half (n1 wide,
+   factored): their rows swapped as the left half's were, A12 := L11^-1 A12 and
+   A22 -= A21 A12, all column by column, so that a crew splits them. */
+typedef struct { GEMM gemm; T *a; int64_t lda, m, n1, n2; const int64_t *ipiv; } LU_NAME(step);
+
+static void LU_NAME(step_part)(void *context, int part, int parts) {
+    const LU_NAME(step) *s = context;
+    const int64_t lo = s->n2 * part / parts, hi = s->n2 * (part + 1) / parts;
+    if (hi == lo)
+        return;
+    T *a12 = s->a + (s->n1 + lo) * s->lda;
+    LU_NAME(laswp)(a12, s->lda, hi - lo, 0, s->n1, s->ipiv);
+    LU_NAME(solve)(s->gemm, 0, s->n1, hi - lo, s->a, s->lda, a12, s->lda);
+    if (s->m > s->n1)
+        s->gemm(COL_MAJOR, NO_TRANS, NO_TRANS, s->m - s->n1, hi - lo, s->n1, (T)-1,
+                s->a + s->n1, s->lda, a12, s->lda, (T)1, a12 + s->n1, s->lda);
 }
 
 /* The recursive LU of a (m x n) in place (LAPACK's getrf2); its info. */
-static int64_t LU_NAME(getrf2)(GEMM gemm, int threads, T *a, int64_t lda, int64_t m,
+static int64_t LU_NAME(getrf2)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64_t m,
                                int64_t n, int64_t *ipiv) {
     const int64_t mn = m < n ? m : n;
     if (n <= LU_LEAF || mn <= LU_LEAF)
         return LU_NAME(getf2)(a, lda, m, n, ipiv);
     const int64_t n1 = mn / 2, n2 = n - n1;
-    T *a12 = a + n1 * lda, *a21 = a + n1, *a22 = a12 + n1;
-    int64_t info = LU_NAME(getrf2)(gemm, threads, a, lda, m, n1, ipiv);
-    LU_NAME(laswp)(a12, lda, n2, 0, n1, ipiv);
-    LU_NAME(solve_columns)(gemm, threads, 0, n1, n2, a, lda, a12, lda);
-    LU_NAME(update)(gemm, threads, m - n1, n2, n1, a21, lda, a12, lda, a22, lda);
-    const int64_t info2 = LU_NAME(getrf2)(gemm, threads, a22, lda, m - n1, n2, ipiv + n1);
+    T *a22 = a + n1 * lda + n1;
+    int64_t info = LU_NAME(getrf2)(gemm, crew, a, lda, m, n1, ipiv);
+    LU_NAME(step) step = {gemm, a, lda, m, n1, n2, ipiv};
+    crew_run(m * n2 * n1 >= MIN_PARALLEL_WORK ? crew : NULL, LU_NAME(step_part), &step);
+    const int64_t info2 = LU_NAME(getrf2)(gemm, crew, a22, lda, m - n1, n2, ipiv + n1);
     if (info == 0 && info2 > 0)
         info = info2 + n1;
     for (int64_t i = n1; i < mn; i++)
@@ -266,7 +328,24 @@ static int64_t LU_NAME(getrf2)(GEMM gemm, int threads, T *a, int64_t lda, int64_
 
 int64_t LU_NAME(gt_getrf)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t lda,
                           int64_t *ipiv, int threads) {
-    return LU_NAME(getrf2)(gemm, threads, a, lda, m, n, ipiv);
+    const int64_t mn = m < n ? m : n;
+    if (threads < 2 || m * n * mn < MIN_CREW_WORK)
+        return LU_NAME(getrf2)(gemm, NULL, a, lda, m, n, ipiv);
+    crew_t crew = {.size = 1};
+    atomic_init(&crew.generation, 0);
+    atomic_init(&crew.finished, 0);
+    int64_t info = 0;
+    #pragma omp parallel num_threads(threads)
+    {
+        if (omp_get_thread_num() == 0) {
+            crew.size = omp_get_num_threads();
+            info = LU_NAME(getrf2)(gemm, &crew, a, lda, m, n, ipiv);
+            crew_stop(&crew);
+        } else {
+            crew_serve(&crew, omp_get_thread_num());
+        }
+    }
+    return info;
 }
 
 /* B (n x k) := A^-1 B from A's LU factors (LAPACK's getrs, no transpose). */
