@@ -34,7 +34,7 @@ def _close(ours, theirs, dtype, scale=1.0):
 def calls(monkeypatch):
     """How many matrices lu.c factored and solved (proof the tests reach it)."""
     counts = {"getrf": 0, "getrs": 0, "getri": 0, "gelsy_rank": 0, "gelsy_solve": 0,
-              "unpivot": 0}
+              "unpivot": 0, "geqrf": 0, "orgqr": 0}
 
     def counted(name, fn):
         def call(*args):
@@ -265,3 +265,48 @@ def test_gelsy_outside_lu_c(calls):
     _same_lstsq(_lstsq(small, _matrix(11, (20, 2), "float64"), 1), small,
                 _matrix(11, (20, 2), "float64"), "float64")
     assert calls["gelsy_rank"] == calls["gelsy_solve"] == 0
+
+
+@pytest.mark.parametrize("shape,threads", [((300, 260), 2), ((260, 300), 3), ((256, 256), 1),
+                                           ((100, 70), 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_qr_blocks_match_torch(shape, threads, dtype, calls):
+    """linalg.qr through lu.c's geqrf and orgqr (blocks of reflectors over gemm, a
+    crew for the large ones): R, and Q in each mode, to rounding of torch's."""
+    x = _matrix(12, shape, dtype)
+    saved = gt.get_num_threads()
+    try:
+        gt.set_num_threads(threads)
+        results = {mode: gt.linalg.qr(gt.tensor(x), mode=mode) for mode in ("reduced", "complete")}
+        a, tau = gt.geqrf(gt.tensor(x))
+    finally:
+        gt.set_num_threads(saved)
+    for mode, (Q, R) in results.items():
+        Qt, Rt = torch.linalg.qr(torch.tensor(x), mode=mode)
+        _close(Q, Qt, dtype, scale=10)
+        _close(R, Rt, dtype, scale=10)
+    at, taut = torch.geqrf(torch.tensor(x))
+    _close(a, at, dtype, scale=10)
+    _close(tau, taut, dtype, scale=10)
+    assert calls["geqrf"] == 3 and calls["orgqr"] == 2
+
+
+@pytest.mark.parametrize("k", [0, 1, 45, 70, 100])
+def test_householder_product_of_fewer_reflectors(k, calls):
+    """householder_product (orgqr) with k of n reflectors: the columns past k start
+    as the identity's; torch's Q (lu.c from k = MIN_RECURSIVE_ORDER on)."""
+    x = _matrix(13, (150, 100), "float64")
+    tau = _matrix(14, (k,), "float64") * 0.5 + 1
+    ours = gt.linalg.householder_product(gt.tensor(x), gt.tensor(tau))
+    theirs = torch.linalg.householder_product(torch.tensor(x), torch.tensor(tau))
+    _close(ours, theirs, "float64", scale=10)
+    assert calls["orgqr"] == (k >= _lapack.MIN_RECURSIVE_ORDER)
+
+
+def test_qr_without_lu_c_is_lapacks(monkeypatch):
+    """No compiler: LAPACK's geqrf and orgqr, the same Q and R to rounding."""
+    x = _matrix(15, (120, 90), "float64")
+    native = gt.linalg.qr(gt.tensor(x))
+    monkeypatch.setattr(_lapack, "_lu_library", lambda: None)
+    for ours, theirs in zip(gt.linalg.qr(gt.tensor(x)), native):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-11, atol=1e-11)

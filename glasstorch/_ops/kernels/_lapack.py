@@ -9,6 +9,7 @@ column-major copies of each matrix, and read back LAPACK's ``info`` codes.
     call("getrf", dtype, m, n, a, lda, ipiv)      -> info (0, or LAPACK's code)
     getrf(a, ipiv), getrs(trans, lu, ipiv, b)    LU and its solves: lu.c's recursion
     getri(lu, ipiv, b)                           over gemm for large real matrices
+    geqrf(a, tau), orgqr(q, k, tau)              Householder QR and its Q, the same
     gelsy(a, b, rcond)                           least squares: LAPACK's QR, then lu.c
     transpose_into(a, out)                       a row-major matrix copied column-major
     int_array(shape)                             an array of LAPACK's integers
@@ -32,7 +33,7 @@ import numpy as np
 
 from . import native
 
-__all__ = ["call", "trsm", "getrf", "getrs", "getri", "gelsy", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
+__all__ = ["call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gelsy", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -145,7 +146,7 @@ _LU_SOURCE = os.path.join(os.path.dirname(__file__), "lu.c")
 MIN_RECURSIVE_ORDER = 64    # smaller matrices: LAPACK's own getrf/getrs (no gain to make)
 # lu.c's routines for one real dtype (gelsy_rank with LAPACK's laic1 bound in)
 _LuRoutines = collections.namedtuple(
-    "_LuRoutines", "gemm getrf getrs getri transpose gelsy_rank gelsy_solve unpivot")
+    "_LuRoutines", "gemm getrf getrs getri transpose gelsy_rank gelsy_solve unpivot geqrf orgqr")
 
 def _declare_lu(lib):
     """lu.c's routines per real dtype, with numpy's ``cblas_?gemm`` address."""
@@ -173,8 +174,15 @@ def _declare_lu(lib):
         solve.restype = c_int
         unpivot = getattr(lib, f"gt_unpivot_rows_{suffix}")
         unpivot.argtypes = [p, i64, i64, i64, p, p]
+        geqr2 = ctypes.cast(getattr(blas, fortran.format(letter + "geqr2")), p)
+        geqrf, orgqr = getattr(lib, f"gt_geqrf_{suffix}"), getattr(lib, f"gt_orgqr_{suffix}")
+        geqrf.argtypes = [p, p, p, i64, i64, i64, p, c_int]
+        orgqr.argtypes = [p, p, i64, i64, i64, i64, p, c_int]
+        geqrf.restype = orgqr.restype = c_int
         blas_fns[np.dtype(real)] = _LuRoutines(gemm, getrf, getrs, getri, transpose,
-                                               functools.partial(rank, laic1), solve, unpivot)
+                                               functools.partial(rank, laic1), solve, unpivot,
+                                               functools.partial(geqrf, gemm, geqr2),
+                                               functools.partial(orgqr, gemm))
     return blas_fns
 
 
@@ -254,6 +262,33 @@ def getri(lu, ipiv, b) -> None:
     getrs("N", lu, ipiv, b)
 
 
+def geqrf(a, tau) -> None:
+    """Householder QR of the column-major matrix ``a`` in place (R above the
+    diagonal, the reflectors below, their scalars into ``tau``): lu.c's blocks
+    of reflectors over gemm (LAPACK's geqr2 on each panel, the crew on the
+    rest) for a large real matrix, LAPACK's geqrf else."""
+    m, n = a.shape
+    fns = _recursive(a, min(m, n))
+    if fns is None:
+        call("geqrf", a.dtype, m, n, a, max(1, m), tau)
+    elif fns.geqrf(a.ctypes.data, m, n, max(1, a.strides[1] // a.itemsize), tau.ctypes.data,
+                   native.get_num_threads()) != 0:
+        raise MemoryError("geqrf: out of memory")
+
+
+def orgqr(q, k, tau) -> None:
+    """The first n columns of the product of the ``k`` reflectors in the first
+    columns of the column-major ``q`` (m x n, geqrf's), in place: lu.c for a
+    large real matrix, LAPACK's orgqr / ungqr else."""
+    m, n = q.shape
+    fns = _recursive(q, min(n, k) if k else 0)
+    if fns is None:
+        call("ungqr" if q.dtype.kind == "c" else "orgqr", q.dtype, m, n, k, q, max(1, m), tau)
+    elif fns.orgqr(q.ctypes.data, m, n, k, max(1, q.strides[1] // q.itemsize), tau.ctypes.data,
+                   native.get_num_threads()) != 0:
+        raise MemoryError("orgqr: out of memory")
+
+
 def _scaled_by_gelsy(x) -> bool:
     """Whether gelsy would rescale ``x`` (or stop early): its largest |value| is 0,
     NaN, or out of [smlnum, bignum] (LAPACK's lamch('S') / lamch('P') and its
@@ -292,17 +327,20 @@ def gelsy(a, b, rcond: float):
     tau = np.empty(mn, a.dtype)
     estimates = np.empty((2, mn), a.dtype)
 
-    def qr_rank(routine, *pivots):
-        call(routine, a.dtype, m, n, a, lda, *pivots, tau)
+    def qr_rank(pivots=None):
+        if pivots is None:
+            geqrf(a, tau)
+        else:
+            call("geqp3", a.dtype, m, n, a, lda, pivots, tau)
         return int(fns.gelsy_rank(a.ctypes.data, lda, mn, rcond, estimates[0].ctypes.data,
                                   estimates[1].ctypes.data))
 
     original = a.copy(order="F")
-    rank = qr_rank("geqrf")
+    rank = qr_rank()
     pivoted = rank < mn
     if pivoted:
         a[...] = original
-        rank = qr_rank("geqp3", jpvt)
+        rank = qr_rank(jpvt)
     if rank == 0:
         b[...] = 0
         return 0, 0

@@ -1073,7 +1073,7 @@ def _geqrf(x):
     count, m, n = x.shape
     tau = np.zeros((count, min(m, n)), x.dtype)
     for i in range(count):
-        _lapack.call("geqrf", x.dtype, m, n, x[i], _ld(m), tau[i])
+        _lapack.geqrf(x[i], tau[i])
     return tau
 
 
@@ -1084,9 +1084,8 @@ def _householder(x, tau, columns):
     k = tau.shape[-1]
     q = np.zeros((count, columns, m), x.dtype).swapaxes(-1, -2)
     q[:, :, :min(n, columns)] = x[:, :, :min(n, columns)]
-    name = "ungqr" if x.dtype.kind == "c" else "orgqr"
     for i in range(count):
-        _lapack.call(name, x.dtype, m, columns, min(k, columns), q[i], _ld(m), tau[i])
+        _lapack.orgqr(q[i], min(k, columns), tau[i])
     return q
 
 

@@ -115,6 +115,27 @@ static void crew_stop(crew_t *crew) {
     atomic_fetch_add_explicit(&crew->generation, 1, memory_order_release);
 }
 
+/* leader(context, crew) on this thread, with a crew of `threads` (none for one). */
+static void crew_lead(int threads, void (*leader)(void *, crew_t *), void *context) {
+    if (threads < 2) {
+        leader(context, NULL);
+        return;
+    }
+    crew_t crew = {.size = 1};
+    atomic_init(&crew.generation, 0);
+    atomic_init(&crew.finished, 0);
+    #pragma omp parallel num_threads(threads)
+    {
+        if (omp_get_thread_num() == 0) {
+            crew.size = omp_get_num_threads();
+            leader(context, &crew);
+            crew_stop(&crew);
+        } else {
+            crew_serve(&crew, omp_get_thread_num());
+        }
+    }
+}
+
 #define LU_TYPE float
 #define LU_MIN FLT_MIN
 #define LU_ABS fabsf
@@ -326,26 +347,19 @@ static int64_t LU_NAME(getrf2)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64
     return info;
 }
 
+typedef struct { GEMM gemm; T *a; int64_t lda, m, n, *ipiv, info; } LU_NAME(lu);
+
+static void LU_NAME(lu_leader)(void *context, crew_t *crew) {
+    LU_NAME(lu) *lu = context;
+    lu->info = LU_NAME(getrf2)(lu->gemm, crew, lu->a, lu->lda, lu->m, lu->n, lu->ipiv);
+}
+
 int64_t LU_NAME(gt_getrf)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t lda,
                           int64_t *ipiv, int threads) {
     const int64_t mn = m < n ? m : n;
-    if (threads < 2 || m * n * mn < MIN_CREW_WORK)
-        return LU_NAME(getrf2)(gemm, NULL, a, lda, m, n, ipiv);
-    crew_t crew = {.size = 1};
-    atomic_init(&crew.generation, 0);
-    atomic_init(&crew.finished, 0);
-    int64_t info = 0;
-    #pragma omp parallel num_threads(threads)
-    {
-        if (omp_get_thread_num() == 0) {
-            crew.size = omp_get_num_threads();
-            info = LU_NAME(getrf2)(gemm, &crew, a, lda, m, n, ipiv);
-            crew_stop(&crew);
-        } else {
-            crew_serve(&crew, omp_get_thread_num());
-        }
-    }
-    return info;
+    LU_NAME(lu) lu = {gemm, a, lda, m, n, ipiv, 0};
+    crew_lead(m * n * mn < MIN_CREW_WORK ? 1 : threads, LU_NAME(lu_leader), &lu);
+    return lu.info;
 }
 
 /* B (n x k) := A^-1 B from A's LU factors (LAPACK's getrs, no transpose). */
@@ -459,12 +473,14 @@ int64_t LU_NAME(gt_gelsy_rank)(LAIC1 laic1, const T *a, int64_t lda, int64_t mn,
 
 /* The block of nb reflectors starting at column j of a (m rows), as two
    rows x nb matrices (rows = m - j): v their vectors written out (unit
-   diagonal, zeros above) and y = V T, where T (nb x nb, upper) is the
-   triangular factor of H(j) ... H(j+nb-1) = I - V T V^T (LAPACK's larft,
-   forward and columnwise) built from g = V^T V (one gemm): so that the block's
-   transpose applies to B as B - V (Y^T B), two gemms.  t, g: nb x nb scratch. */
+   diagonal, zeros above) and y = V T (V T^T when `forward`), where T (nb x nb,
+   upper) is the triangular factor of P = H(j) ... H(j+nb-1) = I - V T V^T
+   (LAPACK's larft, forward and columnwise) built from g = V^T V (one gemm):
+   so that P^T (P when `forward`) applies to B as B - V (Y^T B), two gemms
+   (reflect_part).  t, g: nb x nb scratch. */
 static void LU_NAME(reflector_block)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t j,
-                                     int64_t nb, const T *tau, T *v, T *y, T *t, T *g) {
+                                     int64_t nb, const T *tau, T *v, T *y, T *t, T *g,
+                                     int forward) {
     const int64_t rows = m - j;
     for (int64_t c = 0; c < nb; c++) {
         const T *src = a + j + (j + c) * lda;
@@ -484,7 +500,30 @@ static void LU_NAME(reflector_block)(GEMM gemm, const T *a, int64_t lda, int64_t
         }
         t[c + c * nb] = tau[j + c];
     }
-    gemm(COL_MAJOR, NO_TRANS, NO_TRANS, rows, nb, nb, (T)1, v, rows, t, nb, (T)0, y, rows);
+    gemm(COL_MAJOR, NO_TRANS, forward ? TRANS : NO_TRANS, rows, nb, nb, (T)1, v, rows, t, nb,
+         (T)0, y, rows);
+}
+
+/* B (rows x cols) -= V (Y^T B) for a block of reflectors (reflector_block), its
+   columns split among a crew's parts. */
+typedef struct { GEMM gemm; const T *v, *y; int64_t rows, nb; T *b; int64_t ldb, cols; int failed; }
+    LU_NAME(reflect);
+
+static void LU_NAME(reflect_part)(void *context, int part, int parts) {
+    LU_NAME(reflect) *r = context;
+    const int64_t lo = r->cols * part / parts, cols = r->cols * (part + 1) / parts - lo;
+    if (cols == 0)
+        return;
+    T *w = malloc(sizeof(T) * (size_t)(r->nb * cols)), *c = r->b + lo * r->ldb;
+    if (w == NULL) {
+        r->failed = 1;
+        return;
+    }
+    r->gemm(COL_MAJOR, TRANS, NO_TRANS, r->nb, cols, r->rows, (T)1, r->y, r->rows, c, r->ldb,
+            (T)0, w, r->nb);
+    r->gemm(COL_MAJOR, NO_TRANS, NO_TRANS, r->rows, cols, r->nb, (T)-1, r->v, r->rows, w, r->nb,
+            (T)1, c, r->ldb);
+    free(w);
 }
 
 /* B (m x k) := R^-1 Q^T B on its first `rank` rows, with Q = H(0) ... H(mn-1)
@@ -503,7 +542,8 @@ int LU_NAME(gt_gelsy_solve)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64
     T *y = v + size * blocks, *t = y + size * blocks, *g = t + QR_BLOCK * QR_BLOCK;
     for (int64_t i = 0; i < blocks; i++) {
         const int64_t j = i * QR_BLOCK, nb = mn - j < QR_BLOCK ? mn - j : QR_BLOCK;
-        LU_NAME(reflector_block)(gemm, a, lda, m, j, nb, tau, v + size * i, y + size * i, t, g);
+        LU_NAME(reflector_block)(gemm, a, lda, m, j, nb, tau, v + size * i, y + size * i, t, g,
+                                 0);
     }
     const int team = LU_NAME(team)(threads, m * mn * k, k);
     int failed = 0;
@@ -529,6 +569,99 @@ int LU_NAME(gt_gelsy_solve)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64
     }
     free(v);
     return failed ? -1 : 0;
+}
+
+/* -- Householder QR: geqrf and orgqr by blocks of reflectors over gemm ------------- */
+
+#define GEQR2 LU_NAME(geqr2_fn)
+typedef void (*GEQR2)(const int64_t *, const int64_t *, T *, const int64_t *, T *, T *,
+                      int64_t *);
+
+/* What both need: the matrix, its reflectors' scalars, and the scratch of one
+   block (v, y: m x QR_BLOCK; t, g: QR_BLOCK^2; geqr2's work: n). */
+typedef struct {
+    GEMM gemm; GEQR2 geqr2; T *a; int64_t lda, m, n, k; T *tau, *v, *y, *t, *g, *work;
+    int failed;
+} LU_NAME(qr);
+
+/* The reflect job of a block over the columns from `first` (a crew's when large). */
+static void LU_NAME(qr_reflect)(LU_NAME(qr) *q, crew_t *crew, int64_t j, int64_t nb,
+                                int64_t first) {
+    const int64_t rows = q->m - j, cols = q->n - first;
+    LU_NAME(reflect) r = {q->gemm, q->v, q->y, rows, nb, q->a + j + first * q->lda, q->lda,
+                          cols, 0};
+    crew_run(rows * cols * nb >= MIN_PARALLEL_WORK ? crew : NULL, LU_NAME(reflect_part), &r);
+    q->failed |= r.failed;
+}
+
+/* LAPACK's geqrf: per block of QR_BLOCK columns, LAPACK's geqr2 on the panel,
+   then P^T applied to the columns right of it. */
+static void LU_NAME(geqrf_leader)(void *context, crew_t *crew) {
+    LU_NAME(qr) *q = context;
+    for (int64_t j = 0; j < q->k; j += QR_BLOCK) {
+        const int64_t nb = q->k - j < QR_BLOCK ? q->k - j : QR_BLOCK, rows = q->m - j;
+        int64_t info;
+        q->geqr2(&rows, &nb, q->a + j + j * q->lda, &q->lda, q->tau + j, q->work, &info);
+        if (j + nb < q->n) {
+            LU_NAME(reflector_block)(q->gemm, q->a, q->lda, q->m, j, nb, q->tau, q->v, q->y,
+                                     q->t, q->g, 0);
+            LU_NAME(qr_reflect)(q, crew, j, nb, j + nb);
+        }
+    }
+}
+
+/* LAPACK's orgqr: Q = P_1 ... P_b E (E the first n columns of I) from the last
+   block back: each block's reflectors are read, its columns set to E's, and
+   P_i applied to the columns from its first (those left of it are still E's
+   columns there, and the rows above it zero). */
+static void LU_NAME(orgqr_leader)(void *context, crew_t *crew) {
+    LU_NAME(qr) *q = context;
+    const int64_t blocks = (q->k + QR_BLOCK - 1) / QR_BLOCK;
+    for (int64_t c = q->k; c < q->n; c++) {
+        memset(q->a + c * q->lda, 0, (size_t)q->m * sizeof(T));
+        if (c < q->m)
+            q->a[c + c * q->lda] = 1;
+    }
+    for (int64_t i = blocks - 1; i >= 0; i--) {
+        const int64_t j = i * QR_BLOCK, nb = q->k - j < QR_BLOCK ? q->k - j : QR_BLOCK;
+        LU_NAME(reflector_block)(q->gemm, q->a, q->lda, q->m, j, nb, q->tau, q->v, q->y, q->t,
+                                 q->g, 1);
+        for (int64_t c = j; c < j + nb; c++) {
+            memset(q->a + c * q->lda, 0, (size_t)q->m * sizeof(T));
+            q->a[c + c * q->lda] = 1;
+        }
+        LU_NAME(qr_reflect)(q, crew, j, nb, j);
+    }
+}
+
+static int LU_NAME(qr_run)(void (*leader)(void *, crew_t *), GEMM gemm, GEQR2 geqr2, T *a,
+                           int64_t m, int64_t n, int64_t k, int64_t lda, T *tau, int threads) {
+    const int64_t block = m * QR_BLOCK;
+    T *v = malloc(sizeof(T) * (size_t)(2 * block + 2 * QR_BLOCK * QR_BLOCK + n));
+    if (v == NULL)
+        return -1;
+    LU_NAME(qr) q = {gemm, geqr2, a, lda, m, n, k, tau, v, v + block, v + 2 * block,
+                     v + 2 * block + QR_BLOCK * QR_BLOCK, v + 2 * block + 2 * QR_BLOCK * QR_BLOCK,
+                     0};
+    crew_lead(m * n * k < MIN_CREW_WORK ? 1 : threads, leader, &q);
+    free(v);
+    return q.failed ? -1 : 0;
+}
+
+/* a (m x n) := its Householder QR (R above the diagonal, the reflectors below),
+   tau: min(m, n); 0, or -1 out of memory. */
+int LU_NAME(gt_geqrf)(GEMM gemm, GEQR2 geqr2, T *a, int64_t m, int64_t n, int64_t lda, T *tau,
+                      int threads) {
+    return LU_NAME(qr_run)(LU_NAME(geqrf_leader), gemm, geqr2, a, m, n, m < n ? m : n, lda, tau,
+                           threads);
+}
+
+/* a (m x n, m >= n >= k) := the first n columns of the product of the k
+   reflectors in a's first k columns (geqrf's, tau); 0, or -1 out of memory. */
+int LU_NAME(gt_orgqr)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t k, int64_t lda,
+                      const T *tau, int threads) {
+    return LU_NAME(qr_run)(LU_NAME(orgqr_leader), gemm, NULL, a, m, n, k, lda, (T *)tau,
+                           threads);
 }
 
 /* Row i of B's first n rows moved to row jpvt[i] - 1 (gelsy's last step: the
@@ -564,5 +697,6 @@ void LU_NAME(gt_transpose)(const T *src, int64_t m, int64_t n, int64_t lds, T *d
 #undef I
 #undef GEMM
 #undef LAIC1
+#undef GEQR2
 
 #endif
