@@ -1,10 +1,10 @@
-"""LU factorization and solves through lu.c (kernels/_lapack.py's getrf/getrs:
+"""LU factorization and solves through lapack.c (kernels/_lapack.py's getrf/getrs:
 LAPACK's getrf2 recursion over numpy's BLAS gemm, blocked substitutions) on
 matrices of order >= MIN_RECURSIVE_ORDER against real PyTorch (MKL): square,
 tall and wide factors with torch's pivots, exactly singular matrices with
-torch's info, det, inv (lu.c's getri), solve with wide right-hand sides,
-batches, one and several intra-op threads; LAPACK's own routines where lu.c
-is absent; and lu.c's tiled column-major copies of the LAPACK kernels' inputs."""
+torch's info, det, inv (lapack.c's getri), solve with wide right-hand sides,
+batches, one and several intra-op threads; LAPACK's own routines where lapack.c
+is absent; and lapack.c's tiled column-major copies of the LAPACK kernels' inputs."""
 import numpy as np
 import pytest
 import torch
@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 import glasstorch as gt
 from glasstorch._ops.kernels import _lapack
 
-pytestmark = pytest.mark.skipif(_lapack._lu_library() is None,
+pytestmark = pytest.mark.skipif(_lapack._library() is None,
                                 reason="no C compiler or no ILP64 OpenBLAS here")
 
 RTOL = {"float32": 2e-4, "float64": 1e-10}
@@ -32,7 +32,7 @@ def _close(ours, theirs, dtype, scale=1.0):
 
 @pytest.fixture
 def calls(monkeypatch):
-    """How many matrices lu.c factored and solved (proof the tests reach it)."""
+    """How many matrices lapack.c factored and solved (proof the tests reach it)."""
     counts = {"getrf": 0, "getrs": 0, "getri": 0, "gelsy_rank": 0, "gelsy_solve": 0,
               "unpivot": 0, "geqrf": 0, "orgqr": 0}
 
@@ -42,8 +42,8 @@ def calls(monkeypatch):
             return fn(*args)
         return call
     routines = {dtype: fns._replace(**{name: counted(name, getattr(fns, name)) for name in counts})
-                for dtype, fns in _lapack._lu_library().items()}
-    monkeypatch.setattr(_lapack, "_lu_library", lambda: routines)
+                for dtype, fns in _lapack._library().items()}
+    monkeypatch.setattr(_lapack, "_library", lambda: routines)
     return counts
 
 
@@ -81,7 +81,7 @@ def test_singular_matrices_give_torchs_info(dtype, calls):
 @pytest.mark.parametrize("shape", [(280, 260), (256, 300)])
 @pytest.mark.parametrize("threads", [2, 3])
 def test_lu_crew_matches_torch(shape, threads):
-    """An LU large enough for a crew (lu.c: one parallel region whose threads spin
+    """An LU large enough for a crew (lapack.c: one parallel region whose threads spin
     between the recursion's steps), 2 or 3 threads: torch's pivots and factors,
     and torch's info for a zero column met deep in the recursion."""
     x = _matrix(11, shape, "float64")
@@ -101,7 +101,7 @@ def test_lu_crew_matches_torch(shape, threads):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_det_inv_solve_match_torch(dtype, threads, calls):
-    """det, inv (lu.c's getri: the solve against I skipping L^-1's zeros) and
+    """det, inv (lapack.c's getri: the solve against I skipping L^-1's zeros) and
     solve with a wide right-hand side, on a batch of two; one thread or two
     give torch's values."""
     a = _matrix(1, (2, 96, 96), dtype) + 4 * np.eye(96, dtype=dtype)
@@ -122,11 +122,11 @@ def test_det_inv_solve_match_torch(dtype, threads, calls):
 
 
 def test_without_lu_c_lapack_gives_the_same(monkeypatch):
-    """No compiler (lu.c never loads): LAPACK's getrf/getrs, the same results."""
+    """No compiler (lapack.c never loads): LAPACK's getrf/getrs, the same results."""
     x = _matrix(5, (80, 80), "float64")
     b = _matrix(6, (80, 90), "float64")
     native = gt.linalg.lu_factor(gt.tensor(x)), gt.linalg.solve(gt.tensor(x), gt.tensor(b))
-    monkeypatch.setattr(_lapack, "_lu_library", lambda: None)
+    monkeypatch.setattr(_lapack, "_library", lambda: None)
     LU, piv = gt.linalg.lu_factor(gt.tensor(x))
     np.testing.assert_array_equal(piv.numpy(), native[0][1].numpy())
     np.testing.assert_allclose(LU.numpy(), native[0][0].numpy(), rtol=1e-11, atol=1e-11)
@@ -140,7 +140,7 @@ def test_without_lu_c_lapack_gives_the_same(monkeypatch):
 def test_inverse_matches_torch(n, dtype, threads, seed):
     """inv through getri: every column split among 1-3 threads (L^-1's parts
     of unequal widths), the column swaps of the pivots, torch's values; the
-    same as LAPACK's getrs against I (lu.c absent) to rounding."""
+    same as LAPACK's getrs against I (lapack.c absent) to rounding."""
     x = _matrix(seed, (n, n), dtype) + 3 * np.eye(n, dtype=dtype)
     saved = gt.get_num_threads()
     try:
@@ -157,7 +157,7 @@ def test_inverse_without_lu_c_is_lapacks(monkeypatch):
     """getri's fallback (no compiler): LAPACK's getrs against I, the same inverse."""
     x = _matrix(7, (90, 90), "float64") + 3 * np.eye(90)
     native = gt.linalg.inv(gt.tensor(x)).numpy()
-    monkeypatch.setattr(_lapack, "_lu_library", lambda: None)
+    monkeypatch.setattr(_lapack, "_library", lambda: None)
     np.testing.assert_allclose(gt.linalg.inv(gt.tensor(x)).numpy(), native, rtol=1e-11, atol=1e-11)
 
 
@@ -165,7 +165,7 @@ def test_inverse_without_lu_c_is_lapacks(monkeypatch):
 @given(m=st.integers(1, 150), n=st.integers(1, 150), dtype=st.sampled_from(["float32", "float64"]),
        seed=st.integers(0, 2**16))
 def test_transpose_into_is_a_column_major_copy(m, n, dtype, seed):
-    """lu.c's tiled copy (the column-major inputs of every LAPACK kernel) equals
+    """lapack.c's tiled copy (the column-major inputs of every LAPACK kernel) equals
     numpy's, edge tiles included; small matrices are left to numpy (False)."""
     a = _matrix(seed, (m, n), dtype)
     out = np.zeros((m, n), dtype, order="F")
@@ -213,12 +213,12 @@ def _same_lstsq(ours, a, b, dtype, scale=10):
 def test_gelsy_full_rank_takes_the_unpivoted_qr(m, n, k, dtype, threads, seed):
     """gelsy (the default driver) on square, tall and wide well-conditioned matrices:
     the unpivoted QR's R is of full rank, so no pivoting and no rows to put
-    back; Q^T B and R^-1 (lu.c, B's columns split among the threads) give
+    back; Q^T B and R^-1 (lapack.c, B's columns split among the threads) give
     torch's solution and rank."""
     a = (_matrix(seed, (m, n), dtype) + 2 * np.sqrt(max(m, n)) * np.eye(m, n)).astype(dtype)
     b = _matrix(seed + 1, (m, k), dtype)
     counts = {}
-    fns = _lapack._lu_library()
+    fns = _lapack._library()
     real_gelsy = _lapack.gelsy
 
     def counted(*args):
@@ -226,7 +226,7 @@ def test_gelsy_full_rank_takes_the_unpivoted_qr(m, n, k, dtype, threads, seed):
         return real_gelsy(*args)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_lapack, "gelsy", counted)
-        patch.setattr(_lapack, "_lu_library", lambda: {
+        patch.setattr(_lapack, "_library", lambda: {
             d: f._replace(unpivot=lambda *args: counts.__setitem__("unpivot", 1))
             for d, f in fns.items()})
         ours = _lstsq(a, b, threads)
@@ -239,7 +239,7 @@ def test_gelsy_full_rank_takes_the_unpivoted_qr(m, n, k, dtype, threads, seed):
 def test_gelsy_rank_deficient_pivots(shape, rank, dtype, calls):
     """A matrix of lower rank: the unpivoted R shows it, so the QR is redone with
     column pivoting (geqp3), tzrzf and ormrz give the minimum-norm solution and
-    the rows go back in column order (lu.c's unpivot): torch's rank and values,
+    the rows go back in column order (lapack.c's unpivot): torch's rank and values,
     on a batch of two."""
     m, n = shape
     a = _matrix(rank, (2, m, rank), dtype) @ _matrix(rank + 1, (2, rank, n), dtype)
@@ -271,7 +271,7 @@ def test_gelsy_outside_lu_c(calls):
                                            ((100, 70), 2)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_qr_blocks_match_torch(shape, threads, dtype, calls):
-    """linalg.qr through lu.c's geqrf and orgqr (blocks of reflectors over gemm, a
+    """linalg.qr through lapack.c's geqrf and orgqr (blocks of reflectors over gemm, a
     crew for the large ones): R, and Q in each mode, to rounding of torch's."""
     x = _matrix(12, shape, dtype)
     saved = gt.get_num_threads()
@@ -294,7 +294,7 @@ def test_qr_blocks_match_torch(shape, threads, dtype, calls):
 @pytest.mark.parametrize("k", [0, 1, 45, 70, 100])
 def test_householder_product_of_fewer_reflectors(k, calls):
     """householder_product (orgqr) with k of n reflectors: the columns past k start
-    as the identity's; torch's Q (lu.c from k = MIN_RECURSIVE_ORDER on)."""
+    as the identity's; torch's Q (lapack.c from k = MIN_RECURSIVE_ORDER on)."""
     x = _matrix(13, (150, 100), "float64")
     tau = _matrix(14, (k,), "float64") * 0.5 + 1
     ours = gt.linalg.householder_product(gt.tensor(x), gt.tensor(tau))
@@ -307,6 +307,6 @@ def test_qr_without_lu_c_is_lapacks(monkeypatch):
     """No compiler: LAPACK's geqrf and orgqr, the same Q and R to rounding."""
     x = _matrix(15, (120, 90), "float64")
     native = gt.linalg.qr(gt.tensor(x))
-    monkeypatch.setattr(_lapack, "_lu_library", lambda: None)
+    monkeypatch.setattr(_lapack, "_library", lambda: None)
     for ours, theirs in zip(gt.linalg.qr(gt.tensor(x)), native):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-11, atol=1e-11)

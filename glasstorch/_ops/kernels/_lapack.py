@@ -7,10 +7,10 @@ kernels call the routines PyTorch calls, with PyTorch's arguments, on
 column-major copies of each matrix, and read back LAPACK's ``info`` codes.
 
     call("getrf", dtype, m, n, a, lda, ipiv)      -> info (0, or LAPACK's code)
-    getrf(a, ipiv), getrs(trans, lu, ipiv, b)    LU and its solves: lu.c's recursion
+    getrf(a, ipiv), getrs(trans, lu, ipiv, b)    LU and its solves: lapack.c's recursion
     getri(lu, ipiv, b)                           over gemm for large real matrices
     geqrf(a, tau), orgqr(q, k, tau)              Householder QR and its Q, the same
-    gelsy(a, b, rcond)                           least squares: LAPACK's QR, then lu.c
+    gelsy(a, b, rcond)                           least squares: LAPACK's QR, then lapack.c
     transpose_into(a, out)                       a row-major matrix copied column-major
     int_array(shape)                             an array of LAPACK's integers
     split_columns(run, columns, work)            independent right-hand sides on
@@ -140,16 +140,17 @@ def trsm(dtype, side, uplo, trans, diag, m, n, a, lda, b, ldb) -> None:
        int_type(ldb))
 
 
-# -- lu.c: getrf and getrs recursive over gemm (real dtypes, ILP64 BLAS) --------------
+# -- lapack.c: LU, QR and gelsy's steps over gemm (real dtypes, ILP64 BLAS) ---------------
 
-_LU_SOURCE = os.path.join(os.path.dirname(__file__), "lu.c")
-MIN_RECURSIVE_ORDER = 64    # smaller matrices: LAPACK's own getrf/getrs (no gain to make)
-# lu.c's routines for one real dtype (gelsy_rank with LAPACK's laic1 bound in)
-_LuRoutines = collections.namedtuple(
-    "_LuRoutines", "gemm getrf getrs getri transpose gelsy_rank gelsy_solve unpivot geqrf orgqr")
+_SOURCE = os.path.join(os.path.dirname(__file__), "lapack.c")
+MIN_RECURSIVE_ORDER = 64    # smaller matrices: LAPACK's own routines (no gain to make)
+# lapack.c's routines for one real dtype (LAPACK's laic1 and geqr2 bound in)
+_Routines = collections.namedtuple(
+    "_Routines", "gemm getrf getrs getri transpose gelsy_rank gelsy_solve unpivot geqrf orgqr")
 
-def _declare_lu(lib):
-    """lu.c's routines per real dtype, with numpy's ``cblas_?gemm`` address."""
+
+def _declare(lib):
+    """lapack.c's routines per real dtype, with numpy's ``cblas_?gemm`` address."""
     blas, pattern, _ = _FOUND
     p, i64, c_int = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
     blas_fns = {}
@@ -167,7 +168,8 @@ def _declare_lu(lib):
         transpose = getattr(lib, f"gt_transpose_{suffix}")
         transpose.argtypes = [p, i64, i64, i64, p, i64]
         laic1 = ctypes.cast(getattr(blas, fortran.format(letter + "laic1")), p)
-        rank, solve = getattr(lib, f"gt_gelsy_rank_{suffix}"), getattr(lib, f"gt_gelsy_solve_{suffix}")
+        rank = getattr(lib, f"gt_gelsy_rank_{suffix}")
+        solve = getattr(lib, f"gt_gelsy_solve_{suffix}")
         rank.argtypes = [p, p, i64, i64, scalar, p, p]
         rank.restype = i64
         solve.argtypes = [p, p, i64, i64, i64, p, i64, p, i64, i64, c_int]
@@ -179,33 +181,33 @@ def _declare_lu(lib):
         geqrf.argtypes = [p, p, p, i64, i64, i64, p, c_int]
         orgqr.argtypes = [p, p, i64, i64, i64, i64, p, c_int]
         geqrf.restype = orgqr.restype = c_int
-        blas_fns[np.dtype(real)] = _LuRoutines(gemm, getrf, getrs, getri, transpose,
-                                               functools.partial(rank, laic1), solve, unpivot,
-                                               functools.partial(geqrf, gemm, geqr2),
-                                               functools.partial(orgqr, gemm))
+        blas_fns[np.dtype(real)] = _Routines(gemm, getrf, getrs, getri, transpose,
+                                             functools.partial(rank, laic1), solve, unpivot,
+                                             functools.partial(geqrf, gemm, geqr2),
+                                             functools.partial(orgqr, gemm))
     return blas_fns
 
 
-_load_lu = native.companion(_LU_SOURCE, _declare_lu)
+_load = native.companion(_SOURCE, _declare)
 
 
-def _lu_library():
-    """lu.c compiled like native.c: its _LuRoutines per real dtype; None without
-    a compiler, native loops or an ILP64 OpenBLAS (the integers lu.c passes)."""
-    return _load_lu() if _FOUND is not None and INT == np.int64 else None
+def _library():
+    """lapack.c compiled like native.c: its _Routines per real dtype; None without
+    a compiler, native loops or an ILP64 OpenBLAS (the integers lapack.c passes)."""
+    return _load() if _FOUND is not None and INT == np.int64 else None
 
 
 def _recursive(a, order):
-    """lu.c's routines for ``a``'s dtype when it takes a matrix of this order."""
+    """lapack.c's routines for ``a``'s dtype when it takes a matrix of this order."""
     if order < MIN_RECURSIVE_ORDER or a.dtype.kind != "f" or a.itemsize not in (4, 8):
         return None
-    lib = _lu_library()
+    lib = _library()
     return None if lib is None else lib[a.dtype]
 
 
 def getrf(a, ipiv) -> int:
     """LU with partial pivoting of the column-major matrix ``a`` in place (pivots
-    into ``ipiv``, LAPACK integers): LAPACK's ``info``.  lu.c's recursion over
+    into ``ipiv``, LAPACK integers): LAPACK's ``info``.  lapack.c's recursion over
     gemm (on the intra-op threads) for a large real matrix, LAPACK's getrf else."""
     m, n = a.shape
     fns = _recursive(a, min(m, n))
@@ -217,7 +219,7 @@ def getrf(a, ipiv) -> int:
 
 def getrs(trans, lu, ipiv, b) -> None:
     """Solve op(A) X = ``b`` in place (column-major) with getrf's factors of A:
-    lu.c's recursive solves over gemm for an untransposed large real system,
+    lapack.c's recursive solves over gemm for an untransposed large real system,
     its right-hand sides split among the intra-op threads; LAPACK's getrs
     else (the columns split the same way)."""
     n, k = b.shape
@@ -236,11 +238,11 @@ def getrs(trans, lu, ipiv, b) -> None:
 
 def transpose_into(a, out) -> bool:
     """Copy the C-contiguous matrix ``a`` into the column-major matrix ``out`` by
-    lu.c's cache tiles (numpy's transposing copy of 512x512 float32 takes 2.6
+    lapack.c's cache tiles (numpy's transposing copy of 512x512 float32 takes 2.6
     times as long); False, nothing copied, for a small matrix (numpy's copy
-    then) or where lu.c or the dtype does not serve."""
+    then) or where lapack.c or the dtype does not serve."""
     m, n = a.shape
-    fns = _lu_library() if m * n >= MIN_RECURSIVE_ORDER ** 2 else None
+    fns = _library() if m * n >= MIN_RECURSIVE_ORDER ** 2 else None
     fn = None if fns is None or a.dtype not in fns else fns[a.dtype].transpose
     if fn is None or out.dtype != a.dtype or not a.flags.c_contiguous or not out.flags.f_contiguous:
         return False
@@ -250,7 +252,7 @@ def transpose_into(a, out) -> bool:
 
 def getri(lu, ipiv, b) -> None:
     """A^-1 into the column-major ``b`` (its contents unused) from getrf's factors
-    of A: lu.c's inverse (the solve against I skipping the zeros of L^-1) for a
+    of A: lapack.c's inverse (the solve against I skipping the zeros of L^-1) for a
     large real matrix; else ATen's route, LAPACK's getrs against the identity."""
     n = lu.shape[0]
     fns = _recursive(b, n)
@@ -264,7 +266,7 @@ def getri(lu, ipiv, b) -> None:
 
 def geqrf(a, tau) -> None:
     """Householder QR of the column-major matrix ``a`` in place (R above the
-    diagonal, the reflectors below, their scalars into ``tau``): lu.c's blocks
+    diagonal, the reflectors below, their scalars into ``tau``): lapack.c's blocks
     of reflectors over gemm (LAPACK's geqr2 on each panel, the crew on the
     rest) for a large real matrix, LAPACK's geqrf else."""
     m, n = a.shape
@@ -278,7 +280,7 @@ def geqrf(a, tau) -> None:
 
 def orgqr(q, k, tau) -> None:
     """The first n columns of the product of the ``k`` reflectors in the first
-    columns of the column-major ``q`` (m x n, geqrf's), in place: lu.c for a
+    columns of the column-major ``q`` (m x n, geqrf's), in place: lapack.c for a
     large real matrix, LAPACK's orgqr / ungqr else."""
     m, n = q.shape
     fns = _recursive(q, min(n, k) if k else 0)
@@ -309,7 +311,7 @@ def gelsy(a, b, rcond: float):
     solution equals the gels driver's, bit for bit, and it takes gels's time),
     the QR is first unpivoted (geqrf); only where that R does not come out of
     full rank is it redone with column pivoting (geqp3), the rank then taken
-    from the pivoted R.  Then lu.c's Q^T B and R^-1 over gemm (a rank below n:
+    from the pivoted R.  Then lapack.c's Q^T B and R^-1 over gemm (a rank below n:
     with LAPACK's tzrzf and ormrz, as gelsy) and the pivoted rows put back in
     column order.  A small, complex or out-of-range matrix (one gelsy would
     rescale first) goes to LAPACK's gelsy whole."""

@@ -87,7 +87,7 @@ def build(source_path: str):
 
 
 def companion(source_path: str, declare):
-    """The loader of a C file compiled like native.c (fft.c, sorting.c, lu.c):
+    """The loader of a C file compiled like native.c (fft.c, sorting.c, lapack.c):
     its first call builds the file and returns ``declare(lib)`` (which sets
     the functions' argtypes), every later call the same; None where native
     loops are off, no compiler exists or the build fails."""

@@ -1,42 +1,43 @@
-/* LU factorization with partial pivoting, LU solves and the inverse, recursive
- * over BLAS (what MKL's getrf/getrs do for ATen's linalg.lu_factor, det, solve
- * and inv).
+/* LAPACK's dense factorizations rebuilt over BLAS's gemm: LU (getrf, getrs,
+ * getri), Householder QR (geqrf, orgqr) and the least-squares steps of gelsy,
+ * what MKL runs for ATen's linalg.lu_factor, det, solve, inv, qr and lstsq.
  *
- * numpy's OpenBLAS has getrf and trsm, but its trsm runs at a third of its
- * gemm's speed and its threads are pinned to one (kernels/native.py).  Here
- * the work goes to gemm: the LU splits the columns in half (LAPACK's getrf2
- * recursion: factor the left half, swap and solve the top right block,
- * update the bottom right block with one gemm, factor it), down to panels of
- * LU_LEAF columns factored by plain loops (getf2: the first largest |value|
- * of a column is its pivot).  A triangular solve splits the same way around
- * one gemm, down to blocks of TRSM_LEAF rows solved by vectorized
- * substitutions (W right-hand sides at once: BLAS's trsm spends a fixed time
- * per column, as long for 16 rows as for 128).  The inverse (getri) is the
- * solve against the identity with the known zeros of L^-1 skipped (a third
- * less work than getrs).  Large gemm updates and solves are split by columns
- * among the intra-op threads (OpenMP), each calling the single-threaded BLAS.
- * A large LU runs its recursion in one parallel region whose other threads
- * (a crew) spin between the steps it hands them: an OpenMP region per step
- * would wake sleeping threads each time (kernels/native.py's PASSIVE policy:
- * ~0.1 ms a wake on these machines, about a step's gemm).
- * gt_transpose makes the column-major copies of row-major inputs that the
- * kernels hand to LAPACK, by cache tiles.
- *
- * The same solves serve least squares (gelsy, ATen's default lstsq driver on
- * CPU): after LAPACK's pivoted QR (geqp3) and gelsy's rank estimate (its
- * laic1 loop, LAPACK's own laic1 passed in), Q^T B goes to gemm by blocks
- * of QR_BLOCK reflectors (LAPACK's compact WY form, I - V T V^T, with V
- * written out whole: OpenBLAS's ormqr spends its time in trmm) and R^-1 to
- * the recursive solve, in one parallel region over B's columns.
+ * numpy's OpenBLAS has these routines, but its trsm and trmm run at a third
+ * of its gemm's speed and its threads are pinned to one (kernels/native.py).
+ * Here the work goes to gemm:
+ *   LU     splits the columns in half (LAPACK's getrf2 recursion: factor the
+ *          left half, swap and solve the top right block, update the bottom
+ *          right block with one gemm, factor it), down to panels of LU_LEAF
+ *          columns factored by plain loops (getf2: the first largest |value|
+ *          of a column is its pivot).
+ *   solves split the same way around one gemm, down to blocks of TRSM_LEAF
+ *          rows solved by vectorized substitutions (W right-hand sides at
+ *          once: BLAS's trsm spends a fixed time per column, as long for 16
+ *          rows as for 128).  The inverse (getri) is the solve against the
+ *          identity with the known zeros of L^-1 skipped (a third less work).
+ *   QR     by blocks of QR_BLOCK reflectors: LAPACK's geqr2 on each panel,
+ *          then the block's compact WY form I - V T V^T (larft's T, V written
+ *          out whole) applied to the rest with two gemms; orgqr applies the
+ *          blocks to the identity's columns from the last one back.
+ *   gelsy  (ATen's default lstsq driver on CPU): after the QR, gelsy's rank
+ *          estimate (its laic1 loop, LAPACK's own laic1 passed in), Q^T B by
+ *          the same blocks and R^-1 by the recursive solve.
+ * Large steps are split by columns among the intra-op threads (OpenMP), each
+ * calling the single-threaded BLAS.  A large LU or QR runs in one parallel
+ * region whose other threads (a crew) spin between the steps its leader hands
+ * them: an OpenMP region per step would wake sleeping threads each time
+ * (kernels/native.py's PASSIVE policy: ~0.1 ms a wake on these machines,
+ * about a step's gemm).  gt_transpose makes the column-major copies of
+ * row-major inputs that the kernels hand to LAPACK, by cache tiles.
  *
  * Matrices are column-major with leading dimension `ld`; pivots are LAPACK's
  * (1-based, row i swapped with row ipiv[i] - 1 in turn); integers are 64-bit
  * (numpy's ILP64 OpenBLAS, whose cblas_?gemm the caller passes in).
  *
  * The body below is compiled for float and double: the file includes itself
- * with LU_TYPE defined.
+ * with LA_TYPE defined.
  */
-#ifndef LU_TYPE
+#ifndef LA_TYPE
 
 #include <float.h>
 #include <math.h>
@@ -136,41 +137,41 @@ static void crew_lead(int threads, void (*leader)(void *, crew_t *), void *conte
     }
 }
 
-#define LU_TYPE float
-#define LU_MIN FLT_MIN
-#define LU_ABS fabsf
-#define LU_INT int32_t
-#define LU_NAME(x) x##_f32
-#include "lu.c"
-#undef LU_TYPE
-#undef LU_MIN
-#undef LU_ABS
-#undef LU_INT
-#undef LU_NAME
+#define LA_TYPE float
+#define LA_MIN FLT_MIN
+#define LA_ABS fabsf
+#define LA_INT int32_t
+#define LA_NAME(x) x##_f32
+#include "lapack.c"
+#undef LA_TYPE
+#undef LA_MIN
+#undef LA_ABS
+#undef LA_INT
+#undef LA_NAME
 
-#define LU_TYPE double
-#define LU_MIN DBL_MIN
-#define LU_ABS fabs
-#define LU_INT int64_t
-#define LU_NAME(x) x##_f64
-#include "lu.c"
+#define LA_TYPE double
+#define LA_MIN DBL_MIN
+#define LA_ABS fabs
+#define LA_INT int64_t
+#define LA_NAME(x) x##_f64
+#include "lapack.c"
 
-#else   /* the body, for T = LU_TYPE */
+#else   /* the body, for T = LA_TYPE */
 
-#define T LU_TYPE
+#define T LA_TYPE
 #define W (64 / (int)sizeof(T))
-#define V LU_NAME(vec)
+#define V LA_NAME(vec)
 typedef T V __attribute__((vector_size(64)));
-#define I LU_NAME(ints)
-typedef LU_INT I __attribute__((vector_size(64)));
-#define GEMM LU_NAME(gemm_fn)
+#define I LA_NAME(ints)
+typedef LA_INT I __attribute__((vector_size(64)));
+#define GEMM LA_NAME(gemm_fn)
 typedef void (*GEMM)(int, int, int, int64_t, int64_t, int64_t, T, const T *, int64_t,
                      const T *, int64_t, T, T *, int64_t);
 
-static inline V LU_NAME(loadu)(const T *p) { V v; memcpy(&v, p, sizeof v); return v; }
+static inline V LA_NAME(loadu)(const T *p) { V v; memcpy(&v, p, sizeof v); return v; }
 
 /* How many threads a step of `work` multiply-adds over `columns` columns takes. */
-static int LU_NAME(team)(int threads, int64_t work, int64_t columns) {
+static int LA_NAME(team)(int threads, int64_t work, int64_t columns) {
     if (work < MIN_PARALLEL_WORK || threads < 2)
         return 1;
     return columns < threads ? (int)columns : threads;
@@ -179,7 +180,7 @@ static int LU_NAME(team)(int threads, int64_t work, int64_t columns) {
 /* The substitutions of a block of n <= TRSM_LEAF rows: W columns of B at a time,
    row i of them one vector (BLAS's trsm takes as long for a few rows as for
    many: a fixed cost per column). */
-static void LU_NAME(substitute)(int upper, int64_t n, int64_t k, const T *a, int64_t lda, T *b,
+static void LA_NAME(substitute)(int upper, int64_t n, int64_t k, const T *a, int64_t lda, T *b,
                                 int64_t ldb) {
     V x[TRSM_LEAF];
     for (int64_t c0 = 0; c0 < k; c0 += W) {
@@ -210,31 +211,31 @@ static void LU_NAME(substitute)(int upper, int64_t n, int64_t k, const T *a, int
 }
 
 /* B (n x k) := A^-1 B, A lower unit (upper: upper non-unit) triangular; one thread. */
-static void LU_NAME(solve)(GEMM gemm, int upper, int64_t n, int64_t k, const T *a, int64_t lda,
+static void LA_NAME(solve)(GEMM gemm, int upper, int64_t n, int64_t k, const T *a, int64_t lda,
                            T *b, int64_t ldb) {
     if (n <= TRSM_LEAF) {
-        LU_NAME(substitute)(upper, n, k, a, lda, b, ldb);
+        LA_NAME(substitute)(upper, n, k, a, lda, b, ldb);
         return;
     }
     const int64_t n1 = n / 2, n2 = n - n1;
     const T *a22 = a + n1 + n1 * lda;
     if (upper) {
-        LU_NAME(solve)(gemm, upper, n2, k, a22, lda, b + n1, ldb);
+        LA_NAME(solve)(gemm, upper, n2, k, a22, lda, b + n1, ldb);
         gemm(COL_MAJOR, NO_TRANS, NO_TRANS, n1, k, n2, (T)-1, a + n1 * lda, lda, b + n1, ldb,
              (T)1, b, ldb);
-        LU_NAME(solve)(gemm, upper, n1, k, a, lda, b, ldb);
+        LA_NAME(solve)(gemm, upper, n1, k, a, lda, b, ldb);
     } else {
-        LU_NAME(solve)(gemm, upper, n1, k, a, lda, b, ldb);
+        LA_NAME(solve)(gemm, upper, n1, k, a, lda, b, ldb);
         gemm(COL_MAJOR, NO_TRANS, NO_TRANS, n2, k, n1, (T)-1, a + n1, lda, b, ldb, (T)1,
              b + n1, ldb);
-        LU_NAME(solve)(gemm, upper, n2, k, a22, lda, b + n1, ldb);
+        LA_NAME(solve)(gemm, upper, n2, k, a22, lda, b + n1, ldb);
     }
 }
 
 /* Rows i and ipiv[i] - 1 swapped for i in [k1, k2), in the n columns of a: the
    swaps in turn over blocks of SWAP_BLOCK columns (LAPACK's laswp order), whose
    independent element swaps overlap, one test of each pivot per block. */
-static void LU_NAME(laswp)(T *a, int64_t lda, int64_t n, int64_t k1, int64_t k2,
+static void LA_NAME(laswp)(T *a, int64_t lda, int64_t n, int64_t k1, int64_t k2,
                            const int64_t *ipiv) {
     for (int64_t j0 = 0; j0 < n; j0 += SWAP_BLOCK) {
         const int64_t cols = n - j0 < SWAP_BLOCK ? n - j0 : SWAP_BLOCK;
@@ -254,8 +255,8 @@ static void LU_NAME(laswp)(T *a, int64_t lda, int64_t n, int64_t k1, int64_t k2,
 
 /* The first i in [j, m) of the largest |col[i]| (NaNs never larger; a NaN at j is
    kept): the largest below j found W rows at a time, then its first place. */
-static int64_t LU_NAME(pivot)(const T *col, int64_t j, int64_t m) {
-    const T first = LU_ABS(col[j]);
+static int64_t LA_NAME(pivot)(const T *col, int64_t j, int64_t m) {
+    const T first = LA_ABS(col[j]);
     T best = 0;
     int64_t i = j + 1;
     if (m - i >= W) {
@@ -263,26 +264,26 @@ static int64_t LU_NAME(pivot)(const T *col, int64_t j, int64_t m) {
         const I sign = (I)(-zero);
         V top = zero;
         for (; i + W <= m; i += W) {
-            const I v = (I)LU_NAME(loadu)(col + i) & ~sign;     /* |col[i..]| */
+            const I v = (I)LA_NAME(loadu)(col + i) & ~sign;     /* |col[i..]| */
             const I larger = (V)v > top;    /* all ones where larger (never for a NaN) */
             top = (V)((v & larger) | ((I)top & ~larger));
         }
         for (int l = 0; l < W; l++) best = top[l] > best ? top[l] : best;
     }
-    for (; i < m; i++) best = LU_ABS(col[i]) > best ? LU_ABS(col[i]) : best;
+    for (; i < m; i++) best = LA_ABS(col[i]) > best ? LA_ABS(col[i]) : best;
     if (!(best > first))
         return j;
-    for (i = j + 1; LU_ABS(col[i]) != best; i++) {}
+    for (i = j + 1; LA_ABS(col[i]) != best; i++) {}
     return i;
 }
 
 /* The unblocked LU of a panel (LAPACK's getf2); its info (first zero pivot, 1-based). */
-static int64_t LU_NAME(getf2)(T *a, int64_t lda, int64_t m, int64_t n, int64_t *ipiv) {
+static int64_t LA_NAME(getf2)(T *a, int64_t lda, int64_t m, int64_t n, int64_t *ipiv) {
     int64_t info = 0;
     const int64_t mn = m < n ? m : n;
     for (int64_t j = 0; j < mn; j++) {
         T *col = a + j * lda;
-        const int64_t p = LU_NAME(pivot)(col, j, m);
+        const int64_t p = LA_NAME(pivot)(col, j, m);
         ipiv[j] = p + 1;
         const T pivot = col[p];
         if (pivot != 0) {
@@ -291,7 +292,7 @@ static int64_t LU_NAME(getf2)(T *a, int64_t lda, int64_t m, int64_t n, int64_t *
                     T *x = a + c * lda, t = x[j];
                     x[j] = x[p]; x[p] = t;
                 }
-            if (LU_ABS(pivot) >= LU_MIN) {
+            if (LA_ABS(pivot) >= LA_MIN) {
                 const T r = 1 / pivot;
                 for (int64_t i = j + 1; i < m; i++) col[i] *= r;
             } else {
@@ -312,67 +313,67 @@ static int64_t LU_NAME(getf2)(T *a, int64_t lda, int64_t m, int64_t n, int64_t *
 /* One step of the LU recursion on the columns right of its left half (n1 wide,
    factored): their rows swapped as the left half's were, A12 := L11^-1 A12 and
    A22 -= A21 A12, all column by column, so that a crew splits them. */
-typedef struct { GEMM gemm; T *a; int64_t lda, m, n1, n2; const int64_t *ipiv; } LU_NAME(step);
+typedef struct { GEMM gemm; T *a; int64_t lda, m, n1, n2; const int64_t *ipiv; } LA_NAME(step);
 
-static void LU_NAME(step_part)(void *context, int part, int parts) {
-    const LU_NAME(step) *s = context;
+static void LA_NAME(step_part)(void *context, int part, int parts) {
+    const LA_NAME(step) *s = context;
     const int64_t lo = s->n2 * part / parts, hi = s->n2 * (part + 1) / parts;
     if (hi == lo)
         return;
     T *a12 = s->a + (s->n1 + lo) * s->lda;
-    LU_NAME(laswp)(a12, s->lda, hi - lo, 0, s->n1, s->ipiv);
-    LU_NAME(solve)(s->gemm, 0, s->n1, hi - lo, s->a, s->lda, a12, s->lda);
+    LA_NAME(laswp)(a12, s->lda, hi - lo, 0, s->n1, s->ipiv);
+    LA_NAME(solve)(s->gemm, 0, s->n1, hi - lo, s->a, s->lda, a12, s->lda);
     if (s->m > s->n1)
         s->gemm(COL_MAJOR, NO_TRANS, NO_TRANS, s->m - s->n1, hi - lo, s->n1, (T)-1,
                 s->a + s->n1, s->lda, a12, s->lda, (T)1, a12 + s->n1, s->lda);
 }
 
 /* The recursive LU of a (m x n) in place (LAPACK's getrf2); its info. */
-static int64_t LU_NAME(getrf2)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64_t m,
+static int64_t LA_NAME(getrf2)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64_t m,
                                int64_t n, int64_t *ipiv) {
     const int64_t mn = m < n ? m : n;
     if (n <= LU_LEAF || mn <= LU_LEAF)
-        return LU_NAME(getf2)(a, lda, m, n, ipiv);
+        return LA_NAME(getf2)(a, lda, m, n, ipiv);
     const int64_t n1 = mn / 2, n2 = n - n1;
     T *a22 = a + n1 * lda + n1;
-    int64_t info = LU_NAME(getrf2)(gemm, crew, a, lda, m, n1, ipiv);
-    LU_NAME(step) step = {gemm, a, lda, m, n1, n2, ipiv};
-    crew_run(m * n2 * n1 >= MIN_PARALLEL_WORK ? crew : NULL, LU_NAME(step_part), &step);
-    const int64_t info2 = LU_NAME(getrf2)(gemm, crew, a22, lda, m - n1, n2, ipiv + n1);
+    int64_t info = LA_NAME(getrf2)(gemm, crew, a, lda, m, n1, ipiv);
+    LA_NAME(step) step = {gemm, a, lda, m, n1, n2, ipiv};
+    crew_run(m * n2 * n1 >= MIN_PARALLEL_WORK ? crew : NULL, LA_NAME(step_part), &step);
+    const int64_t info2 = LA_NAME(getrf2)(gemm, crew, a22, lda, m - n1, n2, ipiv + n1);
     if (info == 0 && info2 > 0)
         info = info2 + n1;
     for (int64_t i = n1; i < mn; i++)
         ipiv[i] += n1;
-    LU_NAME(laswp)(a, lda, n1, n1, mn, ipiv);
+    LA_NAME(laswp)(a, lda, n1, n1, mn, ipiv);
     return info;
 }
 
-typedef struct { GEMM gemm; T *a; int64_t lda, m, n, *ipiv, info; } LU_NAME(lu);
+typedef struct { GEMM gemm; T *a; int64_t lda, m, n, *ipiv, info; } LA_NAME(lu);
 
-static void LU_NAME(lu_leader)(void *context, crew_t *crew) {
-    LU_NAME(lu) *lu = context;
-    lu->info = LU_NAME(getrf2)(lu->gemm, crew, lu->a, lu->lda, lu->m, lu->n, lu->ipiv);
+static void LA_NAME(lu_leader)(void *context, crew_t *crew) {
+    LA_NAME(lu) *lu = context;
+    lu->info = LA_NAME(getrf2)(lu->gemm, crew, lu->a, lu->lda, lu->m, lu->n, lu->ipiv);
 }
 
-int64_t LU_NAME(gt_getrf)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t lda,
+int64_t LA_NAME(gt_getrf)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t lda,
                           int64_t *ipiv, int threads) {
     const int64_t mn = m < n ? m : n;
-    LU_NAME(lu) lu = {gemm, a, lda, m, n, ipiv, 0};
-    crew_lead(m * n * mn < MIN_CREW_WORK ? 1 : threads, LU_NAME(lu_leader), &lu);
+    LA_NAME(lu) lu = {gemm, a, lda, m, n, ipiv, 0};
+    crew_lead(m * n * mn < MIN_CREW_WORK ? 1 : threads, LA_NAME(lu_leader), &lu);
     return lu.info;
 }
 
 /* B (n x k) := A^-1 B from A's LU factors (LAPACK's getrs, no transpose). */
-void LU_NAME(gt_getrs)(GEMM gemm, const T *lu, int64_t n, int64_t lda,
+void LA_NAME(gt_getrs)(GEMM gemm, const T *lu, int64_t n, int64_t lda,
                        const int64_t *ipiv, T *b, int64_t k, int64_t ldb, int threads) {
-    const int team = LU_NAME(team)(threads, n * n * k, k);
+    const int team = LA_NAME(team)(threads, n * n * k, k);
     #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
     for (int t = 0; t < team; t++) {
         const int64_t lo = k * t / team, hi = k * (t + 1) / team;
         T *part = b + lo * ldb;
-        LU_NAME(laswp)(part, ldb, hi - lo, 0, n, ipiv);
-        LU_NAME(solve)(gemm, 0, n, hi - lo, lu, lda, part, ldb);
-        LU_NAME(solve)(gemm, 1, n, hi - lo, lu, lda, part, ldb);
+        LA_NAME(laswp)(part, ldb, hi - lo, 0, n, ipiv);
+        LA_NAME(solve)(gemm, 0, n, hi - lo, lu, lda, part, ldb);
+        LA_NAME(solve)(gemm, 1, n, hi - lo, lu, lda, part, ldb);
     }
 }
 
@@ -380,26 +381,26 @@ void LU_NAME(gt_getrs)(GEMM gemm, const T *lu, int64_t n, int64_t lda,
    the known zeros of L^-1 (above its diagonal) are written, never computed: the
    left half of a square block recursively, its right half as L22's own inverse,
    and for w < m the rows below the top w x w inverse by one gemm and a solve. */
-static void LU_NAME(lower_inverse)(GEMM gemm, int64_t m, int64_t w, const T *a, int64_t lda,
+static void LA_NAME(lower_inverse)(GEMM gemm, int64_t m, int64_t w, const T *a, int64_t lda,
                                    T *b, int64_t ldb) {
     if (w == m && m <= TRSM_LEAF) {
         for (int64_t j = 0; j < m; j++) {
             memset(b + j * ldb, 0, (size_t)m * sizeof(T));
             b[j + j * ldb] = 1;
         }
-        LU_NAME(substitute)(0, m, m, a, lda, b, ldb);
+        LA_NAME(substitute)(0, m, m, a, lda, b, ldb);
     } else if (w == m) {
         const int64_t n1 = m / 2;
-        LU_NAME(lower_inverse)(gemm, m, n1, a, lda, b, ldb);
+        LA_NAME(lower_inverse)(gemm, m, n1, a, lda, b, ldb);
         for (int64_t j = n1; j < m; j++)
             memset(b + j * ldb, 0, (size_t)n1 * sizeof(T));
-        LU_NAME(lower_inverse)(gemm, m - n1, m - n1, a + n1 + n1 * lda, lda,
+        LA_NAME(lower_inverse)(gemm, m - n1, m - n1, a + n1 + n1 * lda, lda,
                                b + n1 + n1 * ldb, ldb);
     } else {
-        LU_NAME(lower_inverse)(gemm, w, w, a, lda, b, ldb);
+        LA_NAME(lower_inverse)(gemm, w, w, a, lda, b, ldb);
         gemm(COL_MAJOR, NO_TRANS, NO_TRANS, m - w, w, w, (T)-1, a + w, lda, b, ldb, (T)0,
              b + w, ldb);
-        LU_NAME(solve)(gemm, 0, m - w, w, a + w + w * lda, lda, b + w, ldb);
+        LA_NAME(solve)(gemm, 0, m - w, w, a + w + w * lda, lda, b + w, ldb);
     }
 }
 
@@ -408,9 +409,9 @@ static void LU_NAME(lower_inverse)(GEMM gemm, int64_t m, int64_t w, const T *a, 
    A^-1 = U^-1 L^-1 S: L^-1 skipping its zeros, the solve with U, then the swaps
    as column swaps in reverse order.  The columns are split among threads, for
    L^-1 so that each part has as many multiply-adds (column j costs ~ (n - j)^2). */
-void LU_NAME(gt_getri)(GEMM gemm, const T *lu, int64_t n, int64_t lda, const int64_t *ipiv,
+void LA_NAME(gt_getri)(GEMM gemm, const T *lu, int64_t n, int64_t lda, const int64_t *ipiv,
                        T *b, int64_t ldb, int threads) {
-    const int team = LU_NAME(team)(threads, n * n * n, n);
+    const int team = LA_NAME(team)(threads, n * n * n, n);
     #pragma omp parallel num_threads(team) if (team > 1)
     {
         const int t = team > 1 ? omp_get_thread_num() : 0;
@@ -420,11 +421,11 @@ void LU_NAME(gt_getri)(GEMM gemm, const T *lu, int64_t n, int64_t lda, const int
         for (int64_t j = lo; j < hi; j++)
             memset(b + j * ldb, 0, (size_t)lo * sizeof(T));
         if (hi > lo)
-            LU_NAME(lower_inverse)(gemm, n - lo, hi - lo, lu + lo + lo * lda, lda,
+            LA_NAME(lower_inverse)(gemm, n - lo, hi - lo, lu + lo + lo * lda, lda,
                                    b + lo + lo * ldb, ldb);
         #pragma omp barrier
         const int64_t c0 = n * t / team, c1 = n * (t + 1) / team;
-        LU_NAME(solve)(gemm, 1, n, c1 - c0, lu, lda, b + c0 * ldb, ldb);
+        LA_NAME(solve)(gemm, 1, n, c1 - c0, lu, lda, b + c0 * ldb, ldb);
     }
     for (int64_t j = n - 1; j >= 0; j--) {
         const int64_t p = ipiv[j] - 1;
@@ -439,7 +440,7 @@ void LU_NAME(gt_getri)(GEMM gemm, const T *lu, int64_t n, int64_t lda, const int
 
 /* -- least squares: gelsy's steps around LAPACK's geqp3 ------------------------- */
 
-#define LAIC1 LU_NAME(laic1_fn)
+#define LAIC1 LA_NAME(laic1_fn)
 typedef void (*LAIC1)(const int64_t *, const int64_t *, const T *, const T *, const T *,
                       const T *, T *, T *, T *);
 
@@ -447,10 +448,10 @@ typedef void (*LAIC1)(const int64_t *, const int64_t *, const T *, const T *, co
    its estimated condition number below 1 / rcond.  The smallest and largest
    singular values of R[:r, :r] are tracked incrementally by LAPACK's laic1
    (job 2 and 1) with their approximate singular vectors (xmin, xmax: mn each). */
-int64_t LU_NAME(gt_gelsy_rank)(LAIC1 laic1, const T *a, int64_t lda, int64_t mn, T rcond,
+int64_t LA_NAME(gt_gelsy_rank)(LAIC1 laic1, const T *a, int64_t lda, int64_t mn, T rcond,
                                T *xmin, T *xmax) {
     const int64_t largest = 1, smallest = 2;
-    T smax = LU_ABS(a[0]), smin = smax;
+    T smax = LA_ABS(a[0]), smin = smax;
     if (mn == 0 || smax == 0)
         return 0;
     xmin[0] = xmax[0] = 1;
@@ -478,7 +479,7 @@ int64_t LU_NAME(gt_gelsy_rank)(LAIC1 laic1, const T *a, int64_t lda, int64_t mn,
    (LAPACK's larft, forward and columnwise) built from g = V^T V (one gemm):
    so that P^T (P when `forward`) applies to B as B - V (Y^T B), two gemms
    (reflect_part).  t, g: nb x nb scratch. */
-static void LU_NAME(reflector_block)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t j,
+static void LA_NAME(reflector_block)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t j,
                                      int64_t nb, const T *tau, T *v, T *y, T *t, T *g,
                                      int forward) {
     const int64_t rows = m - j;
@@ -507,10 +508,10 @@ static void LU_NAME(reflector_block)(GEMM gemm, const T *a, int64_t lda, int64_t
 /* B (rows x cols) -= V (Y^T B) for a block of reflectors (reflector_block), its
    columns split among a crew's parts. */
 typedef struct { GEMM gemm; const T *v, *y; int64_t rows, nb; T *b; int64_t ldb, cols; int failed; }
-    LU_NAME(reflect);
+    LA_NAME(reflect);
 
-static void LU_NAME(reflect_part)(void *context, int part, int parts) {
-    LU_NAME(reflect) *r = context;
+static void LA_NAME(reflect_part)(void *context, int part, int parts) {
+    LA_NAME(reflect) *r = context;
     const int64_t lo = r->cols * part / parts, cols = r->cols * (part + 1) / parts - lo;
     if (cols == 0)
         return;
@@ -532,7 +533,7 @@ static void LU_NAME(reflect_part)(void *context, int part, int parts) {
    of reflectors are written out first; then each thread takes its share of
    B's columns: per block, B -= V (Y^T B) (two gemms), then the recursive
    triangular solve. */
-int LU_NAME(gt_gelsy_solve)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t mn,
+int LA_NAME(gt_gelsy_solve)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t mn,
                             const T *tau, int64_t rank, T *b, int64_t k, int64_t ldb,
                             int threads) {
     const int64_t blocks = (mn + QR_BLOCK - 1) / QR_BLOCK, size = m * QR_BLOCK;
@@ -542,10 +543,10 @@ int LU_NAME(gt_gelsy_solve)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64
     T *y = v + size * blocks, *t = y + size * blocks, *g = t + QR_BLOCK * QR_BLOCK;
     for (int64_t i = 0; i < blocks; i++) {
         const int64_t j = i * QR_BLOCK, nb = mn - j < QR_BLOCK ? mn - j : QR_BLOCK;
-        LU_NAME(reflector_block)(gemm, a, lda, m, j, nb, tau, v + size * i, y + size * i, t, g,
+        LA_NAME(reflector_block)(gemm, a, lda, m, j, nb, tau, v + size * i, y + size * i, t, g,
                                  0);
     }
-    const int team = LU_NAME(team)(threads, m * mn * k, k);
+    const int team = LA_NAME(team)(threads, m * mn * k, k);
     int failed = 0;
     #pragma omp parallel num_threads(team) if (team > 1) reduction(|:failed)
     {
@@ -563,7 +564,7 @@ int LU_NAME(gt_gelsy_solve)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64
                 gemm(COL_MAJOR, NO_TRANS, NO_TRANS, m - j, cols, nb, (T)-1, v + size * i, m - j,
                      w, nb, (T)1, part + j, ldb);
             }
-            LU_NAME(solve)(gemm, 1, rank, cols, a, lda, part, ldb);
+            LA_NAME(solve)(gemm, 1, rank, cols, a, lda, part, ldb);
         }
         free(w);
     }
@@ -573,7 +574,7 @@ int LU_NAME(gt_gelsy_solve)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64
 
 /* -- Householder QR: geqrf and orgqr by blocks of reflectors over gemm ------------- */
 
-#define GEQR2 LU_NAME(geqr2_fn)
+#define GEQR2 LA_NAME(geqr2_fn)
 typedef void (*GEQR2)(const int64_t *, const int64_t *, T *, const int64_t *, T *, T *,
                       int64_t *);
 
@@ -582,30 +583,30 @@ typedef void (*GEQR2)(const int64_t *, const int64_t *, T *, const int64_t *, T 
 typedef struct {
     GEMM gemm; GEQR2 geqr2; T *a; int64_t lda, m, n, k; T *tau, *v, *y, *t, *g, *work;
     int failed;
-} LU_NAME(qr);
+} LA_NAME(qr);
 
 /* The reflect job of a block over the columns from `first` (a crew's when large). */
-static void LU_NAME(qr_reflect)(LU_NAME(qr) *q, crew_t *crew, int64_t j, int64_t nb,
+static void LA_NAME(qr_reflect)(LA_NAME(qr) *q, crew_t *crew, int64_t j, int64_t nb,
                                 int64_t first) {
     const int64_t rows = q->m - j, cols = q->n - first;
-    LU_NAME(reflect) r = {q->gemm, q->v, q->y, rows, nb, q->a + j + first * q->lda, q->lda,
+    LA_NAME(reflect) r = {q->gemm, q->v, q->y, rows, nb, q->a + j + first * q->lda, q->lda,
                           cols, 0};
-    crew_run(rows * cols * nb >= MIN_PARALLEL_WORK ? crew : NULL, LU_NAME(reflect_part), &r);
+    crew_run(rows * cols * nb >= MIN_PARALLEL_WORK ? crew : NULL, LA_NAME(reflect_part), &r);
     q->failed |= r.failed;
 }
 
 /* LAPACK's geqrf: per block of QR_BLOCK columns, LAPACK's geqr2 on the panel,
    then P^T applied to the columns right of it. */
-static void LU_NAME(geqrf_leader)(void *context, crew_t *crew) {
-    LU_NAME(qr) *q = context;
+static void LA_NAME(geqrf_leader)(void *context, crew_t *crew) {
+    LA_NAME(qr) *q = context;
     for (int64_t j = 0; j < q->k; j += QR_BLOCK) {
         const int64_t nb = q->k - j < QR_BLOCK ? q->k - j : QR_BLOCK, rows = q->m - j;
         int64_t info;
         q->geqr2(&rows, &nb, q->a + j + j * q->lda, &q->lda, q->tau + j, q->work, &info);
         if (j + nb < q->n) {
-            LU_NAME(reflector_block)(q->gemm, q->a, q->lda, q->m, j, nb, q->tau, q->v, q->y,
+            LA_NAME(reflector_block)(q->gemm, q->a, q->lda, q->m, j, nb, q->tau, q->v, q->y,
                                      q->t, q->g, 0);
-            LU_NAME(qr_reflect)(q, crew, j, nb, j + nb);
+            LA_NAME(qr_reflect)(q, crew, j, nb, j + nb);
         }
     }
 }
@@ -614,8 +615,8 @@ static void LU_NAME(geqrf_leader)(void *context, crew_t *crew) {
    block back: each block's reflectors are read, its columns set to E's, and
    P_i applied to the columns from its first (those left of it are still E's
    columns there, and the rows above it zero). */
-static void LU_NAME(orgqr_leader)(void *context, crew_t *crew) {
-    LU_NAME(qr) *q = context;
+static void LA_NAME(orgqr_leader)(void *context, crew_t *crew) {
+    LA_NAME(qr) *q = context;
     const int64_t blocks = (q->k + QR_BLOCK - 1) / QR_BLOCK;
     for (int64_t c = q->k; c < q->n; c++) {
         memset(q->a + c * q->lda, 0, (size_t)q->m * sizeof(T));
@@ -624,23 +625,23 @@ static void LU_NAME(orgqr_leader)(void *context, crew_t *crew) {
     }
     for (int64_t i = blocks - 1; i >= 0; i--) {
         const int64_t j = i * QR_BLOCK, nb = q->k - j < QR_BLOCK ? q->k - j : QR_BLOCK;
-        LU_NAME(reflector_block)(q->gemm, q->a, q->lda, q->m, j, nb, q->tau, q->v, q->y, q->t,
+        LA_NAME(reflector_block)(q->gemm, q->a, q->lda, q->m, j, nb, q->tau, q->v, q->y, q->t,
                                  q->g, 1);
         for (int64_t c = j; c < j + nb; c++) {
             memset(q->a + c * q->lda, 0, (size_t)q->m * sizeof(T));
             q->a[c + c * q->lda] = 1;
         }
-        LU_NAME(qr_reflect)(q, crew, j, nb, j);
+        LA_NAME(qr_reflect)(q, crew, j, nb, j);
     }
 }
 
-static int LU_NAME(qr_run)(void (*leader)(void *, crew_t *), GEMM gemm, GEQR2 geqr2, T *a,
+static int LA_NAME(qr_run)(void (*leader)(void *, crew_t *), GEMM gemm, GEQR2 geqr2, T *a,
                            int64_t m, int64_t n, int64_t k, int64_t lda, T *tau, int threads) {
     const int64_t block = m * QR_BLOCK;
     T *v = malloc(sizeof(T) * (size_t)(2 * block + 2 * QR_BLOCK * QR_BLOCK + n));
     if (v == NULL)
         return -1;
-    LU_NAME(qr) q = {gemm, geqr2, a, lda, m, n, k, tau, v, v + block, v + 2 * block,
+    LA_NAME(qr) q = {gemm, geqr2, a, lda, m, n, k, tau, v, v + block, v + 2 * block,
                      v + 2 * block + QR_BLOCK * QR_BLOCK, v + 2 * block + 2 * QR_BLOCK * QR_BLOCK,
                      0};
     crew_lead(m * n * k < MIN_CREW_WORK ? 1 : threads, leader, &q);
@@ -650,24 +651,24 @@ static int LU_NAME(qr_run)(void (*leader)(void *, crew_t *), GEMM gemm, GEQR2 ge
 
 /* a (m x n) := its Householder QR (R above the diagonal, the reflectors below),
    tau: min(m, n); 0, or -1 out of memory. */
-int LU_NAME(gt_geqrf)(GEMM gemm, GEQR2 geqr2, T *a, int64_t m, int64_t n, int64_t lda, T *tau,
+int LA_NAME(gt_geqrf)(GEMM gemm, GEQR2 geqr2, T *a, int64_t m, int64_t n, int64_t lda, T *tau,
                       int threads) {
-    return LU_NAME(qr_run)(LU_NAME(geqrf_leader), gemm, geqr2, a, m, n, m < n ? m : n, lda, tau,
+    return LA_NAME(qr_run)(LA_NAME(geqrf_leader), gemm, geqr2, a, m, n, m < n ? m : n, lda, tau,
                            threads);
 }
 
 /* a (m x n, m >= n >= k) := the first n columns of the product of the k
    reflectors in a's first k columns (geqrf's, tau); 0, or -1 out of memory. */
-int LU_NAME(gt_orgqr)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t k, int64_t lda,
+int LA_NAME(gt_orgqr)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t k, int64_t lda,
                       const T *tau, int threads) {
-    return LU_NAME(qr_run)(LU_NAME(orgqr_leader), gemm, NULL, a, m, n, k, lda, (T *)tau,
+    return LA_NAME(qr_run)(LA_NAME(orgqr_leader), gemm, NULL, a, m, n, k, lda, (T *)tau,
                            threads);
 }
 
 /* Row i of B's first n rows moved to row jpvt[i] - 1 (gelsy's last step: the
    solution of the pivoted problem back in the columns' order); one column of
    n scratch values. */
-void LU_NAME(gt_unpivot_rows)(T *b, int64_t n, int64_t k, int64_t ldb, const int64_t *jpvt,
+void LA_NAME(gt_unpivot_rows)(T *b, int64_t n, int64_t k, int64_t ldb, const int64_t *jpvt,
                               T *scratch) {
     for (int64_t c = 0; c < k; c++) {
         T *col = b + c * ldb;
@@ -679,7 +680,7 @@ void LU_NAME(gt_unpivot_rows)(T *b, int64_t n, int64_t k, int64_t ldb, const int
 /* The column-major copy (column stride ldd) of a row-major m x n matrix (row
    stride lds), by TRANSPOSE_BLOCK square tiles that stay in cache (numpy's
    element order walks the destination or the source a whole matrix apart). */
-void LU_NAME(gt_transpose)(const T *src, int64_t m, int64_t n, int64_t lds, T *dst, int64_t ldd) {
+void LA_NAME(gt_transpose)(const T *src, int64_t m, int64_t n, int64_t lds, T *dst, int64_t ldd) {
     for (int64_t i0 = 0; i0 < m; i0 += TRANSPOSE_BLOCK) {
         const int64_t i1 = m - i0 < TRANSPOSE_BLOCK ? m : i0 + TRANSPOSE_BLOCK;
         for (int64_t j0 = 0; j0 < n; j0 += TRANSPOSE_BLOCK) {
