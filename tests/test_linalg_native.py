@@ -33,7 +33,7 @@ def _close(ours, theirs, dtype, scale=1.0):
 @pytest.fixture
 def calls(monkeypatch):
     """How many matrices lapack.c factored and solved (proof the tests reach it)."""
-    counts = {"getrf": 0, "getrs": 0, "getri": 0, "gelsy_rank": 0, "gelsy_solve": 0,
+    counts = {"getrf": 0, "getrs": 0, "getri": 0, "gelsy_rank": 0, "apply_q": 0,
               "unpivot": 0, "geqrf": 0, "orgqr": 0}
 
     def counted(name, fn):
@@ -246,7 +246,7 @@ def test_gelsy_rank_deficient_pivots(shape, rank, dtype, calls):
     b = _matrix(3, (2, m, 5), dtype)
     ours = _lstsq(a, b, 2)
     _same_lstsq(ours, a, b, dtype, scale=100)
-    assert calls["unpivot"] == 2 and calls["gelsy_solve"] == 2 and calls["gelsy_rank"] == 4
+    assert calls["unpivot"] == 2 and calls["apply_q"] == 2 and calls["gelsy_rank"] == 4
 
 
 def test_gelsy_outside_lu_c(calls):
@@ -264,7 +264,7 @@ def test_gelsy_outside_lu_c(calls):
     small = _matrix(10, (20, 10), "float64")
     _same_lstsq(_lstsq(small, _matrix(11, (20, 2), "float64"), 1), small,
                 _matrix(11, (20, 2), "float64"), "float64")
-    assert calls["gelsy_rank"] == calls["gelsy_solve"] == 0
+    assert calls["gelsy_rank"] == calls["apply_q"] == 0
 
 
 @pytest.mark.parametrize("shape,threads", [((300, 260), 2), ((260, 300), 3), ((256, 256), 1),
@@ -310,3 +310,55 @@ def test_qr_without_lu_c_is_lapacks(monkeypatch):
     monkeypatch.setattr(_lapack, "_library", lambda: None)
     for ours, theirs in zip(gt.linalg.qr(gt.tensor(x)), native):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-11, atol=1e-11)
+
+
+def _same_eigh(ours, A, dtype, uplo="L", exact_signs=True):
+    """torch's eigenvalues and eigenvectors: with the same signs where glasstorch
+    runs syevd's own steps, else each vector up to a sign or phase (LAPACK
+    builds differ there)."""
+    w, v = ours
+    wt, vt = torch.linalg.eigh(torch.tensor(A), UPLO=uplo)
+    _close(w, wt, dtype, scale=10)
+    if exact_signs:
+        _close(v, vt, dtype, scale=100)
+    else:
+        overlap = np.abs(np.sum(np.conj(v.numpy()) * vt.numpy(), axis=-2))
+        np.testing.assert_allclose(overlap, 1, atol=RTOL[dtype] * 100)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_eigh_applies_q_over_gemm(dtype, threads, calls):
+    """eigh (lower triangle, with vectors) as syevd runs it, LAPACK's sytrd and
+    stedc, with its ormtr by lapack.c's blocks split among threads: torch's
+    eigenvalues and eigenvectors, signs included, on a batch of two."""
+    x = _matrix(16, (2, 150, 150), dtype)
+    A = x + np.swapaxes(x, -1, -2)
+    saved = gt.get_num_threads()
+    try:
+        gt.set_num_threads(threads)
+        ours = gt.linalg.eigh(gt.tensor(A))
+    finally:
+        gt.set_num_threads(saved)
+    _same_eigh(ours, A, dtype)
+    assert calls["apply_q"] == 2
+
+
+def test_eigh_outside_lapack_c(calls):
+    """The upper triangle, eigenvalues only, a complex matrix, one syevd would
+    rescale, a small one: LAPACK's driver whole, torch's results."""
+    x = _matrix(17, (90, 90), "float64")
+    A = x + x.T
+    _same_eigh(gt.linalg.eigh(gt.tensor(A), UPLO="U"), A, "float64", "U", exact_signs=False)
+    np.testing.assert_allclose(gt.linalg.eigvalsh(gt.tensor(A)).numpy(),
+                               torch.linalg.eigvalsh(torch.tensor(A)).numpy(), rtol=1e-10)
+    c = A + 1j * (x - x.T)
+    _same_eigh(gt.linalg.eigh(gt.tensor(c)), c, "float64", exact_signs=False)
+    tiny = (A * 1e-20).astype(np.float32)
+    _same_eigh(gt.linalg.eigh(gt.tensor(tiny)), tiny, "float32", exact_signs=False)
+    np.testing.assert_allclose(gt.linalg.eigvalsh(gt.tensor(tiny)).numpy() * 1e20,
+                               torch.linalg.eigvalsh(torch.tensor(tiny)).numpy() * 1e20,
+                               rtol=1e-4, atol=1e-3)
+    small = np.ascontiguousarray(A[:20, :20])
+    _same_eigh(gt.linalg.eigh(gt.tensor(small)), small, "float64", exact_signs=False)
+    assert calls["apply_q"] == 0

@@ -10,7 +10,8 @@ column-major copies of each matrix, and read back LAPACK's ``info`` codes.
     getrf(a, ipiv), getrs(trans, lu, ipiv, b)    LU and its solves: lapack.c's recursion
     getri(lu, ipiv, b)                           over gemm for large real matrices
     geqrf(a, tau), orgqr(q, k, tau)              Householder QR and its Q, the same
-    gelsy(a, b, rcond)                           least squares: LAPACK's QR, then lapack.c
+    gelsy(a, b, rcond)                           least squares: the QR, then lapack.c
+    syevd(jobz, uplo, a, w)                      eigh: LAPACK's sytrd and stedc, Q Z by lapack.c
     transpose_into(a, out)                       a row-major matrix copied column-major
     int_array(shape)                             an array of LAPACK's integers
     split_columns(run, columns, work)            independent right-hand sides on
@@ -27,13 +28,14 @@ import collections
 import concurrent.futures
 import ctypes
 import functools
+import math
 import os
 
 import numpy as np
 
 from . import native
 
-__all__ = ["call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gelsy", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
+__all__ = ["call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gelsy", "syevd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -146,7 +148,7 @@ _SOURCE = os.path.join(os.path.dirname(__file__), "lapack.c")
 MIN_RECURSIVE_ORDER = 64    # smaller matrices: LAPACK's own routines (no gain to make)
 # lapack.c's routines for one real dtype (LAPACK's laic1 and geqr2 bound in)
 _Routines = collections.namedtuple(
-    "_Routines", "gemm getrf getrs getri transpose gelsy_rank gelsy_solve unpivot geqrf orgqr")
+    "_Routines", "gemm getrf getrs getri transpose gelsy_rank apply_q unpivot geqrf orgqr")
 
 
 def _declare(lib):
@@ -169,11 +171,11 @@ def _declare(lib):
         transpose.argtypes = [p, i64, i64, i64, p, i64]
         laic1 = ctypes.cast(getattr(blas, fortran.format(letter + "laic1")), p)
         rank = getattr(lib, f"gt_gelsy_rank_{suffix}")
-        solve = getattr(lib, f"gt_gelsy_solve_{suffix}")
+        apply_q = getattr(lib, f"gt_apply_q_{suffix}")
         rank.argtypes = [p, p, i64, i64, scalar, p, p]
         rank.restype = i64
-        solve.argtypes = [p, p, i64, i64, i64, p, i64, p, i64, i64, c_int]
-        solve.restype = c_int
+        apply_q.argtypes = [p, p, i64, i64, i64, p, c_int, i64, p, i64, i64, c_int]
+        apply_q.restype = c_int
         unpivot = getattr(lib, f"gt_unpivot_rows_{suffix}")
         unpivot.argtypes = [p, i64, i64, i64, p, p]
         geqr2 = ctypes.cast(getattr(blas, fortran.format(letter + "geqr2")), p)
@@ -182,7 +184,7 @@ def _declare(lib):
         orgqr.argtypes = [p, p, i64, i64, i64, i64, p, c_int]
         geqrf.restype = orgqr.restype = c_int
         blas_fns[np.dtype(real)] = _Routines(gemm, getrf, getrs, getri, transpose,
-                                             functools.partial(rank, laic1), solve, unpivot,
+                                             functools.partial(rank, laic1), functools.partial(apply_q, gemm), unpivot,
                                              functools.partial(geqrf, gemm, geqr2),
                                              functools.partial(orgqr, gemm))
     return blas_fns
@@ -291,16 +293,43 @@ def orgqr(q, k, tau) -> None:
         raise MemoryError("orgqr: out of memory")
 
 
-def _scaled_by_gelsy(x) -> bool:
-    """Whether gelsy would rescale ``x`` (or stop early): its largest |value| is 0,
-    NaN, or out of [smlnum, bignum] (LAPACK's lamch('S') / lamch('P') and its
-    reciprocal), where gelsy first scales the matrix into range."""
+def _out_of_range(x, root=False) -> bool:
+    """Whether a LAPACK driver would rescale ``x`` first (or stop early): its
+    largest |value| is 0, NaN, or out of [smlnum, bignum] (lamch('S') /
+    lamch('P') and its reciprocal: gelsy's range; their square roots with
+    ``root``: syevd's)."""
     if not x.size:
         return True
     info = np.finfo(x.dtype)
     smallest = float(info.tiny) / float(info.eps)
+    if root:
+        smallest = math.sqrt(smallest)
     largest = max(float(x.max()), -float(x.min()))
     return not smallest <= largest <= 1 / smallest
+
+
+def syevd(jobz: bytes, uplo: bytes, a, w) -> int:
+    """LAPACK's syevd / heevd on the column-major matrix ``a`` (eigenvalues into
+    ``w``, eigenvectors into ``a``): its info.  For a large real matrix with
+    vectors from its lower triangle, syevd's own steps, LAPACK's sytrd and
+    stedc, with its ormtr (Q Z) done by lapack.c's blocks over gemm (a third
+    of syevd's time in OpenBLAS, where its trmm is slow); LAPACK's driver else."""
+    n = a.shape[0]
+    fns = _recursive(a, n)
+    name = "heevd" if a.dtype.kind == "c" else "syevd"
+    if fns is None or jobz != b"V" or uplo != b"L" or _out_of_range(a, root=True):
+        return call(name, a.dtype, jobz, uplo, n, a, max(1, n), w)
+    d, e, tau = np.empty(n, a.dtype), np.empty(n - 1, a.dtype), np.empty(n - 1, a.dtype)
+    call("sytrd", a.dtype, b"L", n, a, n, d, e, tau)
+    z = np.empty((n, n), a.dtype, order="F")
+    info = call("stedc", a.dtype, b"I", n, d, e, z, n)
+    # sytrd's reflectors lie below the subdiagonal: Q acts on rows 1.. of Z
+    if fns.apply_q(a[1:, :].ctypes.data, n, n - 1, n - 1, tau.ctypes.data, 1, 0,
+                   z[1:, :].ctypes.data, n, n, native.get_num_threads()) != 0:
+        raise MemoryError("linalg.eigh: out of memory")
+    w[...] = d
+    a[...] = z
+    return info
 
 
 def gelsy(a, b, rcond: float):
@@ -320,7 +349,7 @@ def gelsy(a, b, rcond: float):
     mn = min(m, n)
     fns = _recursive(a, mn)
     jpvt = int_array(n)
-    if fns is None or k == 0 or _scaled_by_gelsy(a) or _scaled_by_gelsy(b[:m]):
+    if fns is None or k == 0 or _out_of_range(a) or _out_of_range(b[:m]):
         rank = scalar_int()
         info = call("gelsy", a.dtype, m, n, k, a, max(1, m), b, max(1, b.shape[0]), jpvt,
                     rcond, rank)
@@ -349,8 +378,8 @@ def gelsy(a, b, rcond: float):
     tau_rz = np.empty(rank, a.dtype)
     if rank < n:
         call("tzrzf", a.dtype, rank, n, a, lda, tau_rz)
-    if fns.gelsy_solve(fns.gemm, a.ctypes.data, lda, m, mn, tau.ctypes.data, rank,
-                       b.ctypes.data, k, ldb, native.get_num_threads()) != 0:
+    if fns.apply_q(a.ctypes.data, lda, m, mn, tau.ctypes.data, 0, rank, b.ctypes.data, k, ldb,
+                   native.get_num_threads()) != 0:
         raise MemoryError("lstsq: out of memory")
     b[rank:n] = 0
     if rank < n:

@@ -1,6 +1,7 @@
 /* LAPACK's dense factorizations rebuilt over BLAS's gemm: LU (getrf, getrs,
- * getri), Householder QR (geqrf, orgqr) and the least-squares steps of gelsy,
- * what MKL runs for ATen's linalg.lu_factor, det, solve, inv, qr and lstsq.
+ * getri), Householder QR (geqrf, orgqr) and the products with its Q (gelsy's,
+ * syevd's), what MKL runs for ATen's linalg.lu_factor, det, solve, inv, qr,
+ * lstsq and eigh.
  *
  * numpy's OpenBLAS has these routines, but its trsm and trmm run at a third
  * of its gemm's speed and its threads are pinned to one (kernels/native.py).
@@ -19,9 +20,10 @@
  *          then the block's compact WY form I - V T V^T (larft's T, V written
  *          out whole) applied to the rest with two gemms; orgqr applies the
  *          blocks to the identity's columns from the last one back.
- *   gelsy  (ATen's default lstsq driver on CPU): after the QR, gelsy's rank
- *          estimate (its laic1 loop, LAPACK's own laic1 passed in), Q^T B by
- *          the same blocks and R^-1 by the recursive solve.
+ *   Q B    (apply_q) by the same blocks: gelsy's steps after its QR (ATen's
+ *          default lstsq driver on CPU: Q^T B, then R^-1 by the recursive
+ *          solve; the rank from gelsy's laic1 loop, LAPACK's own laic1 passed
+ *          in) and syevd's ormtr (eigh's Q Z after LAPACK's sytrd and stedc).
  * Large steps are split by columns among the intra-op threads (OpenMP), each
  * calling the single-threaded BLAS.  A large LU or QR runs in one parallel
  * region whose other threads (a crew) spin between the steps its leader hands
@@ -527,46 +529,41 @@ static void LA_NAME(reflect_part)(void *context, int part, int parts) {
     free(w);
 }
 
-/* B (m x k) := R^-1 Q^T B on its first `rank` rows, with Q = H(0) ... H(mn-1)
-   the reflectors below a's diagonal (geqp3's, tau) and R the upper triangle of
-   a's leading rank x rank block (gelsy's ormqr, then its trsm).  The blocks
-   of reflectors are written out first; then each thread takes its share of
-   B's columns: per block, B -= V (Y^T B) (two gemms), then the recursive
-   triangular solve. */
-int LA_NAME(gt_gelsy_solve)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t mn,
-                            const T *tau, int64_t rank, T *b, int64_t k, int64_t ldb,
-                            int threads) {
-    const int64_t blocks = (mn + QR_BLOCK - 1) / QR_BLOCK, size = m * QR_BLOCK;
+/* B (m x cols) := Q^T B (Q B when `forward`), with Q = H(0) ... H(k-1) the
+   reflectors below a's diagonal (tau; geqrf's, geqp3's or sytrd's), then R^-1
+   on B's first `rank` rows, R the upper triangle of a's leading rank x rank
+   block (gelsy's ormqr and trsm; rank 0: no solve).  The blocks of reflectors
+   are written out first; then each thread takes its share of B's columns
+   through every block (from the first for Q^T, from the last for Q): B -=
+   V (Y^T B), two gemms; then the recursive triangular solve. */
+int LA_NAME(gt_apply_q)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t k, const T *tau,
+                        int forward, int64_t rank, T *b, int64_t cols, int64_t ldb, int threads) {
+    const int64_t blocks = (k + QR_BLOCK - 1) / QR_BLOCK, size = m * QR_BLOCK;
     T *v = malloc(sizeof(T) * (size_t)(2 * size * blocks + 2 * QR_BLOCK * QR_BLOCK));
     if (v == NULL)
         return -1;
     T *y = v + size * blocks, *t = y + size * blocks, *g = t + QR_BLOCK * QR_BLOCK;
     for (int64_t i = 0; i < blocks; i++) {
-        const int64_t j = i * QR_BLOCK, nb = mn - j < QR_BLOCK ? mn - j : QR_BLOCK;
+        const int64_t j = i * QR_BLOCK, nb = k - j < QR_BLOCK ? k - j : QR_BLOCK;
         LA_NAME(reflector_block)(gemm, a, lda, m, j, nb, tau, v + size * i, y + size * i, t, g,
-                                 0);
+                                 forward);
     }
-    const int team = LA_NAME(team)(threads, m * mn * k, k);
+    const int team = LA_NAME(team)(threads, m * k * cols, cols);
     int failed = 0;
     #pragma omp parallel num_threads(team) if (team > 1) reduction(|:failed)
     {
         const int p = team > 1 ? omp_get_thread_num() : 0;
-        const int64_t lo = k * p / team, cols = k * (p + 1) / team - lo;
-        T *w = malloc(sizeof(T) * (size_t)(QR_BLOCK * (cols > 0 ? cols : 1)));
-        if (w == NULL) {
-            failed = 1;
-        } else if (cols > 0) {
-            T *part = b + lo * ldb;
-            for (int64_t i = 0; i < blocks; i++) {
-                const int64_t j = i * QR_BLOCK, nb = mn - j < QR_BLOCK ? mn - j : QR_BLOCK;
-                gemm(COL_MAJOR, TRANS, NO_TRANS, nb, cols, m - j, (T)1, y + size * i, m - j,
-                     part + j, ldb, (T)0, w, nb);
-                gemm(COL_MAJOR, NO_TRANS, NO_TRANS, m - j, cols, nb, (T)-1, v + size * i, m - j,
-                     w, nb, (T)1, part + j, ldb);
-            }
-            LA_NAME(solve)(gemm, 1, rank, cols, a, lda, part, ldb);
+        const int64_t lo = cols * p / team, share = cols * (p + 1) / team - lo;
+        for (int64_t step = 0; step < blocks && share > 0; step++) {
+            const int64_t i = forward ? blocks - 1 - step : step, j = i * QR_BLOCK;
+            LA_NAME(reflect) r = {gemm, v + size * i, y + size * i, m - j,
+                                  k - j < QR_BLOCK ? k - j : QR_BLOCK, b + j + lo * ldb, ldb,
+                                  share, 0};
+            LA_NAME(reflect_part)(&r, 0, 1);
+            failed |= r.failed;
         }
-        free(w);
+        if (share > 0 && rank > 0)
+            LA_NAME(solve)(gemm, 1, rank, share, a, lda, b + lo * ldb, ldb);
     }
     free(v);
     return failed ? -1 : 0;

@@ -1255,9 +1255,8 @@ def _linalg_eigh_impl(outs, A, UPLO="L", compute_v=True):
     x = _fortran(A._np(), out=vectors if compute_v else None)
     n = A._shape[-1]
     w = np.zeros((x.shape[0], n), _real(A.dtype).numpy)
-    name = "heevd" if x.dtype.kind == "c" else "syevd"
-    info = np.array([_lapack.call(name, x.dtype, b"V" if compute_v else b"N",
-                                  UPLO.upper().encode(), n, x[i], _ld(n), w[i])
+    info = np.array([_lapack.syevd(b"V" if compute_v else b"N", UPLO.upper().encode(), x[i],
+                                   w[i])
                      for i in range(x.shape[0])], np.int32)
     _write(values, w.reshape(A._shape[:-1]))
     if compute_v:
