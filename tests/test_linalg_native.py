@@ -362,3 +362,38 @@ def test_eigh_outside_lapack_c(calls):
     small = np.ascontiguousarray(A[:20, :20])
     _same_eigh(gt.linalg.eigh(gt.tensor(small)), small, "float64", exact_signs=False)
     assert calls["apply_q"] == 0
+
+
+@pytest.mark.parametrize("full_matrices,threads", [(True, 1), (False, 2)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_svd_applies_q_and_p_over_gemm(dtype, full_matrices, threads, calls):
+    """A square svd as gesdd runs it (LAPACK's gebrd and bdsdc, its two ormbr by
+    lapack.c's blocks): torch's U, S and Vh, signs included, on a batch of two."""
+    x = _matrix(18, (2, 130, 130), dtype)
+    saved = gt.get_num_threads()
+    try:
+        gt.set_num_threads(threads)
+        ours = gt.linalg.svd(gt.tensor(x), full_matrices=full_matrices)
+    finally:
+        gt.set_num_threads(saved)
+    theirs = torch.linalg.svd(torch.tensor(x), full_matrices=full_matrices)
+    for o, t in zip(ours, theirs):
+        assert o.stride() == t.stride()
+        _close(o, t, dtype, scale=100)
+    assert calls["apply_q"] == 4
+
+
+def test_svd_outside_lapack_c(calls):
+    """Rectangular, values only, complex, out of gesdd's range, small: LAPACK's
+    gesdd whole, torch's singular values (vectors up to signs or phases)."""
+    x = _matrix(19, (120, 90), "float64")
+    cases = [x, x.T.copy(), x[:80, :80] * 1e-160, (x[:70, :70] + 1j * x[1:71, :70]), x[:20, :20]]
+    for a in cases:
+        U, S, Vh = gt.linalg.svd(gt.tensor(a), full_matrices=False)
+        St = torch.linalg.svd(torch.tensor(a), full_matrices=False)[1]
+        np.testing.assert_allclose(S.numpy(), St.numpy(), rtol=1e-10, atol=1e-10 * St.numpy().max())
+        np.testing.assert_allclose((U.numpy() * S.numpy()[None, :]) @ Vh.numpy(), a,
+                                   atol=1e-10 * np.abs(a).max())
+    np.testing.assert_allclose(gt.linalg.svdvals(gt.tensor(x[:100, :100])).numpy(),
+                               torch.linalg.svdvals(torch.tensor(x[:100, :100])).numpy(), rtol=1e-10)
+    assert calls["apply_q"] == 0

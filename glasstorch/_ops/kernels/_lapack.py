@@ -12,6 +12,7 @@ column-major copies of each matrix, and read back LAPACK's ``info`` codes.
     geqrf(a, tau), orgqr(q, k, tau)              Householder QR and its Q, the same
     gelsy(a, b, rcond)                           least squares: the QR, then lapack.c
     syevd(jobz, uplo, a, w)                      eigh: LAPACK's sytrd and stedc, Q Z by lapack.c
+    gesdd(jobz, a, s, u, vt)                     svd: LAPACK's gebrd and bdsdc, Q U, VT P^T the same
     transpose_into(a, out)                       a row-major matrix copied column-major
     int_array(shape)                             an array of LAPACK's integers
     split_columns(run, columns, work)            independent right-hand sides on
@@ -35,7 +36,7 @@ import numpy as np
 
 from . import native
 
-__all__ = ["call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gelsy", "syevd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
+__all__ = ["call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gelsy", "syevd", "gesdd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -293,19 +294,58 @@ def orgqr(q, k, tau) -> None:
         raise MemoryError("orgqr: out of memory")
 
 
-def _out_of_range(x, root=False) -> bool:
-    """Whether a LAPACK driver would rescale ``x`` first (or stop early): its
-    largest |value| is 0, NaN, or out of [smlnum, bignum] (lamch('S') /
-    lamch('P') and its reciprocal: gelsy's range; their square roots with
-    ``root``: syevd's)."""
+def _out_of_range(x, driver) -> bool:
+    """Whether LAPACK's ``driver`` would rescale ``x`` first (or stop early): its
+    largest |value| is 0, NaN, or out of the driver's [smlnum, 1 / smlnum],
+    from safmin = lamch('S') and eps = lamch('P')."""
     if not x.size:
         return True
     info = np.finfo(x.dtype)
-    smallest = float(info.tiny) / float(info.eps)
-    if root:
-        smallest = math.sqrt(smallest)
+    safmin, eps = float(info.tiny), float(info.eps)
+    smallest = {"gelsy": safmin / eps, "syevd": math.sqrt(safmin / eps),
+                "gesdd": math.sqrt(safmin) / eps}[driver]
     largest = max(float(x.max()), -float(x.min()))
     return not smallest <= largest <= 1 / smallest
+
+
+def _transpose(a, out=None):
+    """The column-major transpose of the column-major matrix ``a`` into ``out`` (a
+    new array by default), by tiles where they serve."""
+    out = np.empty(a.shape[::-1], a.dtype, order="F") if out is None else out
+    if not transpose_into(a.T, out):
+        out[...] = a.T
+    return out
+
+
+def gesdd(jobz: bytes, a, s, u, vt) -> int:
+    """LAPACK's gesdd on the column-major matrix ``a`` (singular values into ``s``,
+    vectors into ``u`` and ``vt``): its info.  For a large real square matrix
+    with vectors, gesdd's own steps (its path 5): LAPACK's gebrd and bdsdc,
+    with its two ormbr (U := Q U, VT := VT P^T, a third of gesdd's time in
+    OpenBLAS) by lapack.c's blocks over gemm; LAPACK's driver else."""
+    m, n = a.shape
+    fns = _recursive(a, min(m, n))
+    if fns is None or m != n or jobz == b"N" or _out_of_range(a, "gesdd"):
+        return call("gesdd", a.dtype, jobz, m, n, a, max(1, m), s, u, max(1, m), vt,
+                    max(1, vt.shape[0]))
+    e, tauq, taup = np.empty(n - 1, a.dtype), np.empty(n, a.dtype), np.empty(n, a.dtype)
+    call("gebrd", a.dtype, n, n, a, n, s, e, tauq, taup)
+    u[...] = 0
+    info = call("bdsdc", a.dtype, b"U", b"I", n, s, e, u, n, vt, n, np.zeros(1, a.dtype),
+                int_array(1))
+    threads = native.get_num_threads()
+    # Q: gebrd's column reflectors, below a's diagonal
+    failed = fns.apply_q(a.ctypes.data, n, n, n, tauq.ctypes.data, 1, 0, u.ctypes.data, n, n,
+                         threads)
+    # P^T from the right is P on VT^T's left, P's row reflectors (right of a's
+    # superdiagonal) a column-major transpose's, below its subdiagonal
+    at, x = _transpose(a), _transpose(vt)
+    failed |= fns.apply_q(at[1:, :].ctypes.data, n, n - 1, n - 1, taup.ctypes.data, 1, 0,
+                          x[1:, :].ctypes.data, n, n, threads)
+    if failed:
+        raise MemoryError("linalg.svd: out of memory")
+    _transpose(x, vt)
+    return info
 
 
 def syevd(jobz: bytes, uplo: bytes, a, w) -> int:
@@ -317,7 +357,7 @@ def syevd(jobz: bytes, uplo: bytes, a, w) -> int:
     n = a.shape[0]
     fns = _recursive(a, n)
     name = "heevd" if a.dtype.kind == "c" else "syevd"
-    if fns is None or jobz != b"V" or uplo != b"L" or _out_of_range(a, root=True):
+    if fns is None or jobz != b"V" or uplo != b"L" or _out_of_range(a, "syevd"):
         return call(name, a.dtype, jobz, uplo, n, a, max(1, n), w)
     d, e, tau = np.empty(n, a.dtype), np.empty(n - 1, a.dtype), np.empty(n - 1, a.dtype)
     call("sytrd", a.dtype, b"L", n, a, n, d, e, tau)
@@ -349,7 +389,7 @@ def gelsy(a, b, rcond: float):
     mn = min(m, n)
     fns = _recursive(a, mn)
     jpvt = int_array(n)
-    if fns is None or k == 0 or _out_of_range(a) or _out_of_range(b[:m]):
+    if fns is None or k == 0 or _out_of_range(a, "gelsy") or _out_of_range(b[:m], "gelsy"):
         rank = scalar_int()
         info = call("gelsy", a.dtype, m, n, k, a, max(1, m), b, max(1, b.shape[0]), jpvt,
                     rcond, rank)

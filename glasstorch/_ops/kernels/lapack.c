@@ -1,7 +1,7 @@
 /* LAPACK's dense factorizations rebuilt over BLAS's gemm: LU (getrf, getrs,
  * getri), Householder QR (geqrf, orgqr) and the products with its Q (gelsy's,
- * syevd's), what MKL runs for ATen's linalg.lu_factor, det, solve, inv, qr,
- * lstsq and eigh.
+ * syevd's, gesdd's), what MKL runs for ATen's linalg.lu_factor, det, solve,
+ * inv, qr, lstsq, eigh and svd.
  *
  * numpy's OpenBLAS has these routines, but its trsm and trmm run at a third
  * of its gemm's speed and its threads are pinned to one (kernels/native.py).
@@ -23,7 +23,8 @@
  *   Q B    (apply_q) by the same blocks: gelsy's steps after its QR (ATen's
  *          default lstsq driver on CPU: Q^T B, then R^-1 by the recursive
  *          solve; the rank from gelsy's laic1 loop, LAPACK's own laic1 passed
- *          in) and syevd's ormtr (eigh's Q Z after LAPACK's sytrd and stedc).
+ *          in), syevd's ormtr (eigh's Q Z after LAPACK's sytrd and stedc)
+ *          and gesdd's two ormbr (svd's Q U and VT P^T after gebrd, bdsdc).
  * Large steps are split by columns among the intra-op threads (OpenMP), each
  * calling the single-threaded BLAS.  A large LU or QR runs in one parallel
  * region whose other threads (a crew) spin between the steps its leader hands

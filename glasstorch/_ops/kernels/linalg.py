@@ -93,9 +93,8 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
     for i in range(count):
         if not (m and n):
             continue
-        info[i] = _lapack.call("gesdd", x.dtype, job, m, n, x[i], _ld(m), s[i],
-                               u[i] if compute_uv else dummy, _ld(m),
-                               vh[i] if compute_uv else dummy, _ld(v_rows))
+        info[i] = _lapack.gesdd(job, x[i], s[i], u[i] if compute_uv else dummy,
+                                vh[i] if compute_uv else dummy.reshape(1, 1))
     _check_errors(_tensor_of(info.reshape(batch), dt.int32, A.device), "linalg.svd", A)
     S._np()[...] = s.reshape(batch + [k])
     if compute_uv:
