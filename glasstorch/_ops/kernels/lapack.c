@@ -410,26 +410,39 @@ static void LA_NAME(lower_inverse)(GEMM gemm, int64_t m, int64_t w, const T *a, 
 /* B (n x n) := A^-1 from A's LU factors (what LAPACK's getri gives, by ATen's
    route: the solves against the identity).  With S A = L U (S: the row swaps),
    A^-1 = U^-1 L^-1 S: L^-1 skipping its zeros, the solve with U, then the swaps
-   as column swaps in reverse order.  The columns are split among threads, for
-   L^-1 so that each part has as many multiply-adds (column j costs ~ (n - j)^2). */
+   as column swaps in reverse order.  Both steps are jobs over the columns for a
+   crew, for L^-1 split so that each part has as many multiply-adds (column j
+   costs ~ (n - j)^2). */
+typedef struct { GEMM gemm; const T *lu; int64_t n, lda; T *b; int64_t ldb; } LA_NAME(inverse);
+
+static void LA_NAME(lower_inverse_part)(void *context, int part, int parts) {
+    const LA_NAME(inverse) *v = context;
+    const int64_t n = v->n;
+    const int64_t lo = part == 0 ? 0 : n - (int64_t)llround(n * cbrt(1.0 - (double)part / parts));
+    const int64_t hi = part == parts - 1 ? n
+                     : n - (int64_t)llround(n * cbrt(1.0 - (double)(part + 1) / parts));
+    for (int64_t j = lo; j < hi; j++)
+        memset(v->b + j * v->ldb, 0, (size_t)lo * sizeof(T));
+    if (hi > lo)
+        LA_NAME(lower_inverse)(v->gemm, n - lo, hi - lo, v->lu + lo + lo * v->lda, v->lda,
+                               v->b + lo + lo * v->ldb, v->ldb);
+}
+
+static void LA_NAME(upper_solve_part)(void *context, int part, int parts) {
+    const LA_NAME(inverse) *v = context;
+    const int64_t c0 = v->n * part / parts, c1 = v->n * (part + 1) / parts;
+    LA_NAME(solve)(v->gemm, 1, v->n, c1 - c0, v->lu, v->lda, v->b + c0 * v->ldb, v->ldb);
+}
+
+static void LA_NAME(inverse_leader)(void *context, crew_t *crew) {
+    crew_run(crew, LA_NAME(lower_inverse_part), context);
+    crew_run(crew, LA_NAME(upper_solve_part), context);
+}
+
 void LA_NAME(gt_getri)(GEMM gemm, const T *lu, int64_t n, int64_t lda, const int64_t *ipiv,
                        T *b, int64_t ldb, int threads) {
-    const int team = LA_NAME(team)(threads, n * n * n, n);
-    #pragma omp parallel num_threads(team) if (team > 1)
-    {
-        const int t = team > 1 ? omp_get_thread_num() : 0;
-        const int64_t lo = t == 0 ? 0 : n - (int64_t)llround(n * cbrt(1.0 - (double)t / team));
-        const int64_t hi = t == team - 1 ? n
-                         : n - (int64_t)llround(n * cbrt(1.0 - (double)(t + 1) / team));
-        for (int64_t j = lo; j < hi; j++)
-            memset(b + j * ldb, 0, (size_t)lo * sizeof(T));
-        if (hi > lo)
-            LA_NAME(lower_inverse)(gemm, n - lo, hi - lo, lu + lo + lo * lda, lda,
-                                   b + lo + lo * ldb, ldb);
-        #pragma omp barrier
-        const int64_t c0 = n * t / team, c1 = n * (t + 1) / team;
-        LA_NAME(solve)(gemm, 1, n, c1 - c0, lu, lda, b + c0 * ldb, ldb);
-    }
+    LA_NAME(inverse) inverse = {gemm, lu, n, lda, b, ldb};
+    crew_lead(LA_NAME(team)(threads, n * n * n, n), LA_NAME(inverse_leader), &inverse);
     for (int64_t j = n - 1; j >= 0; j--) {
         const int64_t p = ipiv[j] - 1;
         if (p != j)
