@@ -397,3 +397,38 @@ def test_svd_outside_lapack_c(calls):
     np.testing.assert_allclose(gt.linalg.svdvals(gt.tensor(x[:100, :100])).numpy(),
                                torch.linalg.svdvals(torch.tensor(x[:100, :100])).numpy(), rtol=1e-10)
     assert calls["apply_q"] == 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gels_driver_over_gemm(dtype, calls):
+    """driver="gels": geqrf, Q^T B and R^-1 by lapack.c for tall and square
+    matrices (torch's solution and residuals); an exactly zero column gives
+    gels's info as torch's error; a wide one is LAPACK's gels (LQ) whole."""
+    for shape in ((150, 100), (120, 120)):
+        a = _matrix(20, shape, dtype) + 3 * np.eye(*shape, dtype=dtype)
+        b = _matrix(21, (shape[0], 4), dtype)
+        ours = gt.linalg.lstsq(gt.tensor(a), gt.tensor(b), driver="gels")
+        theirs = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver="gels")
+        _close(ours.solution, theirs.solution, dtype, scale=100)
+        assert ours.residuals.shape == theirs.residuals.shape == ((4,) if shape[0] > shape[1] else (0,))
+        if shape[0] > shape[1]:
+            _close(ours.residuals, theirs.residuals, dtype, scale=100)
+    assert calls["apply_q"] == 2
+    singular = _matrix(22, (100, 80), dtype)
+    singular[:, 41] = 0
+    _same_error_of(lambda lib: lib.linalg.lstsq(lib.tensor(singular), lib.tensor(singular[:, :2]),
+                                                driver="gels"))
+    wide = _matrix(23, (70, 90), dtype)
+    ours = gt.linalg.lstsq(gt.tensor(wide), gt.tensor(wide[:, :3]), driver="gels")
+    theirs = torch.linalg.lstsq(torch.tensor(wide), torch.tensor(wide[:, :3]), driver="gels")
+    _close(ours.solution, theirs.solution, dtype, scale=100)
+
+
+def _same_error_of(fn):
+    """torch and glasstorch raise the same error (LinAlgError: each its own class)."""
+    with pytest.raises(Exception) as expected:
+        fn(torch)
+    with pytest.raises(Exception) as got:
+        fn(gt)
+    assert type(got.value).__name__ == type(expected.value).__name__
+    assert str(got.value) == str(expected.value)

@@ -10,7 +10,7 @@ column-major copies of each matrix, and read back LAPACK's ``info`` codes.
     getrf(a, ipiv), getrs(trans, lu, ipiv, b)    LU and its solves: lapack.c's recursion
     getri(lu, ipiv, b)                           over gemm for large real matrices
     geqrf(a, tau), orgqr(q, k, tau)              Householder QR and its Q, the same
-    gelsy(a, b, rcond)                           least squares: the QR, then lapack.c
+    gels(a, b), gelsy(a, b, rcond)               least squares: the QR, then lapack.c
     syevd(jobz, uplo, a, w)                      eigh: LAPACK's sytrd and stedc, Q Z by lapack.c
     gesdd(jobz, a, s, u, vt)                     svd: LAPACK's gebrd and bdsdc, Q U, VT P^T the same
     transpose_into(a, out)                       a row-major matrix copied column-major
@@ -36,7 +36,7 @@ import numpy as np
 
 from . import native
 
-__all__ = ["call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gelsy", "syevd", "gesdd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
+__all__ = ["call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gels", "gelsy", "syevd", "gesdd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -370,6 +370,26 @@ def syevd(jobz: bytes, uplo: bytes, a, w) -> int:
     w[...] = d
     a[...] = z
     return info
+
+
+def gels(a, b) -> int:
+    """LAPACK's gels (no transpose) on column-major ``a`` (m x n) and ``b`` (max(m,
+    n) x k), in place: its info.  For a large real matrix with m >= n in
+    range: geqrf, then Q^T B and R^-1 by lapack.c (apply_q); an exact zero on
+    R's diagonal stops before the solve with gels's info (its 1-based place),
+    B then holding Q^T B as gels leaves it.  LAPACK's gels else."""
+    m, n = a.shape
+    k = b.shape[1]
+    fns = _recursive(a, n) if m >= n else None
+    if fns is None or k == 0 or _out_of_range(a, "gelsy") or _out_of_range(b[:m], "gelsy"):
+        return call("gels", a.dtype, b"N", m, n, k, a, max(1, m), b, max(1, b.shape[0]))
+    tau = np.empty(n, a.dtype)
+    geqrf(a, tau)
+    zeros = np.flatnonzero(np.diagonal(a) == 0)
+    if fns.apply_q(a.ctypes.data, max(1, m), m, n, tau.ctypes.data, 0, 0 if zeros.size else n,
+                   b.ctypes.data, k, max(1, b.shape[0]), native.get_num_threads()) != 0:
+        raise MemoryError("lstsq: out of memory")
+    return int(zeros[0]) + 1 if zeros.size else 0
 
 
 def gelsy(a, b, rcond: float):

@@ -1708,7 +1708,7 @@ def _lstsq_one(driver, a, b, m, n, k, rcond, singular_values):
     in place: (info, rank)."""
     ldb = _ld(max(m, n))
     if driver == "gels":
-        return _lapack.call("gels", a.dtype, b"N", m, n, k, a, _ld(m), b, ldb), 0
+        return _lapack.gels(a, b), 0
     if driver == "gelsy":
         return _lapack.gelsy(a, b, rcond)
     rank = _lapack.scalar_int()
