@@ -514,6 +514,28 @@ def test_sync_batch_norm_on_cpu_is_batch_norm():
     _same_error(lambda lib: lib.nn.SyncBatchNorm(0)(lib.ones(2, 0, 3)))
 
 
+
+@pytest.mark.parametrize("target", [[1, 1, 1, 1], [1, 3, 1, 0], 1, 4])
+@pytest.mark.parametrize("class_weight", [False, True])
+def test_linear_cross_entropy_chunked_mean_scales_as_torch(target, class_weight):
+    """The chunked path's mean scales each row's gradient by its kept weight over
+    the total: with every target ignored, the loss and every gradient are nan
+    (0/0), where the reference path's gradient is 0."""
+    rng = np.random.default_rng(5)
+    x, w, cw = rng.standard_normal((4, 5)), rng.standard_normal((6, 5)), rng.random(6)
+    x = x if isinstance(target, list) else x[0]
+    results = []
+    for lib in (glasstorch, torch):
+        t = lib.tensor(x, requires_grad=True)
+        out = lib.nn.functional.linear_cross_entropy(
+            t, lib.tensor(w), lib.tensor(target), weight=lib.tensor(cw) if class_weight else None,
+            options=lib.nn.LinearCrossEntropyOptions(batch_chunk_size=2), ignore_index=1)
+        out.backward()
+        results.append((out.detach().numpy(), t.grad.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
 @pytest.mark.parametrize("out_features,bias,target_kind", [
     ((), False, "index"), ((), True, "probs"), ((2,), True, "index"), ((), False, "unbatched")])
 def test_linear_cross_entropy_matches_torch(out_features, bias, target_kind):

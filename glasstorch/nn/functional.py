@@ -1652,7 +1652,8 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     """cross_entropy(linear(input, linear_weight, linear_bias), target); a
     ``linear_weight`` of shape (C, d1, ..., dK, in) gives a K-dimensional loss.
     ``options`` (LinearCrossEntropyOptions) is validated; the result is the
-    reference computation's either way."""
+    reference computation's either way, but for the chunked path's mean, whose
+    gradient scaling is its own."""
     if input.dim() < 1 or input.dim() > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
     if linear_weight.dim() < 2:
@@ -1676,8 +1677,9 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
     if tuple(target.shape) == logits_shape and ignore_index is not None:
         raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
     ignore_index = -100 if ignore_index is None else ignore_index
-    if options is not None and (out_features or reduction not in {"mean", "sum", "none"}
-                                or label_smoothing != 0.0 or target.dtype != _dt.int64):
+    chunked = options is not None and not out_features and reduction in {"mean", "sum", "none"} \
+        and label_smoothing == 0.0 and target.dtype == _dt.int64
+    if options is not None and not chunked:
         warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction in "
                       "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, "
                       f"out_features == (). Got reduction={reduction!r}, label_smoothing="
@@ -1691,6 +1693,19 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
         if linear_bias is not None:
             linear_bias = linear_bias.reshape(flat)
     logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    if chunked and reduction == "mean":
+        # torch's chunked op scales each row's gradient by its kept weight over
+        # the kept targets' total weight: with every target ignored that is
+        # 0/0 = nan in the loss and in every gradient (the reference path's
+        # gradient is 0 there)
+        kept = target != ignore_index
+        index = target.masked_fill(~kept, 0)
+        row_weight = kept.to(logits.dtype) if weight is None else \
+            weight.index_select(0, index.reshape(-1)).reshape(index.shape) * kept
+        classes_dim = 1 if logits.dim() > 1 else 0
+        picked = log_softmax(logits, classes_dim).gather(
+            classes_dim, index.unsqueeze(classes_dim)).squeeze(classes_dim)
+        return -(picked * row_weight).sum() / row_weight.sum()
     return cross_entropy(logits, target, weight=weight, reduction=reduction,
                          ignore_index=ignore_index, label_smoothing=label_smoothing)
 

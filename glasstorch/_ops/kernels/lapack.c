@@ -52,19 +52,21 @@
 #include <omp.h>
 
 enum { COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
-enum { LU_LEAF = 8, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 32, QR_BLOCK = 32 };
+enum { LU_LEAF = 8, LU_PANEL = 32, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 32, QR_BLOCK = 32 };
 #define MIN_PARALLEL_WORK ((int64_t)1 << 21)    /* multiply-adds worth a thread hand-off */
 #define MIN_CREW_WORK ((int64_t)1 << 24)        /* m n min(m, n) worth a crew for an LU */
 
 /* -- a crew: the threads of one parallel region serving one leader's jobs ---------- */
 
 /* The leader (thread 0) runs a recursion and hands out jobs, each split into
-   one part per thread (part 0 its own); the others wait for the next job by
+   one part per thread; every thread, the leader too, claims parts until none
+   is left, so that a thread the system has not scheduled holds nothing up
+   (its parts go to the others).  The others wait for the next job by
    spinning, yielding their core after SPIN_LIMIT rounds (a busy machine).
-   Jobs are numbered (generation); the leader waits for the parts' count. */
+   `ticket` holds the job's number (high 32 bits) and the parts claimed. */
 typedef struct {
-    atomic_ulong generation;
-    atomic_int finished;
+    atomic_ulong ticket;
+    atomic_int done;                /* parts finished of the current job */
     void (*job)(void *context, int part, int parts);
     void *context;
     int size, stop;
@@ -82,7 +84,22 @@ static inline void crew_pause(int *spins) {
     }
 }
 
-/* Run job(context, part, parts) on every thread of the crew (alone without one). */
+/* Claim and run parts of job `number` until none is left. */
+static void crew_work(crew_t *crew, unsigned long number) {
+    for (;;) {
+        unsigned long ticket = atomic_load_explicit(&crew->ticket, memory_order_acquire);
+        const int part = (int)(ticket & 0xffffffffUL);
+        if ((ticket >> 32) != number || part >= crew->size)
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&crew->ticket, &ticket, ticket + 1,
+                                                   memory_order_acq_rel, memory_order_acquire))
+            continue;
+        crew->job(crew->context, part, crew->size);
+        atomic_fetch_add_explicit(&crew->done, 1, memory_order_release);
+    }
+}
+
+/* Run job(context, part, parts) over every part (alone without a crew). */
 static void crew_run(crew_t *crew, void (*job)(void *, int, int), void *context) {
     if (crew == NULL || crew->size < 2) {
         job(context, 0, 1);
@@ -90,33 +107,34 @@ static void crew_run(crew_t *crew, void (*job)(void *, int, int), void *context)
     }
     crew->job = job;
     crew->context = context;
-    atomic_store_explicit(&crew->finished, 0, memory_order_relaxed);
-    atomic_fetch_add_explicit(&crew->generation, 1, memory_order_release);
-    job(context, 0, crew->size);
+    atomic_store_explicit(&crew->done, 0, memory_order_relaxed);
+    const unsigned long number = (atomic_load_explicit(&crew->ticket, memory_order_relaxed) >> 32) + 1;
+    atomic_store_explicit(&crew->ticket, number << 32, memory_order_release);
+    crew_work(crew, number);
     int spins = 0;
-    while (atomic_load_explicit(&crew->finished, memory_order_acquire) < crew->size - 1)
+    while (atomic_load_explicit(&crew->done, memory_order_acquire) < crew->size)
         crew_pause(&spins);
 }
 
-/* A thread other than the leader: every job's part `part`, until the stop. */
-static void crew_serve(crew_t *crew, int part) {
+/* A thread other than the leader: parts of every job, until the stop. */
+static void crew_serve(crew_t *crew) {
     unsigned long seen = 0;
     for (;;) {
         int spins = 0;
-        unsigned long now;
-        while ((now = atomic_load_explicit(&crew->generation, memory_order_acquire)) == seen)
+        unsigned long number;
+        while ((number = atomic_load_explicit(&crew->ticket, memory_order_acquire) >> 32) == seen)
             crew_pause(&spins);
-        seen = now;
+        seen = number;
         if (crew->stop)
             return;
-        crew->job(crew->context, part, crew->size);
-        atomic_fetch_add_explicit(&crew->finished, 1, memory_order_release);
+        crew_work(crew, number);
     }
 }
 
 static void crew_stop(crew_t *crew) {
     crew->stop = 1;
-    atomic_fetch_add_explicit(&crew->generation, 1, memory_order_release);
+    const unsigned long number = (atomic_load_explicit(&crew->ticket, memory_order_relaxed) >> 32) + 1;
+    atomic_store_explicit(&crew->ticket, number << 32, memory_order_release);
 }
 
 /* leader(context, crew) on this thread, with a crew of `threads` (none for one). */
@@ -126,8 +144,8 @@ static void crew_lead(int threads, void (*leader)(void *, crew_t *), void *conte
         return;
     }
     crew_t crew = {.size = 1};
-    atomic_init(&crew.generation, 0);
-    atomic_init(&crew.finished, 0);
+    atomic_init(&crew.ticket, 0);
+    atomic_init(&crew.done, 0);
     #pragma omp parallel num_threads(threads)
     {
         if (omp_get_thread_num() == 0) {
@@ -135,7 +153,7 @@ static void crew_lead(int threads, void (*leader)(void *, crew_t *), void *conte
             leader(context, &crew);
             crew_stop(&crew);
         } else {
-            crew_serve(&crew, omp_get_thread_num());
+            crew_serve(&crew);
         }
     }
 }
@@ -313,17 +331,19 @@ static int64_t LA_NAME(getf2)(T *a, int64_t lda, int64_t m, int64_t n, int64_t *
     return info;
 }
 
-/* One step of the LU recursion on the columns right of its left half (n1 wide,
-   factored): their rows swapped as the left half's were, A12 := L11^-1 A12 and
-   A22 -= A21 A12, all column by column, so that a crew splits them. */
-typedef struct { GEMM gemm; T *a; int64_t lda, m, n1, n2; const int64_t *ipiv; } LA_NAME(step);
+/* One step of the LU on n2 columns right of a factored block of n1 columns
+   (from `first` columns past it): their rows swapped as the block's were,
+   A12 := L11^-1 A12 and A22 -= A21 A12, all column by column, so that a crew
+   splits them. */
+typedef struct { GEMM gemm; T *a; int64_t lda, m, n1, n2; const int64_t *ipiv; int64_t first; }
+    LA_NAME(step);
 
 static void LA_NAME(step_part)(void *context, int part, int parts) {
     const LA_NAME(step) *s = context;
     const int64_t lo = s->n2 * part / parts, hi = s->n2 * (part + 1) / parts;
     if (hi == lo)
         return;
-    T *a12 = s->a + (s->n1 + lo) * s->lda;
+    T *a12 = s->a + (s->n1 + s->first + lo) * s->lda;
     LA_NAME(laswp)(a12, s->lda, hi - lo, 0, s->n1, s->ipiv);
     LA_NAME(solve)(s->gemm, 0, s->n1, hi - lo, s->a, s->lda, a12, s->lda);
     if (s->m > s->n1)
@@ -340,7 +360,7 @@ static int64_t LA_NAME(getrf2)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64
     const int64_t n1 = mn / 2, n2 = n - n1;
     T *a22 = a + n1 * lda + n1;
     int64_t info = LA_NAME(getrf2)(gemm, crew, a, lda, m, n1, ipiv);
-    LA_NAME(step) step = {gemm, a, lda, m, n1, n2, ipiv};
+    LA_NAME(step) step = {gemm, a, lda, m, n1, n2, ipiv, 0};
     crew_run(m * n2 * n1 >= MIN_PARALLEL_WORK ? crew : NULL, LA_NAME(step_part), &step);
     const int64_t info2 = LA_NAME(getrf2)(gemm, crew, a22, lda, m - n1, n2, ipiv + n1);
     if (info == 0 && info2 > 0)
@@ -351,11 +371,63 @@ static int64_t LA_NAME(getrf2)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64
     return info;
 }
 
+/* A crew's step of the blocked LU below: the other threads update their share
+   of the columns past the next panel, while the leader updates the next
+   panel's columns, factors that panel (its pivots relative to its first row,
+   its info), then updates its own share. */
+typedef struct { LA_NAME(step) step; int64_t ahead, next_rows, next_info; T *next; int64_t *next_ipiv; }
+    LA_NAME(ahead);
+
+static void LA_NAME(ahead_part)(void *context, int part, int parts) {
+    LA_NAME(ahead) *h = context;
+    if (part == 0 && h->ahead > 0) {
+        LA_NAME(step) next = h->step;
+        next.n2 = h->ahead;
+        LA_NAME(step_part)(&next, 0, 1);
+        h->next_info = LA_NAME(getrf2)(h->step.gemm, NULL, h->next, h->step.lda, h->next_rows,
+                                       h->ahead, h->next_ipiv);
+    }
+    LA_NAME(step) rest = h->step;
+    rest.n2 -= h->ahead;
+    rest.first = h->ahead;
+    LA_NAME(step_part)(&rest, part, parts);
+}
+
+/* With a crew: LAPACK's blocked right-looking LU (getrf) in panels of LU_PANEL
+   columns, each factored alone by the recursion, with a look-ahead (the
+   serial panel runs while the crew updates the rest); each panel's row swaps
+   reach the columns left of it at the end.  One thread keeps the recursion
+   (its gemms are larger). */
+static int64_t LA_NAME(getrf_ahead)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64_t m,
+                                    int64_t n, int64_t *ipiv) {
+    const int64_t mn = m < n ? m : n;
+    int64_t info = LA_NAME(getrf2)(gemm, NULL, a, lda, m, mn < LU_PANEL ? mn : LU_PANEL, ipiv);
+    for (int64_t k = 0; k < mn; k += LU_PANEL) {
+        const int64_t nb = mn - k < LU_PANEL ? mn - k : LU_PANEL, next = k + nb;
+        const int64_t ahead = mn - next < LU_PANEL ? mn - next : LU_PANEL;
+        LA_NAME(ahead) h = {{gemm, a + k + k * lda, lda, m - k, nb, n - next, ipiv + k, 0},
+                            ahead, m - next, 0, a + next + next * lda, ipiv + next};
+        if (n > next)
+            crew_run(crew, LA_NAME(ahead_part), &h);
+        if (info == 0 && h.next_info > 0)
+            info = h.next_info + next;
+        for (int64_t i = k; i < next; i++)
+            ipiv[i] += k;
+    }
+    for (int64_t j = 0; j < mn; j += LU_PANEL) {
+        const int64_t cols = mn - j < LU_PANEL ? mn - j : LU_PANEL;
+        LA_NAME(laswp)(a + j * lda, lda, cols, j + cols, mn, ipiv);
+    }
+    return info;
+}
+
 typedef struct { GEMM gemm; T *a; int64_t lda, m, n, *ipiv, info; } LA_NAME(lu);
 
 static void LA_NAME(lu_leader)(void *context, crew_t *crew) {
     LA_NAME(lu) *lu = context;
-    lu->info = LA_NAME(getrf2)(lu->gemm, crew, lu->a, lu->lda, lu->m, lu->n, lu->ipiv);
+    lu->info = crew != NULL && crew->size > 1
+        ? LA_NAME(getrf_ahead)(lu->gemm, crew, lu->a, lu->lda, lu->m, lu->n, lu->ipiv)
+        : LA_NAME(getrf2)(lu->gemm, NULL, lu->a, lu->lda, lu->m, lu->n, lu->ipiv);
 }
 
 int64_t LA_NAME(gt_getrf)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t lda,
