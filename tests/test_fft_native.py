@@ -48,13 +48,13 @@ def _close(ours, theirs, dtype):
 def passes(monkeypatch):
     """How many passes fft.c ran (by kind), so a test proves it took the C path."""
     counts = {"c2c": 0, "r2c": 0, "c2r": 0}
-    run = fft_native._run
+    run = fft_native.run
 
-    def counting(kind, *args):
-        done = run(kind, *args)
-        counts[kind] += done
-        return done
-    monkeypatch.setattr(fft_native, "_run", counting)
+    def counting(passes):
+        for p in passes:
+            counts[p.kind] += 1
+        run(passes)
+    monkeypatch.setattr(fft_native, "run", counting)
     return counts
 
 
@@ -169,6 +169,117 @@ def test_long_rows_four_step_match_torch(precision, n, passes):
             _close(getattr(gt.fft, fn)(view(gt.tensor(x)), norm=norm), theirs,
                    str(theirs.dtype).replace("torch.", ""))
     assert passes == {"c2c": 2 * len(NORMS), "r2c": 2 * len(NORMS), "c2r": 2 * len(NORMS)}
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 16, 32, 512, 1024])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_column_tiles_match_torch(n, dtype, passes):
+    """Columns of whole tiles (the gather fused with dif's first stage: radix-2
+    for odd log2 n, radix-4 for even, n = 4 its last stage too), forward and
+    inverse, every norm."""
+    x = _data(n, (n, 48), dtype)
+    for fn in ("fft", "ifft"):
+        for norm in NORMS:
+            theirs = getattr(torch.fft, fn)(torch.tensor(x), dim=0, norm=norm)
+            _close(getattr(gt.fft, fn)(gt.tensor(x), dim=0, norm=norm), theirs, dtype)
+    assert passes["c2c"] == 2 * len(NORMS)
+
+
+def test_a_transform_runs_its_passes_in_one_call(monkeypatch):
+    """The passes of an n-d transform go to fft.c together (one parallel region),
+    irfftn's c2c passes writing a work array in the real output's dim order
+    (here a transposed one) for the c2r pass to read; a dim fft.c leaves to
+    pocketfft (12) splits them around it."""
+    calls = []
+    run = fft_native.run
+
+    def recording(passes):
+        calls.append([p.kind for p in passes])
+        run(passes)
+    monkeypatch.setattr(fft_native, "run", recording)
+    c, r = _data(0, (16, 12, 32), "complex64"), _data(1, (16, 12, 32), "float32")
+    half = _data(2, (16, 12, 17), "complex64")
+    for fn, x, dim in (("fftn", c, (0, 2)), ("rfftn", r, (0, 2)), ("irfftn", half, (0, 2)),
+                       ("irfftn", half.transpose(2, 1, 0), (2, 0)), ("fftn", c, None)):
+        theirs = getattr(torch.fft, fn)(torch.tensor(x), dim=dim)
+        _close(getattr(gt.fft, fn)(gt.tensor(x), dim=dim), theirs,
+               str(theirs.dtype).replace("torch.", ""))
+    assert calls == [["c2c", "c2c"], ["r2c", "c2c"], ["c2c", "c2r"], ["c2c", "c2r"], ["c2c"],
+                     ["c2c"]]
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_share_large_transforms(threads):
+    """Transforms large enough to wake the intra-op threads (fft.c's
+    FFT_PARALLEL_WORK): chunks claimed from both ends, passes waiting for the
+    one before; the values are those of one thread, bit for bit, and torch's.
+    Rows of 257 complex (rfft2's half spectrum) share cache lines between
+    neighbouring tiles; 300 rows leave a partial chunk of lines."""
+    r = _data(2, (512, 512), "float32")
+    c = _data(3, (512, 512), "complex64")
+    h = _data(4, (512, 257), "complex64")
+    calls = [("fft2", r, {}), ("rfft2", r, {}), ("ifft2", c, {}), ("irfft2", h, {}),
+             ("fft", _data(5, (300, 512), "float32"), {}),
+             ("fftn", _data(6, (4, 64, 256), "complex128"), {}),
+             ("irfft", _data(7, (600, 257), "complex128"), {}),
+             ("ifft", c.T, {"dim": 0})]
+    saved = gt.get_num_threads()
+    try:
+        for fn, x, kwargs in calls:
+            gt.set_num_threads(1)
+            single = getattr(gt.fft, fn)(gt.tensor(x), **kwargs).numpy()
+            gt.set_num_threads(threads)
+            ours = getattr(gt.fft, fn)(gt.tensor(x), **kwargs)
+            np.testing.assert_array_equal(ours.numpy(), single)
+            theirs = getattr(torch.fft, fn)(torch.tensor(x), **kwargs)
+            _close(ours, theirs, str(theirs.dtype).replace("torch.", ""))
+    finally:
+        gt.set_num_threads(saved)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_real_to_complex_copies_match_torch(threads, monkeypatch):
+    """copy_'s real -> complex cast (to(), copy_, torch.fft's promotion of real
+    inputs) through native.c's loop: torch's bits, on one thread and split
+    among two (above 2^17 elements), NaN, infinities and -0.0 kept; small,
+    strided and mixed-precision copies keep numpy's cast."""
+    taken = []
+    loop = native.real_to_complex
+
+    def recording(src, dst):
+        taken.append(loop(src, dst))
+        return taken[-1]
+    monkeypatch.setattr(native, "real_to_complex", recording)
+    rng = np.random.default_rng(threads)
+
+    def values(shape, dtype):
+        x = rng.standard_normal(shape)
+        x.flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+        return x.astype(dtype)
+    cases = [(values((600, 300), "float32"), "complex64", lambda t: t, True),
+             (values((64, 100), "float64"), "complex128", lambda t: t, True),
+             (values((10, 10), "float32"), "complex64", lambda t: t, False),
+             (values((300, 80), "float32"), "complex64", lambda t: t.t(), False),
+             (values((300, 80), "float32"), "complex128", lambda t: t, False)]
+    saved = gt.get_num_threads()
+    try:
+        gt.set_num_threads(threads)
+        for x, dtype, view, native_loop in cases:
+            theirs = view(torch.tensor(x)).to(getattr(torch, dtype))
+            ours = view(gt.tensor(x)).to(getattr(gt, dtype))
+            bits = np.uint64 if dtype == "complex128" else np.uint32
+            np.testing.assert_array_equal(np.ascontiguousarray(ours.numpy()).view(bits),
+                                          np.ascontiguousarray(theirs.numpy()).view(bits))
+            assert taken.pop() == native_loop
+            into = gt.zeros(tuple(ours.shape), dtype=getattr(gt, dtype))
+            into.copy_(view(gt.tensor(x)))
+            np.testing.assert_array_equal(into.numpy(), theirs.numpy())
+            assert taken.pop() == native_loop
+        finite = cases[0][0][8:520, :256].copy()
+        _close(gt.fft.fft2(gt.tensor(finite)), torch.fft.fft2(torch.tensor(finite)), "complex64")
+        assert taken.pop()
+    finally:
+        gt.set_num_threads(saved)
 
 
 def test_non_hermitian_input_to_c2r_drops_what_torch_drops():

@@ -8,8 +8,10 @@
  * makes them AVX-512 or AVX2 instructions).  The lines of a pass are either
  * consecutive rows (a contiguous last dim: the gather and scatter transpose
  * LANES x LANES blocks in registers) or neighbouring columns (an outer dim:
- * element k of every lane is one contiguous row segment, no transposition).
- * The tiles of a pass are split among the intra-op threads (OpenMP).
+ * element k of every lane is one contiguous row segment, no transposition;
+ * there the gather also does dif's first stage, reading the 2 or 4 elements
+ * a butterfly combines straight from their rows: one sweep less over a tile
+ * that outgrows L1, 512 x 512 complex float32 columns ~290 instead of ~325 us).
  * Contiguous rows of n >= LANES^2 complex (r2c/c2r: of the half length) go
  * line by line instead, as four-step transforms (four_step_line): one
  * register transposition per element instead of the tile's two, and a
@@ -18,7 +20,21 @@
  * took the row pass from ~340 to ~300 us (MKL: ~250-290 us).
  *
  * A pass transforms one dim of a 3-d view (outer, n, inner) described by
- * strides in real scalars; fft_native.py runs one pass per transformed dim.
+ * strides in real scalars (gt_fft_pass); fft_native.py plans one pass per
+ * transformed dim and gt_fft_run runs a transform's passes in one OpenMP
+ * region.  glasstorch's OpenMP threads sleep between regions
+ * (OMP_WAIT_POLICY=PASSIVE, native.py), and waking one took 30-100 us on this
+ * 2-core VM, so: one region per transform, not per pass (a barrier-free
+ * hand-off between passes: a pass's chunks wait for the one before to
+ * finish); chunks claimed dynamically, the opening thread from the first up
+ * and the others from the last down, so that the thread that arrives late
+ * takes what is left and neighbouring chunks, which share cache lines where
+ * rows are not whole lines, stay on one core; the opening thread leaves last
+ * (asleep in the closing barrier it would take a wake-up again); and below
+ * FFT_PARALLEL_WORK elements, no region.  With both vCPUs busy a chunk took
+ * ~1.4x as long as with one (shared caches or memory bandwidth): two threads
+ * gained 1.3-1.6x when the other core was free, nothing when another process
+ * held it.
  *
  *   c2c  complex -> complex, length n: decimation in frequency, radix-4
  *        stages (one radix-2 stage first for odd log2 n), in place in the tile,
@@ -61,6 +77,57 @@
 #endif
 
 enum { GENERIC, ROWS, COLUMNS };    /* how a tile's lanes lie in memory */
+enum { C2C, R2C, C2R };
+
+/* One pass (fft_native.py's Pass): `kind` over the middle dim of the (outer,
+   n, inner) views of in and out, strides in real scalars; n is the real length
+   for r2c/c2r.  wr/wi: the twiddles of the complex transform (of n, or n/2
+   for r2c/c2r) in the pass's direction, bitrev its bit reversal; rr/ri: the
+   split step's (r2c/c2r); dir: -1 forward, +1 inverse (c2c); full: r2c writes
+   all n outputs; scale multiplies every output. */
+typedef struct {
+    const void *in;
+    void *out;
+    int64_t in_st[3], out_st[3];
+    int64_t outer, n, inner;
+    const void *wr, *wi, *rr, *ri;
+    const int32_t *bitrev;
+    double scale;
+    int32_t kind, dir, full;
+} gt_fft_pass;
+
+#define FFT_CHUNK 4096                  /* elements of lines handed out at once */
+#define FFT_PARALLEL_WORK (1 << 17)     /* elements (all passes) worth waking a thread */
+
+int sched_yield(void);                  /* POSIX; not declared under -std=c11 */
+
+/* Claim one chunk of a pass: `range` packs its unclaimed chunks [lo, hi) as
+   hi << 32 | lo; the lowest one, or the highest when `from_top`; -1 when
+   none is left. */
+static inline int64_t gt_fft_claim(uint64_t *range, int from_top) {
+    uint64_t r = __atomic_load_n(range, __ATOMIC_RELAXED);
+    for (;;) {
+        const uint64_t lo = r & 0xffffffffu, hi = r >> 32;
+        if (lo >= hi)
+            return -1;
+        const uint64_t claimed = from_top ? hi - 1 : lo;
+        const uint64_t rest = from_top ? (hi - 1) << 32 | lo : hi << 32 | (lo + 1);
+        if (__atomic_compare_exchange_n(range, &r, rest, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return (int64_t)claimed;
+    }
+}
+
+/* Wait until *counter reaches target: spinning (the waits are short), then
+   yielding the core, in case the thread it waits for is queued on it. */
+static inline void gt_fft_wait(int64_t *counter, int64_t target) {
+    for (int spins = 0; __atomic_load_n(counter, __ATOMIC_ACQUIRE) < target; spins++) {
+        if (spins >= 1024)
+            sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
 
 #define FFT_TYPE float
 #define FFT_LANES 16
@@ -118,6 +185,42 @@ static inline void FFT_NAME(storeu)(T *p, V v) { memcpy(p, &v, sizeof v); }
 
 /* -- butterflies ------------------------------------------------------------------ */
 
+/* One radix-4 butterfly of decimation in frequency on a0..a3 (real and
+   imaginary parts), written to o0..o3 (each a pair of vectors): o0 the sum,
+   o1..o3 turned by W^(2j), W^j, W^(3j), unless `last` (the last stage: all
+   those twiddles are 1). */
+static inline __attribute__((always_inline)) void FFT_NAME(butterfly4)(
+        V a0r, V a0i, V a1r, V a1i, V a2r, V a2i, V a3r, V a3i, V *o0, V *o1, V *o2, V *o3,
+        int last, int64_t j, const T *wr, const T *wi, int dir) {
+    V t0r = a0r + a2r, t0i = a0i + a2i;
+    V t1r = a0r - a2r, t1i = a0i - a2i;
+    V t2r = a1r + a3r, t2i = a1i + a3i;
+    V dr = a1r - a3r, di = a1i - a3i;
+    /* t3 = (a1 - a3) turned by -i (forward) or +i (inverse) */
+    V t3r = dir < 0 ? di : -di, t3i = dir < 0 ? -dr : dr;
+    V ar = t0r - t2r, ai = t0i - t2i;
+    V br = t1r + t3r, bi = t1i + t3i;
+    V cr = t1r - t3r, ci = t1i - t3i;
+    o0[0] = t0r + t2r; o0[1] = t0i + t2i;
+    if (last) {
+        o1[0] = ar; o1[1] = ai; o2[0] = br; o2[1] = bi; o3[0] = cr; o3[1] = ci;
+        return;
+    }
+    const T w1r = wr[j], w1i = wi[j], w2r = wr[2 * j], w2i = wi[2 * j];
+    const T w3r = wr[3 * j], w3i = wi[3 * j];
+    o1[0] = ar * w2r - ai * w2i; o1[1] = ar * w2i + ai * w2r;
+    o2[0] = br * w1r - bi * w1i; o2[1] = br * w1i + bi * w1r;
+    o3[0] = cr * w3r - ci * w3i; o3[1] = cr * w3i + ci * w3r;
+}
+
+/* One radix-2 butterfly on a, b: o0 = a + b, o1 = (a - b) W^j. */
+static inline __attribute__((always_inline)) void FFT_NAME(butterfly2)(
+        V ar, V ai, V br, V bi, V *o0, V *o1, int64_t j, const T *wr, const T *wi) {
+    V dr = ar - br, di = ai - bi;
+    o0[0] = ar + br; o0[1] = ai + bi;
+    o1[0] = dr * wr[j] - di * wi[j]; o1[1] = dr * wi[j] + di * wr[j];
+}
+
 /* A radix-4 butterfly stage on one block of 4q elements (twiddles W_4q^k, that is
    W_n^(k step) with step = n / 4q), then the stages below it on each quarter:
    depth first, so the small blocks stay in L1 (the same butterflies as
@@ -125,30 +228,19 @@ static inline void FFT_NAME(storeu)(T *p, V v) { memcpy(p, &v, sizeof v); }
 static void FFT_NAME(radix4)(V *x, int64_t q, int64_t step, const T *wr, const T *wi, int dir) {
     for (int64_t k = 0; k < q; k++) {
         V *x0 = x + 2 * k, *x1 = x0 + 2 * q, *x2 = x1 + 2 * q, *x3 = x2 + 2 * q;
-        V t0r = x0[0] + x2[0], t0i = x0[1] + x2[1];
-        V t1r = x0[0] - x2[0], t1i = x0[1] - x2[1];
-        V t2r = x1[0] + x3[0], t2i = x1[1] + x3[1];
-        V dr = x1[0] - x3[0], di = x1[1] - x3[1];
-        /* t3 = (a1 - a3) turned by -i (forward) or +i (inverse) */
-        V t3r = dir < 0 ? di : -di, t3i = dir < 0 ? -dr : dr;
-        V ar = t0r - t2r, ai = t0i - t2i;
-        V br = t1r + t3r, bi = t1i + t3i;
-        V cr = t1r - t3r, ci = t1i - t3i;
-        x0[0] = t0r + t2r; x0[1] = t0i + t2i;
-        if (q == 1) {               /* the last stage: every twiddle is 1 */
-            x1[0] = ar; x1[1] = ai; x2[0] = br; x2[1] = bi; x3[0] = cr; x3[1] = ci;
-            continue;
-        }
-        const T w1r = wr[k * step], w1i = wi[k * step];
-        const T w2r = wr[2 * k * step], w2i = wi[2 * k * step];
-        const T w3r = wr[3 * k * step], w3i = wi[3 * k * step];
-        x1[0] = ar * w2r - ai * w2i; x1[1] = ar * w2i + ai * w2r;
-        x2[0] = br * w1r - bi * w1i; x2[1] = br * w1i + bi * w1r;
-        x3[0] = cr * w3r - ci * w3i; x3[1] = cr * w3i + ci * w3r;
+        FFT_NAME(butterfly4)(x0[0], x0[1], x1[0], x1[1], x2[0], x2[1], x3[0], x3[1],
+                             x0, x1, x2, x3, q == 1, k * step, wr, wi, dir);
     }
     if (q >= 4)
         for (int b = 0; b < 4; b++)
             FFT_NAME(radix4)(x + 2 * b * q, q / 4, step * 4, wr, wi, dir);
+}
+
+/* log2 of a power of two. */
+static int FFT_NAME(log2)(int64_t n) {
+    int log2n = 0;
+    while (((int64_t)1 << log2n) < n) log2n++;
+    return log2n;
 }
 
 /* The tile's lanes transformed (length n, a power of two), bit-reversed order out;
@@ -156,16 +248,11 @@ static void FFT_NAME(radix4)(V *x, int64_t q, int64_t step, const T *wr, const T
 static void FFT_NAME(dif)(V *x, int64_t n, int64_t stride, const T *wr, const T *wi, int dir) {
     if (n < 2)
         return;
-    int log2n = 0;
-    while (((int64_t)1 << log2n) < n) log2n++;
-    if (log2n & 1) {                /* one radix-2 stage over the whole line */
+    if (FFT_NAME(log2)(n) & 1) {    /* one radix-2 stage over the whole line */
         const int64_t h = n / 2;
         for (int64_t k = 0; k < h; k++) {
             V *x0 = x + 2 * k, *x1 = x0 + 2 * h;
-            const T w_r = wr[k * stride], w_i = wi[k * stride];
-            V dr = x0[0] - x1[0], di = x0[1] - x1[1];
-            x0[0] += x1[0]; x0[1] += x1[1];
-            x1[0] = dr * w_r - di * w_i; x1[1] = dr * w_i + di * w_r;
+            FFT_NAME(butterfly2)(x0[0], x0[1], x1[0], x1[1], x0, x1, k * stride, wr, wi);
         }
         if (n >= 8) {
             FFT_NAME(radix4)(x, n / 8, 2 * stride, wr, wi, dir);
@@ -331,8 +418,7 @@ static void FFT_NAME(four_step_line)(const T *src, T *dst, int64_t n, const V *t
                                      const T *wr, const T *wi, const int32_t *bitrev,
                                      int dir, T scale) {
     const int64_t m = n / W;
-    int log2m = 0;
-    while (((int64_t)1 << log2m) < m) log2m++;
+    const int log2m = FFT_NAME(log2)(m);
     for (int64_t b = 0; b < m; b += W) {        /* columns b .. b + W-1 */
         V y[2 * W], re[W], im[W];
         for (int j1 = 0; j1 < W; j1++) {
@@ -377,6 +463,44 @@ static inline void FFT_NAME(load_parts)(const T *p, V *re, V *im, int reverse) {
 static inline void FFT_NAME(store_parts)(T *p, V re, V im) {
     FFT_NAME(storeu)(p, __builtin_shufflevector(re, im, LOW));
     FFT_NAME(storeu)(p + W, __builtin_shufflevector(re, im, HIGH));
+}
+
+/* A c2c tile of a COLUMNS pass (element k of the lanes: one row segment)
+   gathered and transformed as dif does, its first stage (radix-2 for odd
+   log2 n, else radix-4) fused with the gather: the 2 or 4 elements a
+   butterfly combines come straight from their rows, which saves one sweep
+   over the tile (64 KiB for 512 complex float32, beyond L1): 512 x 512
+   complex float32 columns took ~290 us on one core instead of ~325. */
+static void FFT_NAME(gather_dif)(const T *src, const FFT_NAME(lanes) *s, int64_t n, V *x,
+                                 const T *wr, const T *wi, int dir) {
+    const T *p = src + s->base[0];
+    const int64_t step = s->step;
+    if (FFT_NAME(log2)(n) & 1) {
+        const int64_t h = n / 2;
+        for (int64_t k = 0; k < h; k++) {
+            V ar, ai, br, bi;
+            FFT_NAME(load_parts)(p + k * step, &ar, &ai, 0);
+            FFT_NAME(load_parts)(p + (k + h) * step, &br, &bi, 0);
+            FFT_NAME(butterfly2)(ar, ai, br, bi, x + 2 * k, x + 2 * (k + h), k, wr, wi);
+        }
+        if (n >= 8) {
+            FFT_NAME(radix4)(x, n / 8, 2, wr, wi, dir);
+            FFT_NAME(radix4)(x + n, n / 8, 2, wr, wi, dir);
+        }
+    } else {
+        const int64_t q = n / 4;
+        for (int64_t k = 0; k < q; k++) {
+            V a[8];
+            for (int r = 0; r < 4; r++)
+                FFT_NAME(load_parts)(p + (k + r * q) * step, a + 2 * r, a + 2 * r + 1, 0);
+            FFT_NAME(butterfly4)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], x + 2 * k,
+                                 x + 2 * (k + q), x + 2 * (k + 2 * q), x + 2 * (k + 3 * q),
+                                 q == 1, k, wr, wi, dir);
+        }
+        if (q >= 4)
+            for (int b = 0; b < 4; b++)
+                FFT_NAME(radix4)(x + 2 * b * q, q / 4, 4, wr, wi, dir);
+    }
 }
 
 /* r2c's split step on one line, vectorized along it: Z (h complex, natural
@@ -461,151 +585,173 @@ static V *FFT_NAME(four_step_twiddles)(int64_t n, const T *wr, const T *wi) {
 }
 #endif
 
-/* -- the passes ------------------------------------------------------------------- */
+/* -- the passes: units of work ------------------------------------------------------ */
 
-/* Thread-local tiles: `rows` complex vectors each (two allocations at most). */
-#define TILE(rows) ((V *)aligned_alloc(64, sizeof(V) * 2 * (size_t)(rows)))
+/* Thread-local tiles: `rows` complex vectors each. */
+#define TILE(rows) ((V *)aligned_alloc(64, sizeof(V) * 2 * (size_t)((rows) > 0 ? (rows) : 1)))
 
-void FFT_NAME(gt_fft_c2c)(const T *in, const int64_t *in_st, T *out, const int64_t *out_st,
-                          int64_t outer, int64_t n, int64_t inner, const T *wr, const T *wi,
-                          const int32_t *bitrev, int dir, T scale, int threads) {
-    const int64_t tiles = FFT_NAME(tiles)(outer, inner);
+/* The length of the complex transform pass p runs line by line (four-step:
+   contiguous rows of at least W^2 complex; r2c/c2r: of the half length), or 0
+   when it runs in tiles of W lines. */
+static int64_t FFT_NAME(line_length)(const gt_fft_pass *p) {
 #ifdef FFT_SHUFFLE
-    if (inner == 1 && in_st[1] == 2 && out_st[1] == 2 && n >= W * W) {
-        /* contiguous complex rows: line by line, four-step */
-        V *tw = FFT_NAME(four_step_twiddles)(n, wr, wi);
-        #pragma omp parallel num_threads(threads) if (threads > 1 && outer > 1)
-        {
-            V *z = TILE(n / W);
-            #pragma omp for schedule(static)
-            for (int64_t o = 0; o < outer; o++)
-                FFT_NAME(four_step_line)(in + o * in_st[0], out + o * out_st[0], n, tw, z,
-                                         wr, wi, bitrev, dir, scale);
-            free(z);
+    const int64_t m = p->kind == C2C ? p->n : p->n / 2;
+    const int64_t in_step = p->kind == R2C ? 1 : 2, out_step = p->kind == C2R ? 1 : 2;
+    if (p->inner == 1 && p->in_st[1] == in_step && p->out_st[1] == out_step && m >= W * W)
+        return m;
+#else
+    (void)p;
+#endif
+    return 0;
+}
+
+/* Pass p's two work areas, in complex vectors: x and y of `unit`. */
+static void FFT_NAME(work_sizes)(const gt_fft_pass *p, int64_t line, int64_t *x, int64_t *y) {
+    const int64_t n = p->n, h = n / 2;
+    if (line) {
+        *x = line / W;
+        *y = p->kind == C2C ? 0 : line / W;     /* the real transforms' Z */
+    } else {
+        *x = p->kind == C2C ? n : p->kind == R2C ? h : h + 1;
+        *y = p->kind == C2C ? 0 : p->kind == R2C ? (p->full ? n : h + 1) : h;
+    }
+}
+
+/* Unit u of pass p: line u (`tw`: the four-step factors, see line_length), or
+   tile u of W lines (tw NULL); x and y are the thread's work areas. */
+static void FFT_NAME(unit)(const gt_fft_pass *p, int64_t u, const V *tw, V *x, V *y) {
+    const T *in = (const T *)p->in, *wr = (const T *)p->wr, *wi = (const T *)p->wi;
+    const T *rr = (const T *)p->rr, *ri = (const T *)p->ri;
+    T *out = (T *)p->out;
+    const int32_t *bitrev = p->bitrev;
+    const T scale = (T)p->scale;
+    const int64_t n = p->n, h = n / 2, len = p->full ? n : h + 1;
+#ifdef FFT_SHUFFLE
+    if (tw) {
+        const T *src = in + u * p->in_st[0];
+        T *dst = out + u * p->out_st[0];
+        if (p->kind == C2C) {
+            FFT_NAME(four_step_line)(src, dst, n, tw, x, wr, wi, bitrev, p->dir, scale);
+        } else if (p->kind == R2C) {
+            FFT_NAME(four_step_line)(src, (T *)y, h, tw, x, wr, wi, bitrev, -1, 1);
+            FFT_NAME(r2c_split_line)((const T *)y, dst, h, len, rr, ri, scale);
+        } else {
+            FFT_NAME(c2r_merge_line)(src, (T *)y, h, rr, ri);
+            FFT_NAME(four_step_line)((const T *)y, dst, h, tw, x, wr, wi, bitrev, 1, scale);
         }
-        free(tw);
         return;
     }
+#else
+    (void)tw;
 #endif
-    #pragma omp parallel num_threads(threads) if (threads > 1 && tiles > 1)
-    {
-        V *x = TILE(n);
-        #pragma omp for schedule(static)
-        for (int64_t t = 0; t < tiles; t++) {
-            FFT_NAME(lanes) src = FFT_NAME(lanes_of)(t, outer, inner, in_st, 0);
-            FFT_NAME(lanes) dst = FFT_NAME(lanes_of)(t, outer, inner, out_st, 0);
+    FFT_NAME(lanes) src = FFT_NAME(lanes_of)(u, p->outer, p->inner, p->in_st, p->kind == R2C);
+    FFT_NAME(lanes) dst = FFT_NAME(lanes_of)(u, p->outer, p->inner, p->out_st, p->kind == C2R);
+    if (p->kind == C2C) {
+#ifdef FFT_SHUFFLE
+        if (src.mode == COLUMNS && n >= 4) {
+            FFT_NAME(gather_dif)(in, &src, n, x, wr, wi, p->dir);
+        } else
+#endif
+        {
             FFT_NAME(gather)(in, &src, n, x);
-            FFT_NAME(dif)(x, n, 1, wr, wi, dir);
-            FFT_NAME(scatter)(x, bitrev, n, out, &dst, scale);
+            FFT_NAME(dif)(x, n, 1, wr, wi, p->dir);
         }
-        free(x);
+        FFT_NAME(scatter)(x, bitrev, n, out, &dst, scale);
+    } else if (p->kind == R2C) {
+        FFT_NAME(gather)(in, &src, h, x);
+        FFT_NAME(dif)(x, h, 1, wr, wi, -1);
+        for (int64_t k = 0; k <= h; k++) {
+            const V *a = x + 2 * bitrev[k == h ? 0 : k], *b = x + 2 * bitrev[k == 0 ? 0 : h - k];
+            /* E = A + conj B, D = A - conj B, X = (E - i W^k D) / 2 */
+            V er = a[0] + b[0], ei = a[1] - b[1], dr = a[0] - b[0], di = a[1] + b[1];
+            y[2 * k] = (er + (rr[k] * di + ri[k] * dr)) * (T)0.5;
+            y[2 * k + 1] = (ei - (rr[k] * dr - ri[k] * di)) * (T)0.5;
+        }
+        for (int64_t k = h + 1; k < len; k++) {     /* X[n - k] = conj X[k] */
+            y[2 * k] = y[2 * (n - k)];
+            y[2 * k + 1] = -y[2 * (n - k) + 1];
+        }
+        FFT_NAME(scatter)(y, NULL, len, out, &dst, scale);
+    } else {
+        FFT_NAME(gather)(in, &src, h + 1, x);
+        x[1] = x[2 * h + 1] = (V){0};   /* X[0] and X[n/2]: real parts only */
+        for (int64_t k = 0; k < h; k++) {
+            const V *a = x + 2 * k, *c = x + 2 * (h - k);
+            /* S = X[k] + conj C, D = X[k] - conj C, Z = S + i W^-k D */
+            V sr = a[0] + c[0], si = a[1] - c[1], dr = a[0] - c[0], di = a[1] + c[1];
+            y[2 * k] = sr - (rr[k] * di + ri[k] * dr);
+            y[2 * k + 1] = si + (rr[k] * dr - ri[k] * di);
+        }
+        FFT_NAME(dif)(y, h, 1, wr, wi, 1);
+        FFT_NAME(scatter)(y, bitrev, h, out, &dst, scale);
     }
 }
 
-/* n real samples -> n/2 + 1 (all n when `full`) complex; wr/wi: the forward
-   twiddles of n/2, rr/ri: W_n^k for k <= n/2, bitrev: that of n/2. */
-void FFT_NAME(gt_fft_r2c)(const T *in, const int64_t *in_st, T *out, const int64_t *out_st,
-                          int64_t outer, int64_t n, int64_t inner, const T *wr, const T *wi,
-                          const T *rr, const T *ri, const int32_t *bitrev, T scale, int full,
-                          int threads) {
-    const int64_t h = n / 2, len = full ? n : h + 1, tiles = FFT_NAME(tiles)(outer, inner);
+/* -- a transform's passes, run together ---------------------------------------------- */
+
+/* Run `count` passes in order (each reads what the one before wrote) in one
+   parallel region, as the header describes: a pass's units go out in chunks
+   (gt_fft_claim: the opening thread from the first up, the others from the
+   last down); a thread starts on pass p + 1 once every chunk of pass p is
+   done (those are running: the wait is short).  Handed out alternately,
+   neighbouring column tiles of rfft2's 257-complex rows (which share cache
+   lines) ran at half speed on two threads. */
+void FFT_NAME(gt_fft_run)(const gt_fft_pass *ps, int count, int threads) {
+    V **tw = (V **)calloc((size_t)count, sizeof *tw);
+    int64_t *units = (int64_t *)calloc((size_t)count, sizeof(int64_t));
+    int64_t *per = (int64_t *)calloc((size_t)count, sizeof(int64_t));      /* units a chunk */
+    int64_t *chunks = (int64_t *)calloc((size_t)count, sizeof(int64_t));
+    int64_t *done = (int64_t *)calloc((size_t)count, sizeof(int64_t));      /* chunks done */
+    uint64_t *left = (uint64_t *)calloc((size_t)count, sizeof(uint64_t));   /* unclaimed */
+    int64_t size_x = 0, size_y = 0, work = 0, total = 0, finished = 0;
+    for (int i = 0; i < count; i++) {
+        const gt_fft_pass *p = ps + i;
+        const int64_t line = FFT_NAME(line_length)(p);
+        int64_t sx, sy;
+        FFT_NAME(work_sizes)(p, line, &sx, &sy);
+        size_x = sx > size_x ? sx : size_x;
+        size_y = sy > size_y ? sy : size_y;
 #ifdef FFT_SHUFFLE
-    if (inner == 1 && in_st[1] == 1 && out_st[1] == 2 && h >= W * W) {
-        /* contiguous rows: line by line, the half-length transform four-step */
-        V *tw = FFT_NAME(four_step_twiddles)(h, wr, wi);
-        #pragma omp parallel num_threads(threads) if (threads > 1 && outer > 1)
-        {
-            V *work = TILE(h / W);
-            T *z = (T *)TILE(h / W);        /* the line's Z: h complex */
-            #pragma omp for schedule(static)
-            for (int64_t o = 0; o < outer; o++) {
-                FFT_NAME(four_step_line)(in + o * in_st[0], z, h, tw, work, wr, wi, bitrev,
-                                         -1, 1);
-                FFT_NAME(r2c_split_line)(z, out + o * out_st[0], h, len, rr, ri, scale);
-            }
-            free(work);
-            free(z);
-        }
-        free(tw);
-        return;
-    }
+        if (line)
+            tw[i] = FFT_NAME(four_step_twiddles)(line, (const T *)p->wr, (const T *)p->wi);
 #endif
-    #pragma omp parallel num_threads(threads) if (threads > 1 && tiles > 1)
+        units[i] = line ? p->outer : FFT_NAME(tiles)(p->outer, p->inner);
+        per[i] = line && p->n < FFT_CHUNK ? FFT_CHUNK / p->n : 1;
+        chunks[i] = (units[i] + per[i] - 1) / per[i];
+        left[i] = (uint64_t)chunks[i] << 32;
+        total += chunks[i];
+        work += p->outer * p->n * p->inner;
+    }
+    #pragma omp parallel num_threads(threads) \
+        if (threads > 1 && total > 1 && work >= FFT_PARALLEL_WORK)
     {
-        V *z = TILE(h), *y = TILE(len);
-        #pragma omp for schedule(static)
-        for (int64_t t = 0; t < tiles; t++) {
-            FFT_NAME(lanes) src = FFT_NAME(lanes_of)(t, outer, inner, in_st, 1);
-            FFT_NAME(lanes) dst = FFT_NAME(lanes_of)(t, outer, inner, out_st, 0);
-            FFT_NAME(gather)(in, &src, h, z);
-            FFT_NAME(dif)(z, h, 1, wr, wi, -1);
-            for (int64_t k = 0; k <= h; k++) {
-                const V *a = z + 2 * bitrev[k == h ? 0 : k], *b = z + 2 * bitrev[k == 0 ? 0 : h - k];
-                /* E = A + conj B, D = A - conj B, X = (E - i W^k D) / 2 */
-                V er = a[0] + b[0], ei = a[1] - b[1], dr = a[0] - b[0], di = a[1] + b[1];
-                y[2 * k] = (er + (rr[k] * di + ri[k] * dr)) * (T)0.5;
-                y[2 * k + 1] = (ei - (rr[k] * dr - ri[k] * di)) * (T)0.5;
+        V *x = TILE(size_x), *y = TILE(size_y);
+        const int from_top = omp_get_thread_num() > 0;
+        for (int i = 0; i < count; i++) {
+            if (i > 0)
+                gt_fft_wait(&done[i - 1], chunks[i - 1]);
+            for (int64_t c; (c = gt_fft_claim(&left[i], from_top)) >= 0; ) {
+                for (int64_t u = c * per[i]; u < (c + 1) * per[i] && u < units[i]; u++)
+                    FFT_NAME(unit)(ps + i, u, tw[i], x, y);
+                __atomic_fetch_add(&done[i], 1, __ATOMIC_RELEASE);
             }
-            for (int64_t k = h + 1; k < len; k++) {     /* X[n - k] = conj X[k] */
-                y[2 * k] = y[2 * (n - k)];
-                y[2 * k + 1] = -y[2 * (n - k) + 1];
-            }
-            FFT_NAME(scatter)(y, NULL, len, out, &dst, scale);
         }
-        free(z);
+        free(x);
         free(y);
+        /* The opening thread reaches the region's closing barrier last (the
+           others sleep there): asleep in it, it would take a wake-up again. */
+        __atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);
+        if (omp_get_thread_num() == 0)
+            gt_fft_wait(&finished, omp_get_num_threads());
     }
-}
-
-/* n/2 + 1 complex -> n real; wr/wi: the inverse twiddles of n/2, rr/ri: W_n^-k. */
-void FFT_NAME(gt_fft_c2r)(const T *in, const int64_t *in_st, T *out, const int64_t *out_st,
-                          int64_t outer, int64_t n, int64_t inner, const T *wr, const T *wi,
-                          const T *rr, const T *ri, const int32_t *bitrev, T scale,
-                          int threads) {
-    const int64_t h = n / 2, tiles = FFT_NAME(tiles)(outer, inner);
-#ifdef FFT_SHUFFLE
-    if (inner == 1 && in_st[1] == 2 && out_st[1] == 1 && h >= W * W) {
-        /* contiguous rows: line by line, the half-length transform four-step */
-        V *tw = FFT_NAME(four_step_twiddles)(h, wr, wi);
-        #pragma omp parallel num_threads(threads) if (threads > 1 && outer > 1)
-        {
-            V *work = TILE(h / W);
-            T *z = (T *)TILE(h / W);        /* the line's Z: h complex */
-            #pragma omp for schedule(static)
-            for (int64_t o = 0; o < outer; o++) {
-                FFT_NAME(c2r_merge_line)(in + o * in_st[0], z, h, rr, ri);
-                FFT_NAME(four_step_line)(z, out + o * out_st[0], h, tw, work, wr, wi, bitrev,
-                                         1, scale);
-            }
-            free(work);
-            free(z);
-        }
-        free(tw);
-        return;
-    }
-#endif
-    #pragma omp parallel num_threads(threads) if (threads > 1 && tiles > 1)
-    {
-        V *x = TILE(h + 1), *z = TILE(h);
-        #pragma omp for schedule(static)
-        for (int64_t t = 0; t < tiles; t++) {
-            FFT_NAME(lanes) src = FFT_NAME(lanes_of)(t, outer, inner, in_st, 0);
-            FFT_NAME(lanes) dst = FFT_NAME(lanes_of)(t, outer, inner, out_st, 1);
-            FFT_NAME(gather)(in, &src, h + 1, x);
-            x[1] = x[2 * h + 1] = (V){0};   /* X[0] and X[n/2]: real parts only */
-            for (int64_t k = 0; k < h; k++) {
-                const V *a = x + 2 * k, *c = x + 2 * (h - k);
-                /* S = X[k] + conj C, D = X[k] - conj C, Z = S + i W^-k D */
-                V sr = a[0] + c[0], si = a[1] - c[1], dr = a[0] - c[0], di = a[1] + c[1];
-                z[2 * k] = sr - (rr[k] * di + ri[k] * dr);
-                z[2 * k + 1] = si + (rr[k] * dr - ri[k] * di);
-            }
-            FFT_NAME(dif)(z, h, 1, wr, wi, 1);
-            FFT_NAME(scatter)(z, bitrev, h, out, &dst, scale);
-        }
-        free(x);
-        free(z);
-    }
+    for (int i = 0; i < count; i++)
+        free(tw[i]);
+    free(tw);
+    free(units);
+    free(per);
+    free(chunks);
+    free(done);
+    free(left);
 }
 
 #undef TILE

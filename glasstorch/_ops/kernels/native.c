@@ -25,6 +25,19 @@
 void gt_set_num_threads(int n) { omp_set_num_threads(n); }
 int gt_get_num_threads(void) { return omp_get_max_threads(); }
 
+/* copy_'s real -> complex cast of contiguous values (imaginary parts zero),
+ * e.g. the to(complex64) of torch.fft's real inputs (promote_tensor_fft):
+ * split among the intra-op threads as ATen's copy is (numpy's cast runs on
+ * one).  512x512 float32 on two threads: to(complex64) 235 -> 125 us, fft2
+ * 780 -> 635 us; on one, the same as numpy's. */
+#define GT_REAL_TO_COMPLEX(T, S)                                                        \
+void gt_real_to_complex_##S(const T *src, T *dst, int64_t n) {                          \
+    _Pragma("omp parallel for schedule(static) if (n > 131072)")                        \
+    for (int64_t i = 0; i < n; i++) { dst[2 * i] = src[i]; dst[2 * i + 1] = 0; }        \
+}
+GT_REAL_TO_COMPLEX(float, f32)
+GT_REAL_TO_COMPLEX(double, f64)
+
 void gt_exp_f32(const float *x, float *out, int64_t n) {
     #pragma omp parallel for simd schedule(static) if (n > 32768)
     for (int64_t i = 0; i < n; i++) out[i] = exp_f32(x[i]);

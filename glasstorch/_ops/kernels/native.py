@@ -136,6 +136,8 @@ def _build():
         fn.restype = ctypes.c_double
     for fn in (lib.gt_sum_chunks_f32, lib.gt_sum_chunks_f64):
         fn.argtypes = [ctypes.c_void_p, i64, i64, cint, ctypes.c_void_p]
+    for fn in (lib.gt_real_to_complex_f32, lib.gt_real_to_complex_f64):
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, i64]
     lib.gt_set_num_threads.argtypes = [ctypes.c_int]
     lib.gt_get_num_threads.restype = ctypes.c_int
     if _threads is not None:
@@ -205,6 +207,24 @@ def same_shape(*arrays) -> bool:
     shape = getattr(arrays[0], "shape", None)
     return all(isinstance(a, np.ndarray) and a.shape == shape for a in arrays) and \
         usable(*arrays)
+
+
+_REAL_TO_COMPLEX = {(np.dtype(np.float32), np.dtype(np.complex64)): "f32",
+                    (np.dtype(np.float64), np.dtype(np.complex128)): "f64"}
+MIN_REAL_TO_COMPLEX = 1 << 12   # elements; below, numpy's cast costs less than a ctypes call
+
+
+def real_to_complex(src: np.ndarray, dst: np.ndarray) -> bool:
+    """``dst[...] = src`` for C-contiguous float32 -> complex64 or float64 ->
+    complex128 arrays of one shape (native.c's loop, on the intra-op threads);
+    False (nothing done) when the arrays do not qualify."""
+    suffix = _REAL_TO_COMPLEX.get((src.dtype, dst.dtype))
+    if suffix is None or dst.size < MIN_REAL_TO_COMPLEX or src.shape != dst.shape or \
+            not (src.flags.c_contiguous and dst.flags.c_contiguous) or library() is None:
+        return False
+    getattr(library(), f"gt_real_to_complex_{suffix}")(src.ctypes.data, dst.ctypes.data,
+                                                       dst.size)
+    return True
 
 
 def gelu(x: np.ndarray, out: np.ndarray) -> None:

@@ -14,8 +14,9 @@ where a transform runs the other way (ifft of a real input is the conjugate of
 its forward r2c; hfft is c2r of the conjugate).
 
 The primitives run one pass per transformed dim: fft.c (kernels/fft_native.py)
-for power-of-two lengths over many lines, where MKL's DFTI runs in PyTorch,
-numpy's pocketfft otherwise (and without a C compiler); numpy >= 2 keeps
+for power-of-two lengths over many lines, where MKL's DFTI runs in PyTorch
+(a primitive's fft.c passes in one call: one parallel region), numpy's
+pocketfft otherwise (and without a C compiler); numpy >= 2 keeps
 float32/complex64 inputs in single precision, older numpy rounds on the write
 into ``out``.
 Output strides follow MKL's ``_exec_fft``: the batch dims outermost in the
@@ -138,15 +139,27 @@ def _scale(normalization, n):
     return (1.0, 1.0 / math.sqrt(n), 1.0 / n)[normalization]
 
 
-def _c2c_passes(src, dst, dims, forward, normalization):
-    """dst = the c2c transform of src over ``dims``, one dim at a time (dst's
-    most contiguous first; in place in dst after the first)."""
+def _c2c_passes(src, dst, dims, forward, normalization, first=None, last=None):
+    """dst = the c2c transform of src over ``dims``, one pass per dim (dst's most
+    contiguous first; in place in dst after the first), after fft.c's pass
+    ``first`` (which writes src) and before its pass ``last`` (which reads dst)
+    when given.  Consecutive fft.c passes run in one call (``fft_native.run``);
+    a pass fft.c does not take runs in numpy between them.  A pass planned
+    now copies its src when that layout does not merge (fft_native._plan), so
+    src may have such a layout only when it is already complete."""
+    passes = [first] if first is not None else []
     for d in sorted(dims, key=lambda d: abs(dst.strides[d])):
         n = dst.shape[d]
-        if not fft_native.c2c(src, dst, d, forward, _scale(normalization, n)):
+        planned = fft_native.c2c(src, dst, d, forward, _scale(normalization, n))
+        if planned is None:
+            fft_native.run(passes)
+            passes = []
             transform = np.fft.fft if forward else np.fft.ifft
             dst[...] = transform(src, axis=d, norm=_NP_NORM[forward][normalization])
+        else:
+            passes.append(planned)
         src = dst
+    fft_native.run(passes + [last] if last is not None else passes)
 
 
 def _fft_c2c_impl(out, self, dim, normalization, forward):
@@ -166,9 +179,10 @@ def _fft_r2c_impl(out, self, dim, normalization, onesided):
     mirrored = not onesided and len(dims) == 1
     half = o if onesided or mirrored else \
         np.empty(o.shape[:last] + (n // 2 + 1,) + o.shape[last + 1:], o.dtype)
-    if not fft_native.r2c(x, half, last, _scale(normalization, n), mirrored):
+    first = fft_native.r2c(x, half, last, _scale(normalization, n), mirrored)
+    if first is None:
         half, mirrored = np.fft.rfft(x, axis=last, norm=_NP_NORM[True][normalization]), False
-    _c2c_passes(half, half, dims[:-1], True, normalization)
+    _c2c_passes(half, half, dims[:-1], True, normalization, first=first)
     if onesided:
         if half is not o:
             o[...] = half
@@ -184,12 +198,17 @@ def _fft_c2r_impl(out, self, dim, normalization, last_dim_size):
     x, o, dims = self._np(), out._np(), list(dim)
     last, n = dims[-1], last_dim_size
     x = x[(slice(None),) * last + (slice(0, n // 2 + 1),)]
-    if len(dims) > 1:
-        work = np.empty(x.shape, x.dtype)
-        _c2c_passes(x, work, dims[:-1], False, normalization)
-        x = work
-    if x.shape[last] < n // 2 + 1 or not fft_native.c2r(x, o, last, _scale(normalization, n)):
-        o[...] = np.fft.irfft(x, n=n, axis=last, norm=_NP_NORM[False][normalization])
+    work = x
+    if len(dims) > 1:   # laid out as ``o``: the c2r pass reads it without a copy
+        order = sorted(range(x.ndim), key=lambda d: -abs(o.strides[d]))
+        work = np.empty([x.shape[d] for d in order], x.dtype)
+        if order != sorted(order):
+            work = work.transpose([order.index(d) for d in range(x.ndim)])
+    final = fft_native.c2r(work, o, last, _scale(normalization, n)) \
+        if x.shape[last] == n // 2 + 1 else None
+    _c2c_passes(x, work, dims[:-1], False, normalization, last=final)
+    if final is None:
+        o[...] = np.fft.irfft(work, n=n, axis=last, norm=_NP_NORM[False][normalization])
 
 
 def _primitive(name, layout, compute):

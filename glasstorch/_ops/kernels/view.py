@@ -44,7 +44,7 @@ from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
 from ..._tensor import is_tensor_subclass_like, version_counter
 from ..structured import (TensorMeta, broadcast_shapes, check_overlap, convert_array,
                           in_loop_order, iterator_strides, unproven_overlap, wrap_dim)
-from . import KERNELS, impl, kernel, meta
+from . import KERNELS, impl, kernel, meta, native
 from ._common import _sizes
 from ._inner import inner, inner_op
 
@@ -876,8 +876,10 @@ def assign(dst: np.ndarray, src, dst_dtype, src_dtype) -> None:
     """dst[...] = src (broadcasting) with the copy kernel's conversions: numpy's
     cast straight into ``dst`` (one pass, no converted temporary) unless the
     conversion is one of ``convert_array``'s own (to bool or a half type,
-    complex to real)."""
+    complex to real); native.c's loop for contiguous real to complex."""
     src = np.asarray(src)
+    if dst.dtype.kind == "c" and native.real_to_complex(src, dst):
+        return
     if dst_dtype in (dt.bool_, dt.float16, dt.bfloat16) or \
             (src.dtype.kind == "c" and dst.dtype.kind != "c"):
         src = convert_array(src, src_dtype, dst_dtype)
