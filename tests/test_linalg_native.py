@@ -1,10 +1,13 @@
-"""LU factorization and solves through lapack.c (kernels/_lapack.py's getrf/getrs:
-LAPACK's getrf2 recursion over numpy's BLAS gemm, blocked substitutions) on
-matrices of order >= MIN_RECURSIVE_ORDER against real PyTorch (MKL): square,
-tall and wide factors with torch's pivots, exactly singular matrices with
-torch's info, det, inv (lapack.c's getri), solve with wide right-hand sides,
-batches, one and several intra-op threads; LAPACK's own routines where lapack.c
-is absent; and lapack.c's tiled column-major copies of the LAPACK kernels' inputs."""
+"""lapack.c (kernels/_lapack.py's routines over numpy's BLAS gemm) on matrices of
+order >= MIN_RECURSIVE_ORDER against real PyTorch (MKL): LU factors of square,
+tall and wide matrices with torch's pivots, exactly singular ones with torch's
+info, det, inv (getri), solve with wide right-hand sides; Householder QR and
+its Q; lstsq's gelsy and gels; eigh and svd through syevd's and gesdd's own
+steps; batches, one and several intra-op threads (a crew for the large ones);
+LAPACK's own routines where lapack.c is absent or a driver would rescale; and
+lapack.c's tiled column-major copies of the LAPACK kernels' inputs."""
+import contextlib
+
 import numpy as np
 import pytest
 import torch
@@ -17,6 +20,17 @@ pytestmark = pytest.mark.skipif(_lapack._library() is None,
                                 reason="no C compiler or no ILP64 OpenBLAS here")
 
 RTOL = {"float32": 2e-4, "float64": 1e-10}
+
+
+@contextlib.contextmanager
+def _threads(n):
+    """glasstorch's intra-op threads set to ``n`` for the block."""
+    saved = gt.get_num_threads()
+    try:
+        gt.set_num_threads(n)
+        yield
+    finally:
+        gt.set_num_threads(saved)
 
 
 def _matrix(seed, shape, dtype):
@@ -53,12 +67,8 @@ def calls(monkeypatch):
 def test_lu_factor_matches_torch(m, n, dtype, threads, seed):
     """Square, tall and wide: the same pivots as MKL's and the factors to rounding."""
     x = _matrix(seed, (m, n), dtype)
-    saved = gt.get_num_threads()
-    try:
-        gt.set_num_threads(threads)
+    with _threads(threads):
         LU, piv = gt.linalg.lu_factor(gt.tensor(x))
-    finally:
-        gt.set_num_threads(saved)
     LU_t, piv_t = torch.linalg.lu_factor(torch.tensor(x))
     np.testing.assert_array_equal(piv.numpy(), piv_t.numpy())
     _close(LU, LU_t, dtype, scale=10)
@@ -86,12 +96,8 @@ def test_lu_crew_matches_torch(shape, threads):
     and torch's info for a zero column met deep in the recursion."""
     x = _matrix(11, shape, "float64")
     x[:, 201] = 0
-    saved = gt.get_num_threads()
-    try:
-        gt.set_num_threads(threads)
+    with _threads(threads):
         LU, piv, info = gt.linalg.lu_factor_ex(gt.tensor(x))
-    finally:
-        gt.set_num_threads(saved)
     LU_t, piv_t, info_t = torch.linalg.lu_factor_ex(torch.tensor(x))
     assert int(info) == int(info_t) == 202
     np.testing.assert_array_equal(piv.numpy(), piv_t.numpy())
@@ -106,13 +112,9 @@ def test_det_inv_solve_match_torch(dtype, threads, calls):
     give torch's values."""
     a = _matrix(1, (2, 96, 96), dtype) + 4 * np.eye(96, dtype=dtype)
     b = _matrix(2, (2, 96, 200), dtype)
-    saved = gt.get_num_threads()
-    try:
-        gt.set_num_threads(threads)
+    with _threads(threads):
         A, B = gt.tensor(a), gt.tensor(b)
         results = gt.linalg.det(A), gt.linalg.inv(A), gt.linalg.solve(A, B)
-    finally:
-        gt.set_num_threads(saved)
     At, Bt = torch.tensor(a), torch.tensor(b)
     det_t = torch.linalg.det(At)
     np.testing.assert_allclose(results[0].numpy(), det_t.numpy(), rtol=RTOL[dtype] * 10)
@@ -142,12 +144,8 @@ def test_inverse_matches_torch(n, dtype, threads, seed):
     of unequal widths), the column swaps of the pivots, torch's values; the
     same as LAPACK's getrs against I (lapack.c absent) to rounding."""
     x = _matrix(seed, (n, n), dtype) + 3 * np.eye(n, dtype=dtype)
-    saved = gt.get_num_threads()
-    try:
-        gt.set_num_threads(threads)
+    with _threads(threads):
         ours = gt.linalg.inv(gt.tensor(x))
-    finally:
-        gt.set_num_threads(saved)
     _close(ours, torch.linalg.inv(torch.tensor(x)), dtype, scale=10)
     _close(gt.matmul(gt.tensor(x), ours), torch.eye(n, dtype=getattr(torch, dtype)), dtype,
            scale=10)
@@ -191,12 +189,8 @@ def test_lapack_kernels_on_tiled_copies_match_torch():
 
 
 def _lstsq(a, b, threads, driver=None):
-    saved = gt.get_num_threads()
-    try:
-        gt.set_num_threads(threads)
+    with _threads(threads):
         return gt.linalg.lstsq(gt.tensor(a), gt.tensor(b), driver=driver)
-    finally:
-        gt.set_num_threads(saved)
 
 
 def _same_lstsq(ours, a, b, dtype, scale=10):
@@ -274,13 +268,9 @@ def test_qr_blocks_match_torch(shape, threads, dtype, calls):
     """linalg.qr through lapack.c's geqrf and orgqr (blocks of reflectors over gemm, a
     crew for the large ones): R, and Q in each mode, to rounding of torch's."""
     x = _matrix(12, shape, dtype)
-    saved = gt.get_num_threads()
-    try:
-        gt.set_num_threads(threads)
+    with _threads(threads):
         results = {mode: gt.linalg.qr(gt.tensor(x), mode=mode) for mode in ("reduced", "complete")}
         a, tau = gt.geqrf(gt.tensor(x))
-    finally:
-        gt.set_num_threads(saved)
     for mode, (Q, R) in results.items():
         Qt, Rt = torch.linalg.qr(torch.tensor(x), mode=mode)
         _close(Q, Qt, dtype, scale=10)
@@ -334,12 +324,8 @@ def test_eigh_applies_q_over_gemm(dtype, threads, calls):
     eigenvalues and eigenvectors, signs included, on a batch of two."""
     x = _matrix(16, (2, 150, 150), dtype)
     A = x + np.swapaxes(x, -1, -2)
-    saved = gt.get_num_threads()
-    try:
-        gt.set_num_threads(threads)
+    with _threads(threads):
         ours = gt.linalg.eigh(gt.tensor(A))
-    finally:
-        gt.set_num_threads(saved)
     _same_eigh(ours, A, dtype)
     assert calls["apply_q"] == 2
 
@@ -370,12 +356,8 @@ def test_svd_applies_q_and_p_over_gemm(dtype, full_matrices, threads, calls):
     """A square svd as gesdd runs it (LAPACK's gebrd and bdsdc, its two ormbr by
     lapack.c's blocks): torch's U, S and Vh, signs included, on a batch of two."""
     x = _matrix(18, (2, 130, 130), dtype)
-    saved = gt.get_num_threads()
-    try:
-        gt.set_num_threads(threads)
+    with _threads(threads):
         ours = gt.linalg.svd(gt.tensor(x), full_matrices=full_matrices)
-    finally:
-        gt.set_num_threads(saved)
     theirs = torch.linalg.svd(torch.tensor(x), full_matrices=full_matrices)
     for o, t in zip(ours, theirs):
         assert o.stride() == t.stride()
