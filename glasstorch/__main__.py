@@ -452,6 +452,13 @@ def op_library(torch, model) -> None:
     print(f"token embedding {tuple(wte.shape)}: singular values {s[0].item():.2f} .. "
           f"{s[-1].item():.3f}; {int((energy < 0.9).sum().item()) + 1} of {s.numel()} "
           "directions hold 90% of its energy")
+    from glasstorch._ops.kernels import _lapack
+    gram = wte.T @ wte
+    with _lapack.steps() as ran:
+        values = torch.linalg.eigh(gram).eigenvalues
+    print(f"eigh of its {tuple(gram.shape)} Gram matrix (largest eigenvalue "
+          f"{values[-1].item():.2f}) took syevd's own steps: {' -> '.join(ran)}")
+    print("(lapack.c rebuilds the slow ones over OpenBLAS's gemm; _lapack.steps() records them)")
     wpe = model.transformer.wpe.weight.detach()
     spectrum = torch.fft.rfft(wpe, dim=0).abs().mean(dim=1)
     print("position embedding along the sequence, mean |rfft| per frequency:",

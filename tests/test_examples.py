@@ -78,6 +78,9 @@ def test_demo_trains_samples_and_shows_the_runtime(runs):
     assert "logits torch.bfloat16, loss torch.float32" in out
     svg = re.search(r"SVG written to (\S+)", out)[1]
     assert open(svg).read().startswith("<?xml")
+    # linalg's steps: syevd's own, the slow one in lapack.c (LAPACK's driver without a compiler)
+    assert re.search(r"took syevd's own steps: (LAPACK sytrd -> LAPACK stedc -> lapack\.c "
+                     r"apply_q|LAPACK syevd)\n", out)
     # the walkthrough underneath
     assert "[call] op=[aten::add.Tensor], key=[AutogradCPU]" in out
     assert "demo finished in" in out

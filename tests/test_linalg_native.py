@@ -414,3 +414,24 @@ def _same_error_of(fn):
         fn(gt)
     assert type(got.value).__name__ == type(expected.value).__name__
     assert str(got.value) == str(expected.value)
+
+
+def test_steps_record_which_routines_ran():
+    """_lapack.steps() names each LAPACK and lapack.c routine a kernel runs, in
+    order: syevd's own steps for a large eigh, LAPACK's driver for a small one,
+    gelsy's unpivoted path for a well-conditioned lstsq and its pivoted one for a
+    rank-deficient matrix."""
+    x = _matrix(24, (100, 100), "float64")
+    with _lapack.steps() as ran:
+        gt.linalg.eigh(gt.tensor(x + x.T))
+        gt.linalg.eigh(gt.tensor(x[:10, :10] + x[:10, :10].T))
+    assert ran == ["LAPACK sytrd", "LAPACK stedc", "lapack.c apply_q", "LAPACK syevd"]
+    with _lapack.steps() as ran:
+        gt.linalg.lstsq(gt.tensor(x + 20 * np.eye(100)), gt.tensor(x[:, :2]))
+    assert ran == ["lapack.c geqrf", "lapack.c gelsy_rank", "lapack.c apply_q"]
+    low = _matrix(25, (100, 30), "float64") @ _matrix(26, (30, 100), "float64")
+    with _lapack.steps() as ran:
+        gt.linalg.lstsq(gt.tensor(low), gt.tensor(x[:, :2]))
+    assert ran == ["lapack.c geqrf", "lapack.c gelsy_rank", "LAPACK geqp3", "lapack.c gelsy_rank",
+                   "LAPACK tzrzf", "lapack.c apply_q", "LAPACK ormrz", "lapack.c unpivot"]
+    assert _lapack._steps is None

@@ -17,6 +17,7 @@ column-major copies of each matrix, and read back LAPACK's ``info`` codes.
     int_array(shape)                             an array of LAPACK's integers
     split_columns(run, columns, work)            independent right-hand sides on
                                                  the intra-op threads
+    steps()                                      the routines run, recorded (LAPACK's or lapack.c's)
 
 Arguments are passed as given: numpy arrays become pointers, bytes of length
 one a ``char``, Python ints LAPACK integers and Python floats the routine's
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import contextlib
 import ctypes
 import functools
 import math
@@ -36,7 +38,7 @@ import numpy as np
 
 from . import native
 
-__all__ = ["call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gels", "gelsy", "syevd", "gesdd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
+__all__ = ["steps", "call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gels", "gelsy", "syevd", "gesdd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -68,6 +70,27 @@ INT = np.dtype(np.int64 if _FOUND is None or _FOUND[2] is ctypes.c_int64 else np
 _ROUTINES: dict = {}
 
 
+_steps = None      # the routines run inside steps(), in order
+
+
+@contextlib.contextmanager
+def steps():
+    """Record the LAPACK and lapack.c routines the linalg kernels run, in order
+    (names such as "LAPACK sytrd" or "lapack.c apply_q"): which of a driver's
+    steps LAPACK took and which lapack.c (the demo prints them)."""
+    global _steps
+    saved, _steps = _steps, []
+    try:
+        yield _steps
+    finally:
+        _steps = saved
+
+
+def _step(name):
+    if _steps is not None:
+        _steps.append(name)
+
+
 def int_array(shape):
     """A buffer of LAPACK integers (pivots, jpvt)."""
     return np.zeros(shape, INT)
@@ -89,6 +112,7 @@ def _routine(name, dtype):
 def call(name, dtype, *args) -> int:
     """Run LAPACKE routine ``name`` of ``dtype`` (column-major); its ``info``."""
     dtype = np.dtype(dtype)
+    _step("LAPACK " + name)
     int_type = _FOUND[2] if _FOUND is not None else ctypes.c_int64
     real = ctypes.c_float if dtype in (np.float32, np.complex64) else ctypes.c_double
     converted = [ctypes.c_int(_COLUMN_MAJOR)]
@@ -152,6 +176,14 @@ _Routines = collections.namedtuple(
     "_Routines", "gemm getrf getrs getri transpose gelsy_rank apply_q unpivot geqrf orgqr")
 
 
+def _noted(name, fn):
+    """lapack.c's routine ``fn``, noted in ``steps()`` when it runs."""
+    def run(*args):
+        _step("lapack.c " + name)
+        return fn(*args)
+    return run
+
+
 def _declare(lib):
     """lapack.c's routines per real dtype, with numpy's ``cblas_?gemm`` address."""
     blas, pattern, _ = _FOUND
@@ -184,10 +216,12 @@ def _declare(lib):
         geqrf.argtypes = [p, p, p, i64, i64, i64, p, c_int]
         orgqr.argtypes = [p, p, i64, i64, i64, i64, p, c_int]
         geqrf.restype = orgqr.restype = c_int
-        blas_fns[np.dtype(real)] = _Routines(gemm, getrf, getrs, getri, transpose,
-                                             functools.partial(rank, laic1), functools.partial(apply_q, gemm), unpivot,
-                                             functools.partial(geqrf, gemm, geqr2),
-                                             functools.partial(orgqr, gemm))
+        blas_fns[np.dtype(real)] = _Routines(
+            gemm, _noted("getrf", getrf), _noted("getrs", getrs), _noted("getri", getri),
+            transpose, _noted("gelsy_rank", functools.partial(rank, laic1)),
+            _noted("apply_q", functools.partial(apply_q, gemm)), _noted("unpivot", unpivot),
+            _noted("geqrf", functools.partial(geqrf, gemm, geqr2)),
+            _noted("orgqr", functools.partial(orgqr, gemm)))
     return blas_fns
 
 
