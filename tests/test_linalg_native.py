@@ -435,3 +435,30 @@ def test_steps_record_which_routines_ran():
     assert ran == ["lapack.c geqrf", "lapack.c gelsy_rank", "LAPACK geqp3", "lapack.c gelsy_rank",
                    "LAPACK tzrzf", "lapack.c apply_q", "LAPACK ormrz", "lapack.c unpivot"]
     assert _lapack._steps is None
+
+
+def test_scratch_refused_is_torchs_allocator_error(tmp_path):
+    """When the system refuses lapack.c's scratch (here: an address-space limit
+    in a child process), the kernel raises PyTorch's DefaultCPUAllocator error
+    with the bytes asked for, as torch does when it cannot allocate."""
+    import re
+    import subprocess
+    import sys
+    script = tmp_path / "oom.py"
+    script.write_text(
+        "import resource, numpy as np\n"
+        "from glasstorch._ops.kernels import _lapack, native\n"
+        "a = np.asfortranarray(np.random.default_rng(0).standard_normal((3000, 3000)))\n"
+        "tau, b = np.empty(3000), np.asfortranarray(np.ones((3000, 4)))\n"
+        "_lapack.geqrf(a, tau)\n"
+        "used = int(open('/proc/self/statm').read().split()[0]) * 4096\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (used + (8 << 20), resource.RLIM_INFINITY))\n"
+        "fns = _lapack._library()[np.dtype(np.float64)]\n"
+        "native.check_scratch(fns.apply_q(a.ctypes.data, 3000, 3000, 3000, tau.ctypes.data,"
+        " 0, 0, b.ctypes.data, 4, 3000, 1))\n")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.empty(1 << 50, dtype=torch.uint8)
+    pattern = re.escape(str(theirs.value)).replace(str(1 << 50), r"\d+")
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: ") and re.fullmatch(pattern, last[len("RuntimeError: "):])

@@ -38,7 +38,8 @@ import numpy as np
 
 from . import native
 
-__all__ = ["steps", "call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gels", "gelsy", "syevd", "gesdd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
+__all__ = ["steps", "call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gels", "gelsy",
+           "syevd", "gesdd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -208,14 +209,14 @@ def _declare(lib):
         rank.argtypes = [p, p, i64, i64, scalar, p, p]
         rank.restype = i64
         apply_q.argtypes = [p, p, i64, i64, i64, p, c_int, i64, p, i64, i64, c_int]
-        apply_q.restype = c_int
+        apply_q.restype = i64
         unpivot = getattr(lib, f"gt_unpivot_rows_{suffix}")
         unpivot.argtypes = [p, i64, i64, i64, p, p]
         geqr2 = ctypes.cast(getattr(blas, fortran.format(letter + "geqr2")), p)
         geqrf, orgqr = getattr(lib, f"gt_geqrf_{suffix}"), getattr(lib, f"gt_orgqr_{suffix}")
         geqrf.argtypes = [p, p, p, i64, i64, i64, p, c_int]
         orgqr.argtypes = [p, p, i64, i64, i64, i64, p, c_int]
-        geqrf.restype = orgqr.restype = c_int
+        geqrf.restype = orgqr.restype = i64
         blas_fns[np.dtype(real)] = _Routines(
             gemm, _noted("getrf", getrf), _noted("getrs", getrs), _noted("getri", getri),
             transpose, _noted("gelsy_rank", functools.partial(rank, laic1)),
@@ -310,9 +311,9 @@ def geqrf(a, tau) -> None:
     fns = _recursive(a, min(m, n))
     if fns is None:
         call("geqrf", a.dtype, m, n, a, max(1, m), tau)
-    elif fns.geqrf(a.ctypes.data, m, n, max(1, a.strides[1] // a.itemsize), tau.ctypes.data,
-                   native.get_num_threads()) != 0:
-        raise MemoryError("geqrf: out of memory")
+    else:
+        native.check_scratch(fns.geqrf(a.ctypes.data, m, n, max(1, a.strides[1] // a.itemsize),
+                                       tau.ctypes.data, native.get_num_threads()))
 
 
 def orgqr(q, k, tau) -> None:
@@ -323,9 +324,10 @@ def orgqr(q, k, tau) -> None:
     fns = _recursive(q, min(n, k) if k else 0)
     if fns is None:
         call("ungqr" if q.dtype.kind == "c" else "orgqr", q.dtype, m, n, k, q, max(1, m), tau)
-    elif fns.orgqr(q.ctypes.data, m, n, k, max(1, q.strides[1] // q.itemsize), tau.ctypes.data,
-                   native.get_num_threads()) != 0:
-        raise MemoryError("orgqr: out of memory")
+    else:
+        ld = max(1, q.strides[1] // q.itemsize)
+        native.check_scratch(fns.orgqr(q.ctypes.data, m, n, k, ld, tau.ctypes.data,
+                                       native.get_num_threads()))
 
 
 def _out_of_range(x, driver) -> bool:
@@ -369,15 +371,13 @@ def gesdd(jobz: bytes, a, s, u, vt) -> int:
                 int_array(1))
     threads = native.get_num_threads()
     # Q: gebrd's column reflectors, below a's diagonal
-    failed = fns.apply_q(a.ctypes.data, n, n, n, tauq.ctypes.data, 1, 0, u.ctypes.data, n, n,
-                         threads)
+    native.check_scratch(fns.apply_q(a.ctypes.data, n, n, n, tauq.ctypes.data, 1, 0,
+                                     u.ctypes.data, n, n, threads))
     # P^T from the right is P on VT^T's left, P's row reflectors (right of a's
     # superdiagonal) a column-major transpose's, below its subdiagonal
     at, x = _transpose(a), _transpose(vt)
-    failed |= fns.apply_q(at[1:, :].ctypes.data, n, n - 1, n - 1, taup.ctypes.data, 1, 0,
-                          x[1:, :].ctypes.data, n, n, threads)
-    if failed:
-        raise MemoryError("linalg.svd: out of memory")
+    native.check_scratch(fns.apply_q(at[1:, :].ctypes.data, n, n - 1, n - 1, taup.ctypes.data,
+                                     1, 0, x[1:, :].ctypes.data, n, n, threads))
     _transpose(x, vt)
     return info
 
@@ -398,9 +398,9 @@ def syevd(jobz: bytes, uplo: bytes, a, w) -> int:
     z = np.empty((n, n), a.dtype, order="F")
     info = call("stedc", a.dtype, b"I", n, d, e, z, n)
     # sytrd's reflectors lie below the subdiagonal: Q acts on rows 1.. of Z
-    if fns.apply_q(a[1:, :].ctypes.data, n, n - 1, n - 1, tau.ctypes.data, 1, 0,
-                   z[1:, :].ctypes.data, n, n, native.get_num_threads()) != 0:
-        raise MemoryError("linalg.eigh: out of memory")
+    native.check_scratch(fns.apply_q(a[1:, :].ctypes.data, n, n - 1, n - 1, tau.ctypes.data,
+                                     1, 0, z[1:, :].ctypes.data, n, n,
+                                     native.get_num_threads()))
     w[...] = d
     a[...] = z
     return info
@@ -420,9 +420,9 @@ def gels(a, b) -> int:
     tau = np.empty(n, a.dtype)
     geqrf(a, tau)
     zeros = np.flatnonzero(np.diagonal(a) == 0)
-    if fns.apply_q(a.ctypes.data, max(1, m), m, n, tau.ctypes.data, 0, 0 if zeros.size else n,
-                   b.ctypes.data, k, max(1, b.shape[0]), native.get_num_threads()) != 0:
-        raise MemoryError("lstsq: out of memory")
+    native.check_scratch(fns.apply_q(a.ctypes.data, max(1, m), m, n, tau.ctypes.data, 0,
+                                     0 if zeros.size else n, b.ctypes.data, k,
+                                     max(1, b.shape[0]), native.get_num_threads()))
     return int(zeros[0]) + 1 if zeros.size else 0
 
 
@@ -472,9 +472,8 @@ def gelsy(a, b, rcond: float):
     tau_rz = np.empty(rank, a.dtype)
     if rank < n:
         call("tzrzf", a.dtype, rank, n, a, lda, tau_rz)
-    if fns.apply_q(a.ctypes.data, lda, m, mn, tau.ctypes.data, 0, rank, b.ctypes.data, k, ldb,
-                   native.get_num_threads()) != 0:
-        raise MemoryError("lstsq: out of memory")
+    native.check_scratch(fns.apply_q(a.ctypes.data, lda, m, mn, tau.ctypes.data, 0, rank,
+                                     b.ctypes.data, k, ldb, native.get_num_threads()))
     b[rank:n] = 0
     if rank < n:
         call("ormrz", a.dtype, b"L", b"T", n, k, rank, n - rank, a, lda, tau_rz, b, ldb)

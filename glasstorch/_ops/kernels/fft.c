@@ -587,8 +587,6 @@ static V *FFT_NAME(four_step_twiddles)(int64_t n, const T *wr, const T *wi) {
 
 /* -- the passes: units of work ------------------------------------------------------ */
 
-/* Thread-local tiles: `rows` complex vectors each. */
-#define TILE(rows) ((V *)aligned_alloc(64, sizeof(V) * 2 * (size_t)((rows) > 0 ? (rows) : 1)))
 
 /* The length of the complex transform pass p runs line by line (four-step:
    contiguous rows of at least W^2 complex; r2c/c2r: of the half length), or 0
@@ -696,14 +694,21 @@ static void FFT_NAME(unit)(const gt_fft_pass *p, int64_t u, const V *tw, V *x, V
    done (those are running: the wait is short).  Handed out alternately,
    neighbouring column tiles of rfft2's 257-complex rows (which share cache
    lines) ran at half speed on two threads. */
-void FFT_NAME(gt_fft_run)(const gt_fft_pass *ps, int count, int threads) {
+int64_t FFT_NAME(gt_fft_run)(const gt_fft_pass *ps, int count, int threads) {
+    /* per pass: units, units a chunk, chunks, chunks done, unclaimed chunks */
+    const size_t book_bytes = sizeof(int64_t) * 5 * (size_t)count;
+    int64_t *book = (int64_t *)calloc(5 * (size_t)count, sizeof(int64_t));
     V **tw = (V **)calloc((size_t)count, sizeof *tw);
-    int64_t *units = (int64_t *)calloc((size_t)count, sizeof(int64_t));
-    int64_t *per = (int64_t *)calloc((size_t)count, sizeof(int64_t));      /* units a chunk */
-    int64_t *chunks = (int64_t *)calloc((size_t)count, sizeof(int64_t));
-    int64_t *done = (int64_t *)calloc((size_t)count, sizeof(int64_t));      /* chunks done */
-    uint64_t *left = (uint64_t *)calloc((size_t)count, sizeof(uint64_t));   /* unclaimed */
-    int64_t size_x = 0, size_y = 0, work = 0, total = 0, finished = 0;
+    V *tiles = NULL;
+    int64_t refused = 0;
+    if (book == NULL || tw == NULL) {
+        refused = (int64_t)(book_bytes + sizeof *tw * (size_t)count);
+        goto out;
+    }
+    int64_t *units = book, *per = book + count, *chunks = book + 2 * count;
+    int64_t *done = book + 3 * count;
+    uint64_t *left = (uint64_t *)(book + 4 * count);
+    int64_t size_x = 1, size_y = 1, work = 0, total = 0, finished = 0;
     for (int i = 0; i < count; i++) {
         const gt_fft_pass *p = ps + i;
         const int64_t line = FFT_NAME(line_length)(p);
@@ -712,8 +717,11 @@ void FFT_NAME(gt_fft_run)(const gt_fft_pass *ps, int count, int threads) {
         size_x = sx > size_x ? sx : size_x;
         size_y = sy > size_y ? sy : size_y;
 #ifdef FFT_SHUFFLE
-        if (line)
-            tw[i] = FFT_NAME(four_step_twiddles)(line, (const T *)p->wr, (const T *)p->wi);
+        if (line && (tw[i] = FFT_NAME(four_step_twiddles)(line, (const T *)p->wr,
+                                                          (const T *)p->wi)) == NULL) {
+            refused = (int64_t)(sizeof(V) * 2 * (size_t)(line / W));
+            goto out;
+        }
 #endif
         units[i] = line ? p->outer : FFT_NAME(tiles)(p->outer, p->inner);
         per[i] = line && p->n < FFT_CHUNK ? FFT_CHUNK / p->n : 1;
@@ -722,10 +730,16 @@ void FFT_NAME(gt_fft_run)(const gt_fft_pass *ps, int count, int threads) {
         total += chunks[i];
         work += p->outer * p->n * p->inner;
     }
-    #pragma omp parallel num_threads(threads) \
-        if (threads > 1 && total > 1 && work >= FFT_PARALLEL_WORK)
+    const int team = threads > 1 && total > 1 && work >= FFT_PARALLEL_WORK ? threads : 1;
+    const int64_t per_thread = 2 * (size_x + size_y);       /* each thread's two tiles */
+    const size_t tile_bytes = sizeof(V) * (size_t)(per_thread * team);
+    if ((tiles = (V *)aligned_alloc(64, tile_bytes)) == NULL) {
+        refused = (int64_t)tile_bytes;
+        goto out;
+    }
+    #pragma omp parallel num_threads(team) if (team > 1)
     {
-        V *x = TILE(size_x), *y = TILE(size_y);
+        V *x = tiles + per_thread * omp_get_thread_num(), *y = x + 2 * size_x;
         const int from_top = omp_get_thread_num() > 0;
         for (int i = 0; i < count; i++) {
             if (i > 0)
@@ -736,25 +750,21 @@ void FFT_NAME(gt_fft_run)(const gt_fft_pass *ps, int count, int threads) {
                 __atomic_fetch_add(&done[i], 1, __ATOMIC_RELEASE);
             }
         }
-        free(x);
-        free(y);
         /* The opening thread reaches the region's closing barrier last (the
            others sleep there): asleep in it, it would take a wake-up again. */
         __atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);
         if (omp_get_thread_num() == 0)
             gt_fft_wait(&finished, omp_get_num_threads());
     }
-    for (int i = 0; i < count; i++)
+out:
+    for (int i = 0; tw != NULL && i < count; i++)
         free(tw[i]);
     free(tw);
-    free(units);
-    free(per);
-    free(chunks);
-    free(done);
-    free(left);
+    free(book);
+    free(tiles);
+    return refused;
 }
 
-#undef TILE
 #undef T
 #undef W
 #undef V

@@ -58,8 +58,9 @@ class Pass(ctypes.Structure):
 
 def _declare(lib):
     for suffix in ("f32", "f64"):
-        getattr(lib, f"gt_fft_run_{suffix}").argtypes = [ctypes.c_void_p, ctypes.c_int,
-                                                         ctypes.c_int]
+        run_passes = getattr(lib, f"gt_fft_run_{suffix}")
+        run_passes.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        run_passes.restype = ctypes.c_int64     # 0, or the bytes of scratch refused
     return lib
 
 
@@ -183,10 +184,11 @@ def _pass(kind, src, dst, axis, n, sign, scale, full=False):
 
 
 def run(passes) -> None:
-    """Run fft.c's ``passes`` (of one real dtype) in order, in one call."""
+    """Run fft.c's ``passes`` (of one real dtype) in order, in one call; scratch
+    the system refuses raises PyTorch's DefaultCPUAllocator error."""
     if passes:
-        getattr(_library(), f"gt_fft_run_{_SUFFIX[passes[0].real]}")(
-            (Pass * len(passes))(*passes), len(passes), native.get_num_threads())
+        native.check_scratch(getattr(_library(), f"gt_fft_run_{_SUFFIX[passes[0].real]}")(
+            (Pass * len(passes))(*passes), len(passes), native.get_num_threads()))
 
 
 @lru_cache(maxsize=None)

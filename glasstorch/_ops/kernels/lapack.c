@@ -52,7 +52,8 @@
 #include <omp.h>
 
 enum { COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
-enum { LU_LEAF = 8, LU_PANEL = 32, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 32, QR_BLOCK = 32 };
+enum { LU_LEAF = 8, LU_PANEL = 32, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 32,
+       QR_BLOCK = 32 };
 #define MIN_PARALLEL_WORK ((int64_t)1 << 21)    /* multiply-adds worth a thread hand-off */
 #define MIN_CREW_WORK ((int64_t)1 << 24)        /* m n min(m, n) worth a crew for an LU */
 
@@ -99,6 +100,15 @@ static void crew_work(crew_t *crew, unsigned long number) {
     }
 }
 
+/* The next job's number, published with none of its parts claimed (what the
+   leader wrote before, the job and the stop, is visible to whoever sees it). */
+static unsigned long crew_publish(crew_t *crew) {
+    const unsigned long number =
+        (atomic_load_explicit(&crew->ticket, memory_order_relaxed) >> 32) + 1;
+    atomic_store_explicit(&crew->ticket, number << 32, memory_order_release);
+    return number;
+}
+
 /* Run job(context, part, parts) over every part (alone without a crew). */
 static void crew_run(crew_t *crew, void (*job)(void *, int, int), void *context) {
     if (crew == NULL || crew->size < 2) {
@@ -108,9 +118,7 @@ static void crew_run(crew_t *crew, void (*job)(void *, int, int), void *context)
     crew->job = job;
     crew->context = context;
     atomic_store_explicit(&crew->done, 0, memory_order_relaxed);
-    const unsigned long number = (atomic_load_explicit(&crew->ticket, memory_order_relaxed) >> 32) + 1;
-    atomic_store_explicit(&crew->ticket, number << 32, memory_order_release);
-    crew_work(crew, number);
+    crew_work(crew, crew_publish(crew));
     int spins = 0;
     while (atomic_load_explicit(&crew->done, memory_order_acquire) < crew->size)
         crew_pause(&spins);
@@ -133,8 +141,7 @@ static void crew_serve(crew_t *crew) {
 
 static void crew_stop(crew_t *crew) {
     crew->stop = 1;
-    const unsigned long number = (atomic_load_explicit(&crew->ticket, memory_order_relaxed) >> 32) + 1;
-    atomic_store_explicit(&crew->ticket, number << 32, memory_order_release);
+    crew_publish(crew);
 }
 
 /* leader(context, crew) on this thread, with a crew of `threads` (none for one). */
@@ -375,8 +382,12 @@ static int64_t LA_NAME(getrf2)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64
    of the columns past the next panel, while the leader updates the next
    panel's columns, factors that panel (its pivots relative to its first row,
    its info), then updates its own share. */
-typedef struct { LA_NAME(step) step; int64_t ahead, next_rows, next_info; T *next; int64_t *next_ipiv; }
-    LA_NAME(ahead);
+typedef struct {
+    LA_NAME(step) step;
+    int64_t ahead, next_rows, next_info;
+    T *next;
+    int64_t *next_ipiv;
+} LA_NAME(ahead);
 
 static void LA_NAME(ahead_part)(void *context, int part, int parts) {
     LA_NAME(ahead) *h = context;
@@ -595,7 +606,7 @@ static void LA_NAME(reflector_block)(GEMM gemm, const T *a, int64_t lda, int64_t
 
 /* B (rows x cols) -= V (Y^T B) for a block of reflectors (reflector_block), its
    columns split among a crew's parts. */
-typedef struct { GEMM gemm; const T *v, *y; int64_t rows, nb; T *b; int64_t ldb, cols; int failed; }
+typedef struct { GEMM gemm; const T *v, *y; int64_t rows, nb; T *b; int64_t ldb, cols, missing; }
     LA_NAME(reflect);
 
 static void LA_NAME(reflect_part)(void *context, int part, int parts) {
@@ -603,9 +614,10 @@ static void LA_NAME(reflect_part)(void *context, int part, int parts) {
     const int64_t lo = r->cols * part / parts, cols = r->cols * (part + 1) / parts - lo;
     if (cols == 0)
         return;
-    T *w = malloc(sizeof(T) * (size_t)(r->nb * cols)), *c = r->b + lo * r->ldb;
+    const size_t bytes = sizeof(T) * (size_t)(r->nb * cols);
+    T *w = malloc(bytes), *c = r->b + lo * r->ldb;
     if (w == NULL) {
-        r->failed = 1;
+        __atomic_store_n(&r->missing, (int64_t)bytes, __ATOMIC_RELAXED);   /* parts race */
         return;
     }
     r->gemm(COL_MAJOR, TRANS, NO_TRANS, r->nb, cols, r->rows, (T)1, r->y, r->rows, c, r->ldb,
@@ -621,13 +633,15 @@ static void LA_NAME(reflect_part)(void *context, int part, int parts) {
    block (gelsy's ormqr and trsm; rank 0: no solve).  The blocks of reflectors
    are written out first; then each thread takes its share of B's columns
    through every block (from the first for Q^T, from the last for Q): B -=
-   V (Y^T B), two gemms; then the recursive triangular solve. */
-int LA_NAME(gt_apply_q)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t k, const T *tau,
+   V (Y^T B), two gemms; then the recursive triangular solve.  0, or the bytes
+   of scratch the system refused. */
+int64_t LA_NAME(gt_apply_q)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t k, const T *tau,
                         int forward, int64_t rank, T *b, int64_t cols, int64_t ldb, int threads) {
     const int64_t blocks = (k + QR_BLOCK - 1) / QR_BLOCK, size = m * QR_BLOCK;
-    T *v = malloc(sizeof(T) * (size_t)(2 * size * blocks + 2 * QR_BLOCK * QR_BLOCK));
+    const size_t bytes = sizeof(T) * (size_t)(2 * size * blocks + 2 * QR_BLOCK * QR_BLOCK);
+    T *v = malloc(bytes);
     if (v == NULL)
-        return -1;
+        return (int64_t)bytes;
     T *y = v + size * blocks, *t = y + size * blocks, *g = t + QR_BLOCK * QR_BLOCK;
     for (int64_t i = 0; i < blocks; i++) {
         const int64_t j = i * QR_BLOCK, nb = k - j < QR_BLOCK ? k - j : QR_BLOCK;
@@ -635,8 +649,8 @@ int LA_NAME(gt_apply_q)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t k
                                  forward);
     }
     const int team = LA_NAME(team)(threads, m * k * cols, cols);
-    int failed = 0;
-    #pragma omp parallel num_threads(team) if (team > 1) reduction(|:failed)
+    int64_t missing = 0;
+    #pragma omp parallel num_threads(team) if (team > 1) reduction(max:missing)
     {
         const int p = team > 1 ? omp_get_thread_num() : 0;
         const int64_t lo = cols * p / team, share = cols * (p + 1) / team - lo;
@@ -646,13 +660,13 @@ int LA_NAME(gt_apply_q)(GEMM gemm, const T *a, int64_t lda, int64_t m, int64_t k
                                   k - j < QR_BLOCK ? k - j : QR_BLOCK, b + j + lo * ldb, ldb,
                                   share, 0};
             LA_NAME(reflect_part)(&r, 0, 1);
-            failed |= r.failed;
+            missing = r.missing > missing ? r.missing : missing;
         }
         if (share > 0 && rank > 0)
             LA_NAME(solve)(gemm, 1, rank, share, a, lda, b + lo * ldb, ldb);
     }
     free(v);
-    return failed ? -1 : 0;
+    return missing;
 }
 
 /* -- Householder QR: geqrf and orgqr by blocks of reflectors over gemm ------------- */
@@ -665,7 +679,7 @@ typedef void (*GEQR2)(const int64_t *, const int64_t *, T *, const int64_t *, T 
    block (v, y: m x QR_BLOCK; t, g: QR_BLOCK^2; geqr2's work: n). */
 typedef struct {
     GEMM gemm; GEQR2 geqr2; T *a; int64_t lda, m, n, k; T *tau, *v, *y, *t, *g, *work;
-    int failed;
+    int64_t missing;
 } LA_NAME(qr);
 
 /* The reflect job of a block over the columns from `first` (a crew's when large). */
@@ -675,7 +689,7 @@ static void LA_NAME(qr_reflect)(LA_NAME(qr) *q, crew_t *crew, int64_t j, int64_t
     LA_NAME(reflect) r = {q->gemm, q->v, q->y, rows, nb, q->a + j + first * q->lda, q->lda,
                           cols, 0};
     crew_run(rows * cols * nb >= MIN_PARALLEL_WORK ? crew : NULL, LA_NAME(reflect_part), &r);
-    q->failed |= r.failed;
+    q->missing = r.missing > q->missing ? r.missing : q->missing;
 }
 
 /* LAPACK's geqrf: per block of QR_BLOCK columns, LAPACK's geqr2 on the panel,
@@ -718,31 +732,33 @@ static void LA_NAME(orgqr_leader)(void *context, crew_t *crew) {
     }
 }
 
-static int LA_NAME(qr_run)(void (*leader)(void *, crew_t *), GEMM gemm, GEQR2 geqr2, T *a,
+static int64_t LA_NAME(qr_run)(void (*leader)(void *, crew_t *), GEMM gemm, GEQR2 geqr2, T *a,
                            int64_t m, int64_t n, int64_t k, int64_t lda, T *tau, int threads) {
     const int64_t block = m * QR_BLOCK;
-    T *v = malloc(sizeof(T) * (size_t)(2 * block + 2 * QR_BLOCK * QR_BLOCK + n));
+    const size_t bytes = sizeof(T) * (size_t)(2 * block + 2 * QR_BLOCK * QR_BLOCK + n);
+    T *v = malloc(bytes);
     if (v == NULL)
-        return -1;
+        return (int64_t)bytes;
     LA_NAME(qr) q = {gemm, geqr2, a, lda, m, n, k, tau, v, v + block, v + 2 * block,
                      v + 2 * block + QR_BLOCK * QR_BLOCK, v + 2 * block + 2 * QR_BLOCK * QR_BLOCK,
                      0};
     crew_lead(m * n * k < MIN_CREW_WORK ? 1 : threads, leader, &q);
     free(v);
-    return q.failed ? -1 : 0;
+    return q.missing;
 }
 
 /* a (m x n) := its Householder QR (R above the diagonal, the reflectors below),
-   tau: min(m, n); 0, or -1 out of memory. */
-int LA_NAME(gt_geqrf)(GEMM gemm, GEQR2 geqr2, T *a, int64_t m, int64_t n, int64_t lda, T *tau,
+   tau: min(m, n); 0, or the bytes of scratch the system refused. */
+int64_t LA_NAME(gt_geqrf)(GEMM gemm, GEQR2 geqr2, T *a, int64_t m, int64_t n, int64_t lda, T *tau,
                       int threads) {
     return LA_NAME(qr_run)(LA_NAME(geqrf_leader), gemm, geqr2, a, m, n, m < n ? m : n, lda, tau,
                            threads);
 }
 
 /* a (m x n, m >= n >= k) := the first n columns of the product of the k
-   reflectors in a's first k columns (geqrf's, tau); 0, or -1 out of memory. */
-int LA_NAME(gt_orgqr)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t k, int64_t lda,
+   reflectors in a's first k columns (geqrf's, tau); 0, or the bytes of scratch
+   the system refused. */
+int64_t LA_NAME(gt_orgqr)(GEMM gemm, T *a, int64_t m, int64_t n, int64_t k, int64_t lda,
                       const T *tau, int threads) {
     return LA_NAME(qr_run)(LA_NAME(orgqr_leader), gemm, NULL, a, m, n, k, lda, (T *)tau,
                            threads);

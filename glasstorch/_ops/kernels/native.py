@@ -30,6 +30,7 @@ import warnings
 
 import numpy as np
 
+from ..._core.allocator import out_of_memory
 from ..._core.startup_cache import cache_dir as _cache_dir, user_cache_root  # noqa: F401
 
 _SOURCE = os.path.join(os.path.dirname(__file__), "native.c")
@@ -158,6 +159,13 @@ def _load_passive(path):
     finally:
         if user_policy is None:
             del os.environ["OMP_WAIT_POLICY"]
+
+
+def check_scratch(refused: int) -> None:
+    """A C routine's result: the bytes of scratch the system refused it (0: it
+    ran), raised as PyTorch's DefaultCPUAllocator error."""
+    if refused:
+        raise out_of_memory(refused)
 
 
 def library():
