@@ -159,7 +159,7 @@ def test_inverse_without_lu_c_is_lapacks(monkeypatch):
     np.testing.assert_allclose(gt.linalg.inv(gt.tensor(x)).numpy(), native, rtol=1e-11, atol=1e-11)
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(m=st.integers(1, 150), n=st.integers(1, 150), dtype=st.sampled_from(["float32", "float64"]),
        seed=st.integers(0, 2**16))
 def test_transpose_into_is_a_column_major_copy(m, n, dtype, seed):

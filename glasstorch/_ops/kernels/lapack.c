@@ -52,8 +52,8 @@
 #include <omp.h>
 
 enum { COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
-enum { LU_LEAF = 8, LU_PANEL = 32, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 32,
-       QR_BLOCK = 32 };
+enum { LU_LEAF = 8, LU_PANEL = 32, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 512,
+       QR_BLOCK = 32, AHEAD_CHUNK = 64 };
 #define MIN_PARALLEL_WORK ((int64_t)1 << 21)    /* multiply-adds worth a thread hand-off */
 #define MIN_CREW_WORK ((int64_t)1 << 24)        /* m n min(m, n) worth a crew for an LU */
 
@@ -70,7 +70,7 @@ typedef struct {
     atomic_int done;                /* parts finished of the current job */
     void (*job)(void *context, int part, int parts);
     void *context;
-    int size, stop;
+    int size, parts, stop;          /* threads; parts of the current job */
 } crew_t;
 
 enum { SPIN_LIMIT = 4096 };
@@ -90,12 +90,12 @@ static void crew_work(crew_t *crew, unsigned long number) {
     for (;;) {
         unsigned long ticket = atomic_load_explicit(&crew->ticket, memory_order_acquire);
         const int part = (int)(ticket & 0xffffffffUL);
-        if ((ticket >> 32) != number || part >= crew->size)
+        if ((ticket >> 32) != number || part >= crew->parts)
             return;
         if (!atomic_compare_exchange_weak_explicit(&crew->ticket, &ticket, ticket + 1,
                                                    memory_order_acq_rel, memory_order_acquire))
             continue;
-        crew->job(crew->context, part, crew->size);
+        crew->job(crew->context, part, crew->parts);
         atomic_fetch_add_explicit(&crew->done, 1, memory_order_release);
     }
 }
@@ -109,18 +109,20 @@ static unsigned long crew_publish(crew_t *crew) {
     return number;
 }
 
-/* Run job(context, part, parts) over every part (alone without a crew). */
-static void crew_run(crew_t *crew, void (*job)(void *, int, int), void *context) {
+/* Run job(context, part, parts) over `parts` parts, or over one per thread for
+   0 (one part, the whole job, without a crew). */
+static void crew_run(crew_t *crew, int parts, void (*job)(void *, int, int), void *context) {
     if (crew == NULL || crew->size < 2) {
         job(context, 0, 1);
         return;
     }
     crew->job = job;
     crew->context = context;
+    crew->parts = parts > 0 ? parts : crew->size;
     atomic_store_explicit(&crew->done, 0, memory_order_relaxed);
     crew_work(crew, crew_publish(crew));
     int spins = 0;
-    while (atomic_load_explicit(&crew->done, memory_order_acquire) < crew->size)
+    while (atomic_load_explicit(&crew->done, memory_order_acquire) < crew->parts)
         crew_pause(&spins);
 }
 
@@ -368,7 +370,7 @@ static int64_t LA_NAME(getrf2)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64
     T *a22 = a + n1 * lda + n1;
     int64_t info = LA_NAME(getrf2)(gemm, crew, a, lda, m, n1, ipiv);
     LA_NAME(step) step = {gemm, a, lda, m, n1, n2, ipiv, 0};
-    crew_run(m * n2 * n1 >= MIN_PARALLEL_WORK ? crew : NULL, LA_NAME(step_part), &step);
+    crew_run(m * n2 * n1 >= MIN_PARALLEL_WORK ? crew : NULL, 0, LA_NAME(step_part), &step);
     const int64_t info2 = LA_NAME(getrf2)(gemm, crew, a22, lda, m - n1, n2, ipiv + n1);
     if (info == 0 && info2 > 0)
         info = info2 + n1;
@@ -378,10 +380,11 @@ static int64_t LA_NAME(getrf2)(GEMM gemm, crew_t *crew, T *a, int64_t lda, int64
     return info;
 }
 
-/* A crew's step of the blocked LU below: the other threads update their share
-   of the columns past the next panel, while the leader updates the next
-   panel's columns, factors that panel (its pivots relative to its first row,
-   its info), then updates its own share. */
+/* A crew's step of the blocked LU below.  Part 0 updates the next panel's
+   columns and factors that panel (its pivots relative to its first row, its
+   info); the other parts update the columns past it, AHEAD_CHUNK or more at
+   a time, so that the threads not factoring the panel take the most of them.
+   As one part (no crew), all of it. */
 typedef struct {
     LA_NAME(step) step;
     int64_t ahead, next_rows, next_info;
@@ -398,10 +401,23 @@ static void LA_NAME(ahead_part)(void *context, int part, int parts) {
         h->next_info = LA_NAME(getrf2)(h->step.gemm, NULL, h->next, h->step.lda, h->next_rows,
                                        h->ahead, h->next_ipiv);
     }
+    if (part == 0 && parts > 1)
+        return;
     LA_NAME(step) rest = h->step;
     rest.n2 -= h->ahead;
     rest.first = h->ahead;
-    LA_NAME(step_part)(&rest, part, parts);
+    LA_NAME(step_part)(&rest, parts > 1 ? part - 1 : 0, parts > 1 ? parts - 1 : 1);
+}
+
+/* A crew's share of the panels' row swaps that reach the columns left of
+   them (panel j's columns take the swaps of every later panel). */
+static void LA_NAME(swap_left_part)(void *context, int part, int parts) {
+    const LA_NAME(step) *s = context;
+    const int64_t panels = (s->n1 + LU_PANEL - 1) / LU_PANEL;
+    for (int64_t p = panels * part / parts; p < panels * (part + 1) / parts; p++) {
+        const int64_t j = p * LU_PANEL, cols = s->n1 - j < LU_PANEL ? s->n1 - j : LU_PANEL;
+        LA_NAME(laswp)(s->a + j * s->lda, s->lda, cols, j + cols, s->n1, s->ipiv);
+    }
 }
 
 /* With a crew: LAPACK's blocked right-looking LU (getrf) in panels of LU_PANEL
@@ -418,17 +434,17 @@ static int64_t LA_NAME(getrf_ahead)(GEMM gemm, crew_t *crew, T *a, int64_t lda, 
         const int64_t ahead = mn - next < LU_PANEL ? mn - next : LU_PANEL;
         LA_NAME(ahead) h = {{gemm, a + k + k * lda, lda, m - k, nb, n - next, ipiv + k, 0},
                             ahead, m - next, 0, a + next + next * lda, ipiv + next};
+        const int64_t chunks = (n - next - ahead) / AHEAD_CHUNK;
         if (n > next)
-            crew_run(crew, LA_NAME(ahead_part), &h);
+            crew_run(crew, 1 + (chunks > crew->size ? chunks : crew->size),
+                     LA_NAME(ahead_part), &h);
         if (info == 0 && h.next_info > 0)
             info = h.next_info + next;
         for (int64_t i = k; i < next; i++)
             ipiv[i] += k;
     }
-    for (int64_t j = 0; j < mn; j += LU_PANEL) {
-        const int64_t cols = mn - j < LU_PANEL ? mn - j : LU_PANEL;
-        LA_NAME(laswp)(a + j * lda, lda, cols, j + cols, mn, ipiv);
-    }
+    LA_NAME(step) left = {gemm, a, lda, m, mn, 0, ipiv, 0};
+    crew_run(crew, 0, LA_NAME(swap_left_part), &left);
     return info;
 }
 
@@ -518,8 +534,8 @@ static void LA_NAME(upper_solve_part)(void *context, int part, int parts) {
 }
 
 static void LA_NAME(inverse_leader)(void *context, crew_t *crew) {
-    crew_run(crew, LA_NAME(lower_inverse_part), context);
-    crew_run(crew, LA_NAME(upper_solve_part), context);
+    crew_run(crew, 0, LA_NAME(lower_inverse_part), context);
+    crew_run(crew, 0, LA_NAME(upper_solve_part), context);
 }
 
 void LA_NAME(gt_getri)(GEMM gemm, const T *lu, int64_t n, int64_t lda, const int64_t *ipiv,
@@ -688,7 +704,7 @@ static void LA_NAME(qr_reflect)(LA_NAME(qr) *q, crew_t *crew, int64_t j, int64_t
     const int64_t rows = q->m - j, cols = q->n - first;
     LA_NAME(reflect) r = {q->gemm, q->v, q->y, rows, nb, q->a + j + first * q->lda, q->lda,
                           cols, 0};
-    crew_run(rows * cols * nb >= MIN_PARALLEL_WORK ? crew : NULL, LA_NAME(reflect_part), &r);
+    crew_run(rows * cols * nb >= MIN_PARALLEL_WORK ? crew : NULL, 0, LA_NAME(reflect_part), &r);
     q->missing = r.missing > q->missing ? r.missing : q->missing;
 }
 
@@ -776,19 +792,53 @@ void LA_NAME(gt_unpivot_rows)(T *b, int64_t n, int64_t k, int64_t ldb, const int
     }
 }
 
-/* The column-major copy (column stride ldd) of a row-major m x n matrix (row
-   stride lds), by TRANSPOSE_BLOCK square tiles that stay in cache (numpy's
-   element order walks the destination or the source a whole matrix apart). */
-void LA_NAME(gt_transpose)(const T *src, int64_t m, int64_t n, int64_t lds, T *dst, int64_t ldd) {
-    for (int64_t i0 = 0; i0 < m; i0 += TRANSPOSE_BLOCK) {
-        const int64_t i1 = m - i0 < TRANSPOSE_BLOCK ? m : i0 + TRANSPOSE_BLOCK;
-        for (int64_t j0 = 0; j0 < n; j0 += TRANSPOSE_BLOCK) {
-            const int64_t j1 = n - j0 < TRANSPOSE_BLOCK ? n : j0 + TRANSPOSE_BLOCK;
-            for (int64_t j = j0; j < j1; j++)
-                for (int64_t i = i0; i < i1; i++)
-                    dst[i + j * ldd] = src[i * lds + j];
+/* The W x W tile at src (row stride lds) transposed into dst (column stride
+   ldd) in registers: log2(W) rounds, round s exchanging the off-diagonal s x s
+   blocks of each 2s x 2s block (rows r and r + s trade their halves); `picks`
+   holds each round's two selections (from x[r]: indices < W, x[r + s]: >= W). */
+static inline void LA_NAME(transpose_tile)(const T *src, int64_t lds, T *dst, int64_t ldd,
+                                           const I *picks) {
+    V x[W];
+    #pragma GCC unroll 16
+    for (int r = 0; r < W; r++) x[r] = LA_NAME(loadu)(src + r * lds);
+    #pragma GCC unroll 4
+    for (int s = W / 2, round = 0; s > 0; s /= 2, round += 2) {
+        const I low = picks[round], high = picks[round + 1];
+        #pragma GCC unroll 16
+        for (int r = 0; r < W; r++) {
+            if (r & s)
+                continue;
+            const V a = x[r], b = x[r + s];
+            x[r] = __builtin_shuffle(a, b, low);
+            x[r + s] = __builtin_shuffle(a, b, high);
         }
     }
+    #pragma GCC unroll 16
+    for (int r = 0; r < W; r++) memcpy(dst + r * ldd, &x[r], sizeof x[r]);
+}
+
+/* The column-major copy (column stride ldd) of a row-major m x n matrix (row
+   stride lds): W x W tiles transposed in registers, TRANSPOSE_BLOCK rows of
+   them at a time (their source lines stay in cache), the edges element by
+   element (numpy's element order walks the destination or the source a
+   whole matrix apart, and 2.6 times as long for 512 x 512). */
+void LA_NAME(gt_transpose)(const T *src, int64_t m, int64_t n, int64_t lds, T *dst, int64_t ldd) {
+    const int64_t m_tiles = m - m % W, n_tiles = n - n % W;
+    I picks[8];
+    for (int s = W / 2, round = 0; s > 0; s /= 2, round += 2)
+        for (int c = 0; c < W; c++) {
+            picks[round][c] = c & s ? W + c - s : c;
+            picks[round + 1][c] = c & s ? W + c : c + s;
+        }
+    for (int64_t i0 = 0; i0 < m_tiles; i0 += TRANSPOSE_BLOCK) {
+        const int64_t i1 = m_tiles - i0 < TRANSPOSE_BLOCK ? m_tiles : i0 + TRANSPOSE_BLOCK;
+        for (int64_t j = 0; j < n_tiles; j += W)
+            for (int64_t i = i0; i < i1; i += W)
+                LA_NAME(transpose_tile)(src + i * lds + j, lds, dst + i + j * ldd, ldd, picks);
+    }
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = j < n_tiles ? m_tiles : 0; i < m; i++)
+            dst[i + j * ldd] = src[i * lds + j];
 }
 
 #undef T

@@ -675,9 +675,10 @@ def linalg_lu_solve_meta(LU, pivots, B, *, left=True, adjoint=False):
     return TensorMeta(shape, B.dtype, _result_layout(shape, left))
 
 
-def _solve_with_lu(lu, pivots, lu_batch, B, batch, left, trans):
+def _solve_with_lu(lu, pivots, lu_batch, B, batch, left, trans, out=None):
     """X with op(A) X = B (left) or X op(A) = B, A = P L U given by ``lu`` (count, n, n)
-    and ``pivots``; ``trans`` is op: "N", "T" or "C".  Returns (..., rows, cols)."""
+    and ``pivots``; ``trans`` is op: "N", "T" or "C".  Returns (..., rows, cols),
+    solved in ``out``'s memory where it is laid out so (see ``_fortran``)."""
     b = B if left else np.swapaxes(B, -1, -2)
     if not left:        # X op(A) = B  <=>  op(A)^T X^T = B^T
         if trans == "C":
@@ -685,7 +686,7 @@ def _solve_with_lu(lu, pivots, lu_batch, B, batch, left, trans):
             conj_result = True
         else:
             trans, conj_result = ("T" if trans == "N" else "N"), False
-    rhs = _fortran(b, batch)
+    rhs = _fortran(b, batch, out=out if left else None)
     _getrs(lu, pivots, rhs, trans, _index_map(lu_batch, batch))
     result = rhs.reshape(tuple(batch) + rhs.shape[1:])
     if not left:
@@ -897,8 +898,10 @@ def _linalg_solve_ex_impl(outs, A, B, *, left=True, check_errors=False):
     vector = _is_vector_rhs(A, B)
     b = B._np()[..., None] if vector else B._np()
     batch = _batch_broadcast(b.shape, A._shape)
-    solution = _solve_with_lu(x, piv, A._shape[:-2], b, batch, left, "N")
-    _write(result, solution[..., 0] if vector else solution)
+    if vector:
+        _write(result, _solve_with_lu(x, piv, A._shape[:-2], b, batch, left, "N")[..., 0])
+    else:
+        _finish(result, _solve_with_lu(x, piv, A._shape[:-2], b, batch, left, "N", out=result))
 
 
 @kernel("linalg_solve_ex")
