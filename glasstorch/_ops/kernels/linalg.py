@@ -539,9 +539,10 @@ def _tensor_of(values, dtype, device, stride=None):
 
 
 def _lu_sign(pivots):
-    """The determinant of the permutation of each pivots row: +1 or -1."""
-    swaps = np.count_nonzero(pivots != np.arange(1, pivots.shape[-1] + 1), axis=-1)
-    return np.where(swaps % 2, -1, 1)
+    """The determinant of the permutation of each pivots row: +1 or -1 (two
+    ufunc loops: this runs right after an LU has flushed the caches)."""
+    swaps = np.add.reduce(pivots != np.arange(1, pivots.shape[-1] + 1, dtype=pivots.dtype), -1)
+    return 1 - 2 * (swaps % 2)
 
 
 def _on_cpu(*tensors):
