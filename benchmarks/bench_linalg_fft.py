@@ -65,6 +65,20 @@ def _timed(fn, rounds, loops):
     return times
 
 
+SETTLE_S = 0.015
+
+
+def _settle():
+    """Busy-wait until the other library's idle OpenMP workers have gone to
+    sleep (torch's spin ~6 ms after its last parallel region, as libgomp's
+    default does): each round then times one library alone on the cores, as
+    in a program that uses only it.  A busy wait, not a sleep, keeps the CPU
+    clocked as the timed calls find it."""
+    end = time.perf_counter() + SETTLE_S
+    while time.perf_counter() < end:
+        pass
+
+
 def measure(case, data, rounds=7, loops=20):
     """Median seconds per call for glasstorch and torch, rounds interleaved."""
     _, fn = case
@@ -77,6 +91,7 @@ def measure(case, data, rounds=7, loops=20):
     for r in range(rounds):
         order = (glasstorch, torch) if r % 2 == 0 else (torch, glasstorch)
         for lib in order:
+            _settle()
             (ours if lib is glasstorch else theirs).extend(_timed(calls[lib], 1, loops))
     return statistics.median(ours), statistics.median(theirs)
 

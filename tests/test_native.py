@@ -138,3 +138,22 @@ def test_gelu_and_its_backward_accuracy(torch):
     assert np.all(np.abs(ours[0] - theirs[0].astype(np.float64)) <=
                   forward_bound + torch_forward_bound)
     assert np.all(np.abs(ours[1] - theirs[1].astype(np.float64)) <= 2 * backward_bound)
+
+
+@pytest.mark.parametrize("user", [None, ("GOMP_SPINCOUNT", "0"), ("OMP_WAIT_POLICY", "ACTIVE")])
+def test_libraries_load_with_a_short_openmp_spin(monkeypatch, user):
+    """libgomp reads its spin count once, when the first library using it
+    loads: load_library sets OPENMP_SPIN_ROUNDS for that moment only, and
+    leaves a spin count or wait policy the user chose alone."""
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    if user is not None:
+        monkeypatch.setenv(*user)
+    seen = []
+    monkeypatch.setattr(native.ctypes, "CDLL",
+                        lambda path: seen.append(native.os.environ.get("GOMP_SPINCOUNT")))
+    native.load_library("kernels.so")
+    assert seen == [str(native.OPENMP_SPIN_ROUNDS) if user is None else
+                    "0" if user[0] == "GOMP_SPINCOUNT" else None]
+    assert native.os.environ.get("GOMP_SPINCOUNT") == (user[1] if user and user[0] ==
+                                                       "GOMP_SPINCOUNT" else None)

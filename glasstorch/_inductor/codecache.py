@@ -181,7 +181,7 @@ def _load_entry(stem: str, source: str):
     if _read_bytes(stem + ".c") != source.encode("utf-8"):
         return None
     try:
-        return native._load_passive(stem + ".so")
+        return native.load_library(stem + ".so")
     except OSError:
         return None
 
@@ -243,7 +243,7 @@ def load(source: str):
         if library is not None:
             return library
         _store(stem, source)
-    return native._load_passive(stem + ".so")
+    return native.load_library(stem + ".so")
 
 
 def path_of(source: str) -> str:

@@ -22,9 +22,9 @@
  * A pass transforms one dim of a 3-d view (outer, n, inner) described by
  * strides in real scalars (gt_fft_pass); fft_native.py plans one pass per
  * transformed dim and gt_fft_run runs a transform's passes in one OpenMP
- * region.  glasstorch's OpenMP threads sleep between regions
- * (OMP_WAIT_POLICY=PASSIVE, native.py), and waking one took 30-100 us on this
- * 2-core VM, so: one region per transform, not per pass (a barrier-free
+ * region.  glasstorch's OpenMP threads sleep between regions after a short
+ * spin (native.py's OPENMP_SPIN_ROUNDS), and waking one took 30-100 us on
+ * this 2-core VM, so: one region per transform, not per pass (a barrier-free
  * hand-off between passes: a pass's chunks wait for the one before to
  * finish); chunks claimed dynamically, the opening thread from the first up
  * and the others from the last down, so that the thread that arrives late

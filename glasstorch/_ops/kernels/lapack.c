@@ -28,9 +28,9 @@
  * Large steps are split by columns among the intra-op threads (OpenMP), each
  * calling the single-threaded BLAS.  A large LU or QR runs in one parallel
  * region whose other threads (a crew) spin between the steps its leader hands
- * them: an OpenMP region per step would wake sleeping threads each time
- * (kernels/native.py's PASSIVE policy: ~0.1 ms a wake on these machines,
- * about a step's gemm).  gt_transpose makes the column-major copies of
+ * them: an OpenMP region per step would cost a hand-off each time, and a
+ * wake-up (~0.1 ms on these machines, about a step's gemm) wherever the
+ * threads have gone to sleep (after native.py's OPENMP_SPIN_ROUNDS).  gt_transpose makes the column-major copies of
  * row-major inputs that the kernels hand to LAPACK, by cache tiles.
  *
  * Matrices are column-major with leading dimension `ld`; pivots are LAPACK's

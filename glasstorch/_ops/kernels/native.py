@@ -84,7 +84,7 @@ def build(source_path: str):
     if not os.path.exists(path) and \
             compile_to([compiler, *_FLAGS, source_path, "-lm"], path).returncode != 0:
         return None
-    return _load_passive(path)
+    return load_library(path)
 
 
 def companion(source_path: str, declare):
@@ -146,19 +146,31 @@ def _build():
     return lib
 
 
-def _load_passive(path):
-    """Load the library with OpenMP's idle threads sleeping, not spinning
-    (``OMP_WAIT_POLICY=PASSIVE``, read once when libgomp loads): between
-    parallel loops the intra-op threads run the row blocks of matrix products
-    (``matmul``), and a spinning OpenMP worker would hold the core they need.
-    A policy the user set is kept."""
-    user_policy = os.environ.get("OMP_WAIT_POLICY")
-    os.environ["OMP_WAIT_POLICY"] = user_policy or "PASSIVE"
+# libgomp's spin before an idle worker sleeps: ~20 ns a round here, so about
+# 0.4 ms.  Consecutive kernels then find the workers awake (a sleeping one
+# took 30-100 us to wake on these VMs), and a matrix product right after a
+# loop (``matmul``'s row blocks on the intra-op threads) loses its core to a
+# spinning worker for that long at most.  Measured on the 2-core dev box,
+# glasstorch alone: MLP training step 11.1 -> 10.0 ms, fft of 512x512
+# 252 -> 213 us; sleeping at once (PASSIVE) and libgomp's own default (300000,
+# what torch runs with, ~6 ms) were both slower for the MLP.
+OPENMP_SPIN_ROUNDS = 20000
+
+
+def load_library(path):
+    """Load a compiled C library, with OpenMP's idle workers spinning
+    OPENMP_SPIN_ROUNDS rounds before they sleep (``GOMP_SPINCOUNT``, read once
+    when libgomp loads; a process that loaded it before, e.g. by importing
+    torch first, keeps its own).  A spin count or wait policy the user set is
+    kept."""
+    ours = "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ
+    if ours:
+        os.environ["GOMP_SPINCOUNT"] = str(OPENMP_SPIN_ROUNDS)
     try:
         return ctypes.CDLL(path)
     finally:
-        if user_policy is None:
-            del os.environ["OMP_WAIT_POLICY"]
+        if ours:
+            del os.environ["GOMP_SPINCOUNT"]
 
 
 def check_scratch(refused: int) -> None:
