@@ -462,3 +462,31 @@ def test_scratch_refused_is_torchs_allocator_error(tmp_path):
     pattern = re.escape(str(theirs.value)).replace(str(1 << 50), r"\d+")
     last = run.stderr.strip().splitlines()[-1]
     assert last.startswith("RuntimeError: ") and re.fullmatch(pattern, last[len("RuntimeError: "):])
+
+
+@pytest.mark.skipif(__import__("platform").machine() not in ("x86_64", "AMD64"),
+                    reason="x86 ISA levels")
+@pytest.mark.parametrize("march", ["x86-64-v3", "x86-64"])
+def test_builds_for_older_cpus(monkeypatch, march):
+    """lapack.c compiled for AVX2 (x86-64-v3) and for the SSE2 baseline, where
+    its 64-byte vectors (the transpose's register tiles, the pivot search)
+    split into smaller registers: torch's values, the copies exact."""
+    from glasstorch._ops.kernels import native
+    monkeypatch.setattr(native, "_FLAGS", [f"-march={march}" if f == "-march=native" else f
+                                           for f in native._FLAGS])
+    load = native.companion(_lapack._SOURCE, _lapack._declare)
+    monkeypatch.setattr(_lapack, "_library", load)
+    assert load() is not None
+    for dtype in ("float32", "float64"):
+        a = _matrix(3, (150, 131), dtype)
+        out = np.zeros(a.shape, dtype, order="F")
+        assert _lapack.transpose_into(a, out)
+        np.testing.assert_array_equal(out, a)
+        x, b = _matrix(4, (140, 140), dtype), _matrix(5, (140, 70), dtype)
+        with _threads(2):
+            ours = gt.linalg.solve(gt.tensor(x), gt.tensor(b))
+            sign, logdet = gt.linalg.slogdet(gt.tensor(x))
+        _close(ours, torch.linalg.solve(torch.tensor(x), torch.tensor(b)), dtype, scale=10)
+        sign_t, logdet_t = torch.linalg.slogdet(torch.tensor(x))
+        assert sign.item() == sign_t.item()
+        _close(logdet, logdet_t, dtype, scale=10)
