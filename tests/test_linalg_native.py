@@ -161,16 +161,31 @@ def test_inverse_without_lu_c_is_lapacks(monkeypatch):
 
 @settings(max_examples=25, deadline=None)
 @given(m=st.integers(1, 150), n=st.integers(1, 150), dtype=st.sampled_from(["float32", "float64"]),
-       seed=st.integers(0, 2**16))
-def test_transpose_into_is_a_column_major_copy(m, n, dtype, seed):
-    """lapack.c's tiled copy (the column-major inputs of every LAPACK kernel) equals
-    numpy's, edge tiles included; small matrices are left to numpy (False)."""
+       row_major=st.booleans(), threads=st.sampled_from([1, 2]), seed=st.integers(0, 2**16))
+def test_column_major_into_is_numpys_copy(m, n, dtype, row_major, threads, seed):
+    """lapack.c's column-major copies (the inputs of every LAPACK kernel) of
+    row-major matrices (register tiles, edges included) and column-major ones,
+    on one thread or split: numpy's; small matrices are left to numpy (False)."""
     a = _matrix(seed, (m, n), dtype)
+    a = a if row_major else np.asfortranarray(a)
     out = np.zeros((m, n), dtype, order="F")
-    copied = _lapack.transpose_into(a, out)
+    with _threads(threads):
+        copied = _lapack.column_major_into(a, out)
     assert copied == (m * n >= _lapack.MIN_RECURSIVE_ORDER ** 2)
     np.testing.assert_array_equal(out, a if copied else 0)
-    assert not _lapack.transpose_into(a.astype(np.complex64), out.astype(np.complex64))
+    assert not _lapack.column_major_into(a.astype(np.complex64), out.astype(np.complex64))
+
+
+def test_large_copies_split_among_threads():
+    """Past MIN_COPY_PARALLEL elements the copies run on the intra-op threads:
+    each thread's share of the tiles, then the edges."""
+    for shape in ((515, 517), (1030, 300)):
+        a = _matrix(1, shape, "float32")
+        for source in (a, np.asfortranarray(a)):
+            out = np.zeros(shape, "float32", order="F")
+            with _threads(3):
+                assert _lapack.column_major_into(source, out)
+            np.testing.assert_array_equal(out, a)
 
 
 def test_lapack_kernels_on_tiled_copies_match_torch():
@@ -480,7 +495,7 @@ def test_builds_for_older_cpus(monkeypatch, march):
     for dtype in ("float32", "float64"):
         a = _matrix(3, (150, 131), dtype)
         out = np.zeros(a.shape, dtype, order="F")
-        assert _lapack.transpose_into(a, out)
+        assert _lapack.column_major_into(a, out)
         np.testing.assert_array_equal(out, a)
         x, b = _matrix(4, (140, 140), dtype), _matrix(5, (140, 70), dtype)
         with _threads(2):

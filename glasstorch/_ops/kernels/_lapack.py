@@ -13,7 +13,7 @@ column-major copies of each matrix, and read back LAPACK's ``info`` codes.
     gels(a, b), gelsy(a, b, rcond)               least squares: the QR, then lapack.c
     syevd(jobz, uplo, a, w)                      eigh: LAPACK's sytrd and stedc, Q Z by lapack.c
     gesdd(jobz, a, s, u, vt)                     svd: LAPACK's gebrd and bdsdc, Q U, VT P^T the same
-    transpose_into(a, out)                       a row-major matrix copied column-major
+    column_major_into(a, out)                    a matrix copied column-major (threads)
     int_array(shape)                             an array of LAPACK's integers
     split_columns(run, columns, work)            independent right-hand sides on
                                                  the intra-op threads
@@ -39,7 +39,7 @@ import numpy as np
 from . import native
 
 __all__ = ["steps", "call", "trsm", "getrf", "getrs", "getri", "geqrf", "orgqr", "gels", "gelsy",
-           "syevd", "gesdd", "transpose_into", "int_array", "scalar_int", "split_columns", "INT"]
+           "syevd", "gesdd", "column_major_into", "int_array", "scalar_int", "split_columns", "INT"]
 
 _LETTER = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
@@ -174,7 +174,7 @@ _SOURCE = os.path.join(os.path.dirname(__file__), "lapack.c")
 MIN_RECURSIVE_ORDER = 64    # smaller matrices: LAPACK's own routines (no gain to make)
 # lapack.c's routines for one real dtype (LAPACK's laic1 and geqr2 bound in)
 _Routines = collections.namedtuple(
-    "_Routines", "gemm getrf getrs getri transpose gelsy_rank apply_q unpivot geqrf orgqr")
+    "_Routines", "gemm getrf getrs getri column_major gelsy_rank apply_q unpivot geqrf orgqr")
 
 
 def _noted(name, fn):
@@ -201,8 +201,8 @@ def _declare(lib):
         getrf.restype = i64
         getrs.argtypes = [p, p, i64, i64, p, p, i64, i64, c_int]
         getri.argtypes = [p, p, i64, i64, p, p, i64, c_int]
-        transpose = getattr(lib, f"gt_transpose_{suffix}")
-        transpose.argtypes = [p, i64, i64, i64, p, i64]
+        column_major = getattr(lib, f"gt_column_major_{suffix}")
+        column_major.argtypes = [p, i64, i64, i64, c_int, p, i64, c_int]
         laic1 = ctypes.cast(getattr(blas, fortran.format(letter + "laic1")), p)
         rank = getattr(lib, f"gt_gelsy_rank_{suffix}")
         apply_q = getattr(lib, f"gt_apply_q_{suffix}")
@@ -219,7 +219,7 @@ def _declare(lib):
         geqrf.restype = orgqr.restype = i64
         blas_fns[np.dtype(real)] = _Routines(
             gemm, _noted("getrf", getrf), _noted("getrs", getrs), _noted("getri", getri),
-            transpose, _noted("gelsy_rank", functools.partial(rank, laic1)),
+            column_major, _noted("gelsy_rank", functools.partial(rank, laic1)),
             _noted("apply_q", functools.partial(apply_q, gemm)), _noted("unpivot", unpivot),
             _noted("geqrf", functools.partial(geqrf, gemm, geqr2)),
             _noted("orgqr", functools.partial(orgqr, gemm)))
@@ -274,17 +274,21 @@ def getrs(trans, lu, ipiv, b) -> None:
     split_columns(columns, k, n * n * k)
 
 
-def transpose_into(a, out) -> bool:
-    """Copy the C-contiguous matrix ``a`` into the column-major matrix ``out`` by
-    lapack.c's cache tiles (numpy's transposing copy of 512x512 float32 takes 2.6
+def column_major_into(a, out) -> bool:
+    """Copy the matrix ``a``, C- or Fortran-contiguous, into the column-major
+    matrix ``out`` by lapack.c, on the intra-op threads (a row-major one by
+    register tiles: numpy's transposing copy of 512x512 float32 takes 2.6
     times as long); False, nothing copied, for a small matrix (numpy's copy
     then) or where lapack.c or the dtype does not serve."""
     m, n = a.shape
     fns = _library() if m * n >= MIN_RECURSIVE_ORDER ** 2 else None
-    fn = None if fns is None or a.dtype not in fns else fns[a.dtype].transpose
-    if fn is None or out.dtype != a.dtype or not a.flags.c_contiguous or not out.flags.f_contiguous:
+    fn = None if fns is None or a.dtype not in fns else fns[a.dtype].column_major
+    row_major = a.flags.c_contiguous
+    if fn is None or out.dtype != a.dtype or not (row_major or a.flags.f_contiguous) or \
+            not out.flags.f_contiguous:
         return False
-    fn(a.ctypes.data, m, n, n, out.ctypes.data, m)
+    fn(a.ctypes.data, m, n, n if row_major else m, row_major, out.ctypes.data, m,
+       native.get_num_threads())
     return True
 
 
@@ -348,7 +352,7 @@ def _transpose(a, out=None):
     """The column-major transpose of the column-major matrix ``a`` into ``out`` (a
     new array by default), by tiles where they serve."""
     out = np.empty(a.shape[::-1], a.dtype, order="F") if out is None else out
-    if not transpose_into(a.T, out):
+    if not column_major_into(a.T, out):
         out[...] = a.T
     return out
 

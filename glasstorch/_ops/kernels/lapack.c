@@ -30,8 +30,9 @@
  * region whose other threads (a crew) spin between the steps its leader hands
  * them: an OpenMP region per step would cost a hand-off each time, and a
  * wake-up (~0.1 ms on these machines, about a step's gemm) wherever the
- * threads have gone to sleep (after native.py's OPENMP_SPIN_ROUNDS).  gt_transpose makes the column-major copies of
- * row-major inputs that the kernels hand to LAPACK, by cache tiles.
+ * threads have gone to sleep (after native.py's OPENMP_SPIN_ROUNDS).
+ * gt_column_major makes the column-major copies that the kernels hand to
+ * LAPACK (row-major inputs by register tiles), split among the threads.
  *
  * Matrices are column-major with leading dimension `ld`; pivots are LAPACK's
  * (1-based, row i swapped with row ipiv[i] - 1 in turn); integers are 64-bit
@@ -52,10 +53,11 @@
 #include <omp.h>
 
 enum { COL_MAJOR = 102, NO_TRANS = 111, TRANS = 112 };
-enum { LU_LEAF = 8, LU_PANEL = 32, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 512,
+enum { LU_LEAF = 8, LU_PANEL = 32, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLOCK = 64,
        QR_BLOCK = 32, AHEAD_CHUNK = 64 };
 #define MIN_PARALLEL_WORK ((int64_t)1 << 21)    /* multiply-adds worth a thread hand-off */
 #define MIN_CREW_WORK ((int64_t)1 << 24)        /* m n min(m, n) worth a crew for an LU */
+#define MIN_COPY_PARALLEL ((int64_t)1 << 18)    /* elements of a copy worth a thread hand-off */
 
 /* -- a crew: the threads of one parallel region serving one leader's jobs ---------- */
 
@@ -817,26 +819,46 @@ static inline void LA_NAME(transpose_tile)(const T *src, int64_t lds, T *dst, in
     for (int r = 0; r < W; r++) memcpy(dst + r * ldd, &x[r], sizeof x[r]);
 }
 
-/* The column-major copy (column stride ldd) of a row-major m x n matrix (row
-   stride lds): W x W tiles transposed in registers, TRANSPOSE_BLOCK rows of
-   them at a time (their source lines stay in cache), the edges element by
-   element (numpy's element order walks the destination or the source a
-   whole matrix apart, and 2.6 times as long for 512 x 512). */
-void LA_NAME(gt_transpose)(const T *src, int64_t m, int64_t n, int64_t lds, T *dst, int64_t ldd) {
-    const int64_t m_tiles = m - m % W, n_tiles = n - n % W;
+/* Rows [i0, i1) (multiples of W) of the column-major copy of a row-major
+   matrix: W x W tiles transposed in registers, TRANSPOSE_BLOCK rows of them
+   at a time (their source lines stay in cache). */
+static void LA_NAME(transpose_rows)(const T *src, int64_t i0, int64_t i1, int64_t n,
+                                    int64_t lds, T *dst, int64_t ldd, const I *picks) {
+    for (; i0 < i1; i0 += TRANSPOSE_BLOCK) {
+        const int64_t end = i1 - i0 < TRANSPOSE_BLOCK ? i1 : i0 + TRANSPOSE_BLOCK;
+        for (int64_t j = 0; j + W <= n; j += W)
+            for (int64_t i = i0; i < end; i += W)
+                LA_NAME(transpose_tile)(src + i * lds + j, lds, dst + i + j * ldd, ldd, picks);
+    }
+}
+
+/* The column-major copy (column stride ldd) of an m x n matrix, row-major
+   (row stride lds; numpy's element order walks the destination or the source
+   a whole matrix apart, 2.6 times as long for 512 x 512) or column-major
+   (column stride lds), a large one split among `threads` by rows or columns. */
+void LA_NAME(gt_column_major)(const T *src, int64_t m, int64_t n, int64_t lds, int row_major,
+                              T *dst, int64_t ldd, int threads) {
+    const int team = m * n >= MIN_COPY_PARALLEL && threads > 1 ? threads : 1;
+    if (!row_major) {
+        #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+        for (int64_t j = 0; j < n; j++)
+            memcpy(dst + j * ldd, src + j * lds, (size_t)m * sizeof(T));
+        return;
+    }
     I picks[8];
     for (int s = W / 2, round = 0; s > 0; s /= 2, round += 2)
         for (int c = 0; c < W; c++) {
             picks[round][c] = c & s ? W + c - s : c;
             picks[round + 1][c] = c & s ? W + c : c + s;
         }
-    for (int64_t i0 = 0; i0 < m_tiles; i0 += TRANSPOSE_BLOCK) {
-        const int64_t i1 = m_tiles - i0 < TRANSPOSE_BLOCK ? m_tiles : i0 + TRANSPOSE_BLOCK;
-        for (int64_t j = 0; j < n_tiles; j += W)
-            for (int64_t i = i0; i < i1; i += W)
-                LA_NAME(transpose_tile)(src + i * lds + j, lds, dst + i + j * ldd, ldd, picks);
+    const int64_t m_tiles = m - m % W, n_tiles = n - n % W, blocks = m_tiles / W;
+    #pragma omp parallel num_threads(team) if (team > 1)
+    {
+        const int t = omp_get_thread_num(), size = omp_get_num_threads();
+        LA_NAME(transpose_rows)(src, blocks * t / size * W, blocks * (t + 1) / size * W, n, lds,
+                                dst, ldd, picks);
     }
-    for (int64_t j = 0; j < n; j++)
+    for (int64_t j = 0; j < n; j++)                 /* the edges */
         for (int64_t i = j < n_tiles ? m_tiles : 0; i < m; i++)
             dst[i + j * ldd] = src[i * lds + j];
 }

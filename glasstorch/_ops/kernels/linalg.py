@@ -446,8 +446,8 @@ def _fortran(a, batch=None, dtype=None, out=None):
     *own, m, n = a.shape
     batch = tuple(own) if batch is None else tuple(batch)
     x = _fortran_buffer(batch, m, n, np.dtype(dtype or a.dtype), out)
-    if tuple(own) == batch and a.flags.c_contiguous and all(
-            _lapack.transpose_into(a_i, x_i) for a_i, x_i in zip(a.reshape(x.shape), x)):
+    if tuple(own) == batch and (a.flags.c_contiguous or np.swapaxes(a, -1, -2).flags.c_contiguous) \
+            and all(_lapack.column_major_into(a_i, x_i) for a_i, x_i in zip(a.reshape(x.shape), x)):
         return x
     np.swapaxes(x, -1, -2).reshape(batch + (n, m))[...] = \
         np.swapaxes(np.broadcast_to(a, batch + (m, n)), -1, -2)
