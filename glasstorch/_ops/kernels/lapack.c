@@ -286,27 +286,36 @@ static void LA_NAME(laswp)(T *a, int64_t lda, int64_t n, int64_t k1, int64_t k2,
 }
 
 /* The first i in [j, m) of the largest |col[i]| (NaNs never larger; a NaN at j is
-   kept): the largest below j found W rows at a time, then its first place. */
+   kept): W rows at a time, each lane keeping its largest and where it first
+   was, then the largest lane's (the first lane of equals), then the rest. */
 static int64_t LA_NAME(pivot)(const T *col, int64_t j, int64_t m) {
     const T first = LA_ABS(col[j]);
     T best = 0;
-    int64_t i = j + 1;
+    int64_t at = j, i = j + 1;
     if (m - i >= W) {
         const V zero = {0};
         const I sign = (I)(-zero);
+        I lane, where = {0};
+        for (int l = 0; l < W; l++) lane[l] = l;
         V top = zero;
         for (; i + W <= m; i += W) {
             const I v = (I)LA_NAME(loadu)(col + i) & ~sign;     /* |col[i..]| */
             const I larger = (V)v > top;    /* all ones where larger (never for a NaN) */
             top = (V)((v & larger) | ((I)top & ~larger));
+            where = ((lane + (LA_INT)i) & larger) | (where & ~larger);
         }
-        for (int l = 0; l < W; l++) best = top[l] > best ? top[l] : best;
+        for (int l = 0; l < W; l++)
+            if (top[l] > best || (top[l] == best && top[l] > 0 && where[l] < at)) {
+                best = top[l];
+                at = where[l];
+            }
     }
-    for (; i < m; i++) best = LA_ABS(col[i]) > best ? LA_ABS(col[i]) : best;
-    if (!(best > first))
-        return j;
-    for (i = j + 1; LA_ABS(col[i]) != best; i++) {}
-    return i;
+    for (; i < m; i++)
+        if (LA_ABS(col[i]) > best) {
+            best = LA_ABS(col[i]);
+            at = i;
+        }
+    return best > first ? at : j;
 }
 
 /* The unblocked LU of a panel (LAPACK's getf2); its info (first zero pivot, 1-based). */
