@@ -209,19 +209,68 @@ static int LA_NAME(team)(int threads, int64_t work, int64_t columns) {
     return columns < threads ? (int)columns : threads;
 }
 
+/* The masks of an in-register transposition of W vectors (log2(W) rounds, two
+   each: see transpose_regs). */
+static void LA_NAME(transpose_picks)(I *picks) {
+    for (int s = W / 2, round = 0; s > 0; s /= 2, round += 2)
+        for (int c = 0; c < W; c++) {
+            picks[round][c] = c & s ? W + c - s : c;
+            picks[round + 1][c] = c & s ? W + c : c + s;
+        }
+}
+
+/* x[r][c] := x[c][r]: round s exchanges the off-diagonal s x s blocks of each
+   2s x 2s block (rows r and r + s trade halves, picking from x[r]: indices
+   < W, and x[r + s]: >= W). */
+static inline void LA_NAME(transpose_regs)(V *x, const I *picks) {
+    #pragma GCC unroll 4
+    for (int s = W / 2, round = 0; s > 0; s /= 2, round += 2) {
+        const I low = picks[round], high = picks[round + 1];
+        #pragma GCC unroll 16
+        for (int r = 0; r < W; r++) {
+            if (r & s)
+                continue;
+            const V a = x[r], b = x[r + s];
+            x[r] = __builtin_shuffle(a, b, low);
+            x[r + s] = __builtin_shuffle(a, b, high);
+        }
+    }
+}
+
+/* The W x W tile at src (row stride lds) transposed into dst (column stride
+   ldd) in registers. */
+static inline void LA_NAME(transpose_tile)(const T *src, int64_t lds, T *dst, int64_t ldd,
+                                           const I *picks) {
+    V x[W];
+    #pragma GCC unroll 16
+    for (int r = 0; r < W; r++) x[r] = LA_NAME(loadu)(src + r * lds);
+    LA_NAME(transpose_regs)(x, picks);
+    #pragma GCC unroll 16
+    for (int r = 0; r < W; r++) memcpy(dst + r * ldd, &x[r], sizeof x[r]);
+}
+
 /* The substitutions of a block of n <= TRSM_LEAF rows: W columns of B at a time,
    row i of them one vector (BLAS's trsm takes as long for a few rows as for
-   many: a fixed cost per column). */
+   many: a fixed cost per column); a W x W block goes in and out by register
+   transpositions. */
 static void LA_NAME(substitute)(int upper, int64_t n, int64_t k, const T *a, int64_t lda, T *b,
                                 int64_t ldb) {
-    V x[TRSM_LEAF];
+    V x[TRSM_LEAF > W ? TRSM_LEAF : W];
+    I picks[8];
+    if (n == W)
+        LA_NAME(transpose_picks)(picks);
     for (int64_t c0 = 0; c0 < k; c0 += W) {
-        const int cols = k - c0 < W ? (int)(k - c0) : W;
+        const int cols = k - c0 < W ? (int)(k - c0) : W, square = n == W && cols == W;
         T *part = b + c0 * ldb;
-        for (int64_t i = 0; i < n; i++) {
-            V v = {0};
-            for (int l = 0; l < cols; l++) v[l] = part[i + l * ldb];
-            x[i] = v;
+        if (square) {
+            for (int l = 0; l < W; l++) x[l] = LA_NAME(loadu)(part + l * ldb);
+            LA_NAME(transpose_regs)(x, picks);
+        } else {
+            for (int64_t i = 0; i < n; i++) {
+                V v = {0};
+                for (int l = 0; l < cols; l++) v[l] = part[i + l * ldb];
+                x[i] = v;
+            }
         }
         /* column by column (reference BLAS's trsm order): once x[i] is known, the
            rows still to solve take their independent updates from column i of A */
@@ -237,8 +286,13 @@ static void LA_NAME(substitute)(int upper, int64_t n, int64_t k, const T *a, int
                 for (int64_t j = i + 1; j < n; j++) x[j] -= col[j] * x[i];
             }
         }
-        for (int64_t i = 0; i < n; i++)
-            for (int l = 0; l < cols; l++) part[i + l * ldb] = x[i][l];
+        if (square) {
+            LA_NAME(transpose_regs)(x, picks);
+            for (int l = 0; l < W; l++) memcpy(part + l * ldb, &x[l], sizeof x[l]);
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                for (int l = 0; l < cols; l++) part[i + l * ldb] = x[i][l];
+        }
     }
 }
 
@@ -803,31 +857,6 @@ void LA_NAME(gt_unpivot_rows)(T *b, int64_t n, int64_t k, int64_t ldb, const int
     }
 }
 
-/* The W x W tile at src (row stride lds) transposed into dst (column stride
-   ldd) in registers: log2(W) rounds, round s exchanging the off-diagonal s x s
-   blocks of each 2s x 2s block (rows r and r + s trade their halves); `picks`
-   holds each round's two selections (from x[r]: indices < W, x[r + s]: >= W). */
-static inline void LA_NAME(transpose_tile)(const T *src, int64_t lds, T *dst, int64_t ldd,
-                                           const I *picks) {
-    V x[W];
-    #pragma GCC unroll 16
-    for (int r = 0; r < W; r++) x[r] = LA_NAME(loadu)(src + r * lds);
-    #pragma GCC unroll 4
-    for (int s = W / 2, round = 0; s > 0; s /= 2, round += 2) {
-        const I low = picks[round], high = picks[round + 1];
-        #pragma GCC unroll 16
-        for (int r = 0; r < W; r++) {
-            if (r & s)
-                continue;
-            const V a = x[r], b = x[r + s];
-            x[r] = __builtin_shuffle(a, b, low);
-            x[r + s] = __builtin_shuffle(a, b, high);
-        }
-    }
-    #pragma GCC unroll 16
-    for (int r = 0; r < W; r++) memcpy(dst + r * ldd, &x[r], sizeof x[r]);
-}
-
 /* Rows [i0, i1) (multiples of W) of the column-major copy of a row-major
    matrix: W x W tiles transposed in registers, TRANSPOSE_BLOCK rows of them
    at a time (their source lines stay in cache). */
@@ -855,11 +884,7 @@ void LA_NAME(gt_column_major)(const T *src, int64_t m, int64_t n, int64_t lds, i
         return;
     }
     I picks[8];
-    for (int s = W / 2, round = 0; s > 0; s /= 2, round += 2)
-        for (int c = 0; c < W; c++) {
-            picks[round][c] = c & s ? W + c - s : c;
-            picks[round + 1][c] = c & s ? W + c : c + s;
-        }
+    LA_NAME(transpose_picks)(picks);
     const int64_t m_tiles = m - m % W, n_tiles = n - n % W, blocks = m_tiles / W;
     #pragma omp parallel num_threads(team) if (team > 1)
     {
