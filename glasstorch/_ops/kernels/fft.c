@@ -69,9 +69,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
 
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector)
@@ -101,7 +98,6 @@ typedef struct {
 
 #define FFT_CHUNK 4096                  /* elements of lines handed out at once */
 #define FFT_PARALLEL_WORK (1 << 17)     /* elements (all passes) worth waking a thread */
-#define FFT_STREAM_BYTES (1 << 20)      /* a last pass's output past which it streams */
 
 int sched_yield(void);                  /* POSIX; not declared under -std=c11 */
 
@@ -186,42 +182,6 @@ typedef T V __attribute__((vector_size(sizeof(T) * W)));
 
 static inline V FFT_NAME(loadu)(const T *p) { V v; memcpy(&v, p, sizeof v); return v; }
 static inline void FFT_NAME(storeu)(T *p, V v) { memcpy(p, &v, sizeof v); }
-
-/* v to p (64-byte aligned when `stream`), past the caches when `stream`: a
-   transform's output of a megabyte or more would otherwise evict its input
-   and the caller's working set from L2, and be read in before being written
-   (write-allocate). */
-static inline void FFT_NAME(put)(T *p, V v, int stream) {
-#if defined(__AVX512F__)
-    if (stream) {
-        if (sizeof(T) == 4) _mm512_stream_ps((float *)p, (__m512)v);
-        else _mm512_stream_pd((double *)p, (__m512d)v);
-        return;
-    }
-#elif defined(__AVX__)
-    if (stream) {
-        if (sizeof(T) == 4) {
-            _mm256_stream_ps((float *)p, ((__m256 *)&v)[0]);
-            _mm256_stream_ps((float *)p + 8, ((__m256 *)&v)[1]);
-        } else {
-            _mm256_stream_pd((double *)p, ((__m256d *)&v)[0]);
-            _mm256_stream_pd((double *)p + 4, ((__m256d *)&v)[1]);
-        }
-        return;
-    }
-#endif
-    (void)stream;
-    FFT_NAME(storeu)(p, v);
-}
-
-/* count scalars from the work area src to dst, streamed from dst's first
-   64-byte boundary (see put). */
-static void FFT_NAME(stream_line)(T *dst, const T *src, int64_t count) {
-    int64_t k = 0;
-    for (; k < count && ((uintptr_t)(dst + k) & 63); k++) dst[k] = src[k];
-    for (; k + W <= count; k += W) FFT_NAME(put)(dst + k, FFT_NAME(loadu)(src + k), 1);
-    for (; k < count; k++) dst[k] = src[k];
-}
 
 /* -- butterflies ------------------------------------------------------------------ */
 
@@ -453,11 +413,10 @@ static void FFT_NAME(scatter)(const V *tile, const int32_t *map, int64_t len, T 
    One register transposition per element, where a tile of W lines takes two
    (gather and scatter), and the working set is the line (L1).  bitrev is that
    of n: bitrev_W(k1) = bitrev[k1] / m, bitrev_m(k2) = bitrev[k2] / W (shifts:
-   a division by the variable m would cost more than the butterflies).  With
-   `stream`, dst is 64-byte aligned and written past the caches (put). */
+   a division by the variable m would cost more than the butterflies). */
 static void FFT_NAME(four_step_line)(const T *src, T *dst, int64_t n, const V *tw, V *z,
                                      const T *wr, const T *wi, const int32_t *bitrev,
-                                     int dir, T scale, int stream) {
+                                     int dir, T scale) {
     const int64_t m = n / W;
     const int log2m = FFT_NAME(log2)(m);
     for (int64_t b = 0; b < m; b += W) {        /* columns b .. b + W-1 */
@@ -484,8 +443,8 @@ static void FFT_NAME(four_step_line)(const T *src, T *dst, int64_t n, const V *t
         const V *v = z + 2 * ((uint32_t)bitrev[k2] / W);
         V re = v[0], im = v[1];
         if (scale != 1) { re *= scale; im *= scale; }
-        FFT_NAME(put)(dst + 2 * W * k2, __builtin_shufflevector(re, im, LOW), stream);
-        FFT_NAME(put)(dst + 2 * W * k2 + W, __builtin_shufflevector(re, im, HIGH), stream);
+        FFT_NAME(storeu)(dst + 2 * W * k2, __builtin_shufflevector(re, im, LOW));
+        FFT_NAME(storeu)(dst + 2 * W * k2 + W, __builtin_shufflevector(re, im, HIGH));
     }
 }
 
@@ -644,12 +603,11 @@ static int64_t FFT_NAME(line_length)(const gt_fft_pass *p) {
     return 0;
 }
 
-/* Pass p's two work areas, in complex vectors: x and y of `unit` (a full r2c
-   line's x holds its n outputs before they stream). */
+/* Pass p's two work areas, in complex vectors: x and y of `unit`. */
 static void FFT_NAME(work_sizes)(const gt_fft_pass *p, int64_t line, int64_t *x, int64_t *y) {
     const int64_t n = p->n, h = n / 2;
     if (line) {
-        *x = p->kind == R2C ? (n + 1) / W + 1 : line / W;
+        *x = line / W;
         *y = p->kind == C2C ? 0 : line / W;     /* the real transforms' Z */
     } else {
         *x = p->kind == C2C ? n : p->kind == R2C ? h : h + 1;
@@ -658,11 +616,8 @@ static void FFT_NAME(work_sizes)(const gt_fft_pass *p, int64_t line, int64_t *x,
 }
 
 /* Unit u of pass p: line u (`tw`: the four-step factors, see line_length), or
-   tile u of W lines (tw NULL); x and y are the thread's work areas.  `stream`:
-   lines go to the output past the caches (put; tiles never: the write-combining
-   buffers of a column tile's many rows halved fft2's speed). */
-static void FFT_NAME(unit)(const gt_fft_pass *p, int64_t u, const V *tw, V *x, V *y,
-                           int stream) {
+   tile u of W lines (tw NULL); x and y are the thread's work areas. */
+static void FFT_NAME(unit)(const gt_fft_pass *p, int64_t u, const V *tw, V *x, V *y) {
     const T *in = (const T *)p->in, *wr = (const T *)p->wr, *wi = (const T *)p->wi;
     const T *rr = (const T *)p->rr, *ri = (const T *)p->ri;
     T *out = (T *)p->out;
@@ -673,24 +628,19 @@ static void FFT_NAME(unit)(const gt_fft_pass *p, int64_t u, const V *tw, V *x, V
     if (tw) {
         const T *src = in + u * p->in_st[0];
         T *dst = out + u * p->out_st[0];
-        const int aligned = stream && ((uintptr_t)dst & 63) == 0;
         if (p->kind == C2C) {
-            FFT_NAME(four_step_line)(src, dst, n, tw, x, wr, wi, bitrev, p->dir, scale, aligned);
+            FFT_NAME(four_step_line)(src, dst, n, tw, x, wr, wi, bitrev, p->dir, scale);
         } else if (p->kind == R2C) {
-            FFT_NAME(four_step_line)(src, (T *)y, h, tw, x, wr, wi, bitrev, -1, 1, 0);
-            FFT_NAME(r2c_split_line)((const T *)y, stream ? (T *)x : dst, h, len, rr, ri, scale);
-            if (stream)
-                FFT_NAME(stream_line)(dst, (const T *)x, 2 * len);
+            FFT_NAME(four_step_line)(src, (T *)y, h, tw, x, wr, wi, bitrev, -1, 1);
+            FFT_NAME(r2c_split_line)((const T *)y, dst, h, len, rr, ri, scale);
         } else {
             FFT_NAME(c2r_merge_line)(src, (T *)y, h, rr, ri);
-            FFT_NAME(four_step_line)((const T *)y, dst, h, tw, x, wr, wi, bitrev, 1, scale,
-                                     aligned);
+            FFT_NAME(four_step_line)((const T *)y, dst, h, tw, x, wr, wi, bitrev, 1, scale);
         }
         return;
     }
 #else
     (void)tw;
-    (void)stream;
 #endif
     FFT_NAME(lanes) src = FFT_NAME(lanes_of)(u, p->outer, p->inner, p->in_st, p->kind == R2C);
     FFT_NAME(lanes) dst = FFT_NAME(lanes_of)(u, p->outer, p->inner, p->out_st, p->kind == C2R);
@@ -759,7 +709,6 @@ int64_t FFT_NAME(gt_fft_run)(const gt_fft_pass *ps, int count, int threads) {
     int64_t *done = book + 3 * count;
     uint64_t *left = (uint64_t *)(book + 4 * count);
     int64_t size_x = 1, size_y = 1, work = 0, total = 0, finished = 0;
-    int stream = 0;                         /* the last pass's lines stream (put) */
     for (int i = 0; i < count; i++) {
         const gt_fft_pass *p = ps + i;
         const int64_t line = FFT_NAME(line_length)(p);
@@ -774,9 +723,6 @@ int64_t FFT_NAME(gt_fft_run)(const gt_fft_pass *ps, int count, int threads) {
             goto out;
         }
 #endif
-        stream = line && i == count - 1 && p->outer * (int64_t)sizeof(T) *
-                 (p->kind == C2R ? p->n : 2 * (p->kind == C2C || p->full ? p->n : p->n / 2 + 1))
-                 >= FFT_STREAM_BYTES;
         units[i] = line ? p->outer : FFT_NAME(tiles)(p->outer, p->inner);
         per[i] = line && p->n < FFT_CHUNK ? FFT_CHUNK / p->n : 1;
         chunks[i] = (units[i] + per[i] - 1) / per[i];
@@ -800,14 +746,10 @@ int64_t FFT_NAME(gt_fft_run)(const gt_fft_pass *ps, int count, int threads) {
                 gt_fft_wait(&done[i - 1], chunks[i - 1]);
             for (int64_t c; (c = gt_fft_claim(&left[i], from_top)) >= 0; ) {
                 for (int64_t u = c * per[i]; u < (c + 1) * per[i] && u < units[i]; u++)
-                    FFT_NAME(unit)(ps + i, u, tw[i], x, y, stream && i == count - 1);
+                    FFT_NAME(unit)(ps + i, u, tw[i], x, y);
                 __atomic_fetch_add(&done[i], 1, __ATOMIC_RELEASE);
             }
         }
-#if defined(__SSE2__)
-        if (stream)
-            _mm_sfence();       /* the streamed lines, seen by every thread after */
-#endif
         /* The opening thread reaches the region's closing barrier last (the
            others sleep there): asleep in it, it would take a wake-up again. */
         __atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);
