@@ -62,8 +62,8 @@ enum { LU_LEAF = 8, LU_PANEL = 32, TRSM_LEAF = 16, SWAP_BLOCK = 4, TRANSPOSE_BLO
 /* -- a crew: the threads of one parallel region serving one leader's jobs ---------- */
 
 /* The leader (thread 0) runs a recursion and hands out jobs, each split into
-   one part per thread; every thread, the leader too, claims parts until none
-   is left, so that a thread the system has not scheduled holds nothing up
+   parts (one per thread, unless the job asks for more); every thread, the
+   leader too, claims parts until none is left, so that a thread the system has not scheduled holds nothing up
    (its parts go to the others).  The others wait for the next job by
    spinning, yielding their core after SPIN_LIMIT rounds (a busy machine).
    `ticket` holds the job's number (high 32 bits) and the parts claimed. */
