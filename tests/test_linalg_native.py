@@ -456,7 +456,6 @@ def test_scratch_refused_is_torchs_allocator_error(tmp_path):
     """When the system refuses lapack.c's scratch (here: an address-space limit
     in a child process), the kernel raises PyTorch's DefaultCPUAllocator error
     with the bytes asked for, as torch does when it cannot allocate."""
-    import re
     import subprocess
     import sys
     script = tmp_path / "oom.py"
@@ -471,12 +470,38 @@ def test_scratch_refused_is_torchs_allocator_error(tmp_path):
         "fns = _lapack._library()[np.dtype(np.float64)]\n"
         "native.check_scratch(fns.apply_q(a.ctypes.data, 3000, 3000, 3000, tau.ctypes.data,"
         " 0, 0, b.ctypes.data, 4, 3000, 1))\n")
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    _assert_torchs_allocator_error(subprocess.run([sys.executable, str(script)],
+                                                  capture_output=True, text=True))
+
+
+def _assert_torchs_allocator_error(run, nbytes=None):
+    """The child's last line is PyTorch's DefaultCPUAllocator error (for
+    ``nbytes`` bytes when given)."""
+    import re
     with pytest.raises(RuntimeError) as theirs:
         torch.empty(1 << 50, dtype=torch.uint8)
-    pattern = re.escape(str(theirs.value)).replace(str(1 << 50), r"\d+")
+    pattern = re.escape(str(theirs.value)).replace(str(1 << 50), str(nbytes or r"\d+"))
     last = run.stderr.strip().splitlines()[-1]
     assert last.startswith("RuntimeError: ") and re.fullmatch(pattern, last[len("RuntimeError: "):])
+
+
+def test_working_copy_refused_is_torchs_allocator_error(tmp_path):
+    """inv's working copy of A (its column-major LU) refused by the system (an
+    address-space limit that leaves room for the result only): PyTorch's
+    DefaultCPUAllocator error for the copy's bytes, not numpy's MemoryError."""
+    import subprocess
+    import sys
+    script = tmp_path / "oom.py"
+    script.write_text(
+        "import resource, numpy as np, glasstorch as gt\n"
+        "A = gt.tensor(np.random.default_rng(0).standard_normal((3000, 3000)))\n"
+        "gt.linalg.inv(gt.tensor(np.eye(100)))\n"
+        "used = int(open('/proc/self/statm').read().split()[0]) * 4096\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (used + (100 << 20), resource.RLIM_INFINITY))\n"
+        "gt.linalg.inv(A)\n")
+    _assert_torchs_allocator_error(subprocess.run([sys.executable, str(script)],
+                                                  capture_output=True, text=True),
+                                   3000 * 3000 * 8)
 
 
 @pytest.mark.skipif(__import__("platform").machine() not in ("x86_64", "AMD64"),

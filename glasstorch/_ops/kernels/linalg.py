@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.allocator import out_of_memory
 from ..._core.layout import contiguous_format
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
@@ -456,13 +457,19 @@ def _fortran(a, batch=None, dtype=None, out=None):
 
 def _fortran_buffer(batch, m, n, dtype, out=None):
     """An uninitialized (count, m, n) array of column-major matrices, in ``out``'s
-    memory when that output is laid out so (see ``_fortran``)."""
+    memory when that output is laid out so (see ``_fortran``).  Memory the
+    system refuses is PyTorch's DefaultCPUAllocator error (ATen's working copy
+    is a tensor), not numpy's."""
     if out is not None and out.device.type == "cpu":
         swapped = np.swapaxes(out._np(), -1, -2)
         if swapped.flags.c_contiguous and swapped.dtype == dtype and \
                 swapped.shape == batch + (n, m):
             return swapped.reshape((math.prod(batch), n, m)).swapaxes(-1, -2)
-    return np.empty((math.prod(batch), n, m), dtype).swapaxes(-1, -2)
+    shape = (math.prod(batch), n, m)
+    try:
+        return np.empty(shape, dtype).swapaxes(-1, -2)
+    except MemoryError:
+        raise out_of_memory(math.prod(shape) * dtype.itemsize) from None
 
 
 def _finish(out, x):
