@@ -29,7 +29,7 @@ from ..._core.storage import UntypedStorage
 from ..._tensor import Tensor, channels_last_strides, keys_for_device
 from ..structured import checked_convert, convert_array, elementwise_strides, empty_tensor
 from . import kernel, native
-from ._common import _rounded
+from ._common import _no_meta_kernel, _rounded
 from ._inner import inner, inner_op
 
 CPU = Device("cpu")
@@ -888,13 +888,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     else a private copy-on-write mapping of a file at least that long.  The
     storage is the mapping and cannot grow."""
     if Device(device).type == "meta":
-        raise NotImplementedError(
-            "aten::from_file: attempted to run this operator with Meta tensors, but there was no "
-            "fake impl or Meta kernel registered. You may have run into this message while using "
-            "an operator with PT2 compilation APIs (torch.compile/torch.export); in order to use "
-            "this operator with those APIs you'll need to add a fake impl. Please see the "
-            "following for next steps:  https://pytorch.org/tutorials/advanced/"
-            "custom_ops_landing_page.html")
+        raise _no_meta_kernel("from_file")
     dtype = dtype if dtype is not None else dt.get_default_dtype()
     nbytes = (size or 0) * dtype.itemsize
     mode = "read-write" if shared else "read-only"

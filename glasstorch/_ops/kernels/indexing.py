@@ -31,7 +31,7 @@ from ..._tensor import Tensor
 from ..structured import (assert_no_overlap, broadcast_shapes, elementwise_strides, empty_tensor,
                           iterator_strides, overlap_rule, TensorMeta, wrap_dim)
 from . import impl, kernel, meta
-from ._common import _not_implemented, _scalar_t, _sizes, _triggered_at
+from ._common import _no_meta_kernel, _not_implemented, _on_meta, _scalar_t, _sizes, _triggered_at
 from ._inner import inner, inner_op, observed
 from .pointwise import quiet
 from .view import _zeroed, assign, compute_stride, expand_geometry, strides_for_format
@@ -498,10 +498,8 @@ def nonzero_static_impl(out, self, *, size, fill_value=-1):
 def masked_select(self, mask):
     if mask.dtype is not dt.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
-    if self.device.type == "meta" or mask.device.type == "meta":
-        raise NotImplementedError(
-            "aten::masked_select: attempted to run this operator with Meta tensors, but there "
-            "was no fake impl or Meta kernel registered.")
+    if _on_meta(self, mask):
+        raise _no_meta_kernel("masked_select")
     shape = broadcast_shapes(mask._shape, self._shape)     # (mask, self): PyTorch's order
     a, m = np.broadcast_to(self._np(), shape), np.broadcast_to(mask._np(), shape)
     values = a[m]

@@ -30,7 +30,7 @@ from ..registry import _resize_out
 from ..._core.dtype import type_meta_name
 from ..structured import broadcast_shapes, empty_tensor, TensorMeta, wrap_dim
 from . import _lapack, impl, kernel, meta
-from ._common import _not_implemented, _on_meta, _scalar_t, _triggered_at
+from ._common import _no_meta_kernel, _not_implemented, _on_meta, _scalar_t, _triggered_at
 from .reduction import check_linalg_norm_dtype
 
 __all__ = []
@@ -1645,6 +1645,8 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
     """min ||A X - B|| with LAPACK's gels (QR), gelsy (pivoted QR, the CPU default),
     gelsd or gelss (SVD); the solution is a view of LAPACK's (max(m, n), k) buffer."""
     name = "torch.linalg.lstsq"
+    if _on_meta(self, b):       # ATen's linalg_lstsq.out has CPU and CUDA kernels only
+        raise _no_meta_kernel("linalg_lstsq.out")
     if self.dim() < 2:
         raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
     if b.dim() < 1:
@@ -1679,7 +1681,7 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
     rank = empty_tensor(batch if ranked else (0,), dt.int64, self.device)
     sv = empty_tensor(batch + (min(m, n),) if with_sv else (0,), real, self.device)
     info = np.zeros(math.prod(batch), np.int32)
-    if self.device.type != "meta" and buffer.numel():
+    if buffer.numel():
         a = _fortran(self._np(), batch)
         rhs = np.zeros((a.shape[0], k, rows), self.dtype.numpy).swapaxes(-1, -2)
         rhs[:, :m, :] = _fortran(b._np().reshape(b_shape), batch)
@@ -1692,9 +1694,8 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
             _write(rank, ranks.reshape(batch))
         if with_sv:
             _write(sv, values.reshape(batch + (min(m, n),)))
-    if self.device.type != "meta":
-        aten._linalg_check_errors.default(_tensor_of(info.reshape(batch), dt.int32, self.device),
-                                          name, is_matrix=info.size <= 1)
+    aten._linalg_check_errors.default(_tensor_of(info.reshape(batch), dt.int32, self.device),
+                                      name, is_matrix=info.size <= 1)
     solution = aten.narrow.default(buffer, -2, 0, n)
     residuals = empty_tensor((0,), real, self.device)
     if m > n and driver != "gelsy" and _full_rank(rank, n, driver):
@@ -1711,7 +1712,7 @@ def _full_rank(rank, n, driver):
     """gelsd and gelss leave residuals only where every matrix has full column rank."""
     if driver not in ("gelsd", "gelss"):
         return True
-    return rank.device.type == "meta" or bool(np.all(rank._np() == n))
+    return bool(np.all(rank._np() == n))
 
 
 def _lstsq_one(driver, a, b, m, n, k, rcond, singular_values):
