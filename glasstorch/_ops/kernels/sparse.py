@@ -31,7 +31,7 @@ from ..structured import result_type
 from ..._core.device import device as _device
 from . import kernel
 from ._common import _from_array
-from .view import _detached
+from .view import _detached, permutation
 
 aten = ops.aten
 
@@ -852,6 +852,70 @@ def t_sparse(self):
                            f"got {self._storage.sparse_dim} sparse and {self._storage.dense_dim}"
                            " dense dimensions")
     return self if self.dim() < 2 else transpose_sparse(self, 0, 1)
+
+
+@kernel("permute_sparse_coo")
+def permute_sparse_coo(self, dims):
+    """permute of a COO tensor: the sparse dims' index rows and the values'
+    dense dims reorder among themselves (never across), and the result is
+    marked uncoalesced, as ATen's permute_sparse_coo."""
+    p = self._storage
+    order = permutation(dims, self.dim())
+    if sorted(order[:p.sparse_dim]) != list(range(p.sparse_dim)):
+        raise RuntimeError("permute(sparse_coo): transpositions between sparse and dense "
+                           "dimensions are not allowed.Only transpositions within sparse and "
+                           "dense dimensions are supported.")
+    indices = aten.index_select.default(p.indices, 0, _long(order[:p.sparse_dim]))
+    values = aten.permute.default(p.values, [0] + [d - p.sparse_dim + 1
+                                                   for d in order[p.sparse_dim:]])
+    return make_coo(indices, values, [self._shape[d] for d in order], False)
+
+
+@kernel("unsqueeze_sparse")
+def unsqueeze_sparse(self, dim):
+    """unsqueeze of a COO tensor: a sparse dim of zeros in the indices at or
+    before the last sparse dim, else a dense dim of the values; coalesced
+    only with fewer than two entries, as ATen's constructor marks it."""
+    from ..structured import wrap_dim
+    ndim, p = self.dim(), self._storage
+    d = wrap_dim(dim, ndim + 1)
+    size = list(self._shape[:d]) + [1] + list(self._shape[d:])
+    if d <= p.sparse_dim:
+        zeros = aten.zeros.default([1, p.indices._shape[1]], dtype=dt.int64,
+                                   device=p.indices.device)
+        indices = aten.cat.default([p.indices[:d], zeros, p.indices[d:]], 0)
+        return make_coo(indices, p.values, size, indices._shape[1] < 2)
+    return make_coo(p.indices, aten.unsqueeze.default(p.values, d - p.sparse_dim + 1), size,
+                    p.indices._shape[1] < 2)
+
+
+@kernel("select_sparse")
+def select_sparse(self, dim, index):
+    """select of a COO tensor (ATen's select_sparse): along a sparse dim, the
+    entries whose index there is ``index`` without that index row (or, for
+    the only sparse dim, the dense sum of their values); along a dense dim,
+    the values' select.  Coalesced only with fewer than two entries, as
+    ATen's constructor marks it."""
+    from ..structured import wrap_dim
+    ndim, p = self.dim(), self._storage
+    d = wrap_dim(dim, ndim)
+    size = self._shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(self._shape)} at dimension {d}")
+    index = index + size if index < 0 else index
+    rest = list(self._shape[:d]) + list(self._shape[d + 1:])
+    if d >= p.sparse_dim:
+        return make_coo(p.indices, aten.select.int(p.values, d - p.sparse_dim + 1, index), rest,
+                        p.indices._shape[1] < 2)
+    hits = _long(np.flatnonzero(p.indices._np()[d] == index))
+    values = aten.index_select.default(p.values, 0, hits)
+    if p.sparse_dim == 1:
+        return aten.sum.dim_IntList(values, [0])
+    kept = [r for r in range(p.sparse_dim) if r != d]
+    indices = aten.index_select.default(aten.index_select.default(p.indices, 0, _long(kept)),
+                                        1, hits)
+    return make_coo(indices, values, rest, indices._shape[1] < 2)
 
 
 @kernel("zeros_like_sparse")

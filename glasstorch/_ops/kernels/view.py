@@ -36,8 +36,9 @@ import sys
 import numpy as np
 
 from ..._core import dtype as dt
+from ..._core.dispatch_key import DispatchKey
 from ..._core.layout import (as_memory_format, channels_last, channels_last_3d,
-                             contiguous_format, preserve_format)
+                             contiguous_format, preserve_format, sparse_coo, strided)
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import (Size, Tensor, _non_overlapping_and_dense,
                         channels_last_strides, contiguous_strides)
@@ -53,8 +54,25 @@ INT64_MAX = sys.maxsize  # what PyTorch passes for an open slice end
 
 # -- the one way to make a view -----------------------------------------------------
 
+def _sparse_view_error(self: Tensor, op: str = "as_strided") -> Exception:
+    """What PyTorch raises for a strided view of a sparse tensor.  ``op`` has
+    kernels for dense backends only (``view``, ``unfold``): no kernel for the
+    tensor's sparse backend.  Otherwise the view is a CompositeExplicitAutograd
+    one that reaches ``as_strided``, which has no COO kernel, and compressed
+    layouts fail earlier: they have no strides.  (The views a COO tensor does
+    have, transpose, permute, unsqueeze and select, are its own kernels.)"""
+    compressed = self.layout is not sparse_coo
+    if op == "as_strided" and compressed:
+        return RuntimeError("Sparse CSR tensors do not have strides")
+    key = ("SparseCsr" if compressed else "Sparse") + ("CUDA" if self.device.type == "cuda"
+                                                        else "CPU")
+    return getattr(ops.aten, op).default._entry.missing_kernel_error(getattr(DispatchKey, key))
+
+
 def make_view(self: Tensor, shape, stride, offset) -> Tensor:
     """A tensor over ``self``'s storage; ``_base`` is the root base."""
+    if self.layout is not strided:
+        raise _sparse_view_error(self)
     out = Tensor._make(self._storage, shape, stride, offset, self.dtype, self.device, self._keys)
     base = self._base
     out._base = self if base is None else base
@@ -136,6 +154,8 @@ _NOT_VIEWABLE = ("view size is not compatible with input tensor's size and strid
 @kernel("view")
 @inner_op("aten::view")
 def view(self, size):
+    if self.layout is not strided:
+        raise _sparse_view_error(self, "view")
     shape = infer_size(size, self.numel())
     stride = compute_stride(self._shape, self._stride, shape)
     if stride is None:
@@ -209,6 +229,10 @@ def reshape(self, shape):
     ``-1`` and all, for a subclass-like tensor (``is_tensor_subclass_like``), as
     ATen's ``isTensorSubclassLike`` makes it), else a contiguous copy
     (clone + _unsafe_view)."""
+    if self.layout is not strided:
+        raise RuntimeError("reshape is not implemented for sparse tensors"
+                           if self.layout is sparse_coo else
+                           "Sparse CSR tensors do not have is_contiguous")
     proposed, shape = shape, infer_size(shape, self.numel())
     stride = compute_stride(self._shape, self._stride, shape)
     if stride is not None:
@@ -321,9 +345,9 @@ def swapdims_(self, dim0, dim1):
     return ops.aten.transpose_.default(self, dim0, dim1)
 
 
-@kernel("permute")
-def permute(self, dims):
-    ndim = len(self._shape)
+def permutation(dims, ndim):
+    """permute's ``dims`` checked against ``ndim`` dims and wrapped (ATen's
+    messages, "sparse_coo" even for a dense tensor, as ATen words it)."""
     if len(dims) != ndim:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -332,6 +356,12 @@ def permute(self, dims):
     wrapped = [wrap_dim(d, ndim) for d in dims]
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return wrapped
+
+
+@kernel("permute")
+def permute(self, dims):
+    wrapped = permutation(dims, len(self._shape))
     shape, stride = self._shape, self._stride
     return inner.as_strided(self, [shape[d] for d in wrapped], [stride[d] for d in wrapped],
                      self._offset)
@@ -609,7 +639,8 @@ def unbind(self, dim=0):
     if ndim == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     dim = wrap_dim(dim, ndim)
-    return [inner.select(self, dim, i) for i in range(self._shape[dim])]
+    select = inner.select if self.layout is strided else ops.aten.select.int  # COO: its own
+    return [select(self, dim, i) for i in range(self._shape[dim])]
 
 
 @kernel("diagonal")
@@ -635,6 +666,8 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 @kernel("unfold")
 def unfold(self, dimension, size, step):
+    if self.layout is not strided:
+        raise _sparse_view_error(self, "unfold")
     ndim = len(self._shape)
     d = wrap_dim(dimension, ndim)
     max_size = self._shape[d] if ndim else 1
@@ -662,6 +695,8 @@ def _as_strided_unchecked(self, size, stride, storage_offset):
 
 @kernel("as_strided")
 def as_strided(self, size, stride, storage_offset=None):
+    if self.layout is not strided:
+        raise _sparse_view_error(self)
     offset = self._offset if storage_offset is None else storage_offset
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
@@ -689,6 +724,8 @@ def _check_in_bounds(self, size, stride, offset):
 
 @kernel("alias")
 def alias(self):
+    if self.layout is sparse_coo:
+        raise NotImplementedError("Cannot access storage of SparseTensorImpl")
     return make_view(self, self._shape, self._stride, self._offset)
 
 
@@ -774,6 +811,9 @@ def expand_geometry(tensor_shape, tensor_stride, sizes, self=None):
 @kernel("expand")
 @inner_op("aten::expand")
 def expand(self, size, implicit=False):
+    if self.layout is not strided:
+        raise RuntimeError("expand is unsupported for "
+                           f"{'Sparse' if self.layout is sparse_coo else 'SparseCsr'} tensors")
     shape, stride = expand_geometry(self._shape, self._stride, size, self)
     return inner.as_strided(self, shape, stride, self._offset)
 
