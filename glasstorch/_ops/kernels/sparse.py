@@ -27,7 +27,7 @@ from ..._core.sparse_impl import SparseCooParts, SparseCsrParts
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor, keys_for_device
-from ..structured import result_type
+from ..structured import result_type, wrap_dim
 from ..._core.device import device as _device
 from . import kernel
 from ._common import _from_array
@@ -828,7 +828,6 @@ def transpose_sparse(self, dim0, dim1):
     if not self.is_sparse:
         raise RuntimeError("transpose(): sparse compressed tensors are not supported by "
                            "glasstorch")
-    from ..structured import wrap_dim
     n = self.dim()
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
     p = self._storage
@@ -876,7 +875,6 @@ def unsqueeze_sparse(self, dim):
     """unsqueeze of a COO tensor: a sparse dim of zeros in the indices at or
     before the last sparse dim, else a dense dim of the values; coalesced
     only with fewer than two entries, as ATen's constructor marks it."""
-    from ..structured import wrap_dim
     ndim, p = self.dim(), self._storage
     d = wrap_dim(dim, ndim + 1)
     size = list(self._shape[:d]) + [1] + list(self._shape[d:])
@@ -896,7 +894,6 @@ def select_sparse(self, dim, index):
     the only sparse dim, the dense sum of their values); along a dense dim,
     the values' select.  Coalesced only with fewer than two entries, as
     ATen's constructor marks it."""
-    from ..structured import wrap_dim
     ndim, p = self.dim(), self._storage
     d = wrap_dim(dim, ndim)
     size = self._shape[d]
@@ -986,7 +983,6 @@ def sparse_sum_dim(self, dim):
     """_sparse_sum.dim: sparse dims summed by dropping their index rows and
     coalescing, dense dims by summing the values; a dense result when every
     sparse dim is summed."""
-    from ..structured import wrap_dim
     n = self.dim()
     dims = sorted({wrap_dim(d, n) for d in dim})
     p = self._storage
@@ -1004,7 +1000,6 @@ def sparse_sum_dim(self, dim):
 def sparse_sum_backward(grad, self, dim):
     """_sparse_sum_backward: the (dense) gradient broadcast back over the summed
     dims and read at ``self``'s elements."""
-    from ..structured import wrap_dim
     n = self.dim()
     dims = sorted({wrap_dim(d, n) for d in dim})
     dense = grad.to_dense() if grad.layout is not strided else grad
@@ -1059,7 +1054,6 @@ def log_softmax_sparse(self, dim, half_to_float):
 
 
 def _softmax_sparse(self, dim, half_to_float, log):
-    from ..structured import wrap_dim
     if half_to_float:
         raise RuntimeError("softmax with half to float conversion is not supported on CPU")
     c = coalesce(self)
@@ -1068,7 +1062,6 @@ def _softmax_sparse(self, dim, half_to_float, log):
 
 def _softmax_backward(grad_output, output, dim, self, log):
     """Per line: out * (g - sum(g * out)), or g - exp(out) * sum(g) for log."""
-    from ..structured import wrap_dim
     dim = wrap_dim(dim, self.dim())
     out = output._storage.values
     g = grad_output.coalesce()._storage.values if grad_output.layout is not strided else \
