@@ -62,7 +62,8 @@ from . import linalg  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import sparse  # noqa: E402,F401  (torch.sparse)
-from .sparse import sparse_coo_tensor, sparse_csr_tensor  # noqa: E402,F401
+from .sparse import (sparse_compressed_tensor, sparse_coo_tensor,  # noqa: E402,F401
+                     sparse_csc_tensor, sparse_csr_tensor)
 from . import signal  # noqa: E402,F401
 from . import backends  # noqa: E402,F401
 from ._tensor_str import set_printoptions  # noqa: E402

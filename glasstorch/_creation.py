@@ -29,6 +29,7 @@ from ._core.device import device as Device
 from ._core import tls
 from ._core.tls import overrides as _overrides, state as _tls
 from ._core.layout import contiguous_format, memory_format as _MemoryFormat, preserve_format
+from ._core.layout import strided
 from ._core.storage import TypedStorage, UntypedStorage
 from ._dispatcher import binding as _binding
 from ._dispatcher import torch_function as _torch_function
@@ -536,8 +537,12 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     """``x.type()`` -> 'torch.FloatTensor'; ``x.type(torch.int32)`` / ``x.type('torch.DoubleTensor')``
     convert (returning ``self`` when nothing changes)."""
     if dtype is None:
-        return _TYPE_PREFIX.get(self.device.type, f"torch.{self.device.type}.") + \
-            f"{self.dtype._short}Tensor"
+        prefix = _TYPE_PREFIX.get(self.device.type, f"torch.{self.device.type}.")
+        if self.layout is not strided:      # torch.sparse.FloatTensor; compressed: none
+            if not self.is_sparse:
+                raise RuntimeError(f"Unimplemented backend SparseCsr{self.device.type.upper()}")
+            prefix += "sparse."
+        return prefix + f"{self.dtype._short}Tensor"
     if isinstance(dtype, str):
         name = dtype
         device = None

@@ -277,11 +277,16 @@ class Tensor:
                 "protocol at the moment.  If you were attempting to deepcopy a module, this may "
                 "be because of a torch.nn.utils.weight_norm usage, see "
                 "https://github.com/pytorch/pytorch/pull/103001")
-        storage = memo.get(id(self._storage))
-        if storage is None:
-            storage = memo[id(self._storage)] = _clone_storage(self._storage)
-        out = type(self)._make(storage, self._shape, self._stride, self._offset, self.dtype,
-                               self.device, self._keys)
+        if self._keys & dk.SPARSE:      # (PyTorch clones a COO tensor)
+            out = self.detach().clone()
+        elif self._keys & dk.SPARSE_CSR:
+            raise NotImplementedError("Cannot access storage of SparseCsrTensorImpl")
+        else:
+            storage = memo.get(id(self._storage))
+            if storage is None:
+                storage = memo[id(self._storage)] = _clone_storage(self._storage)
+            out = type(self)._make(storage, self._shape, self._stride, self._offset, self.dtype,
+                                   self.device, self._keys)
         if self.requires_grad:
             out.requires_grad_(True)
         if self.grad is not None:
@@ -318,8 +323,8 @@ class Tensor:
         return self._shape[_wrap_dim(dim, len(self._shape))]
 
     def stride(self, dim=None):
-        if self._keys & dk.SPARSE_CSR:
-            raise RuntimeError("Sparse CSR tensors do not have strides")
+        if self._keys & dk.SPARSE_CSR:    # (NoStrides: what PyTorch raises)
+            raise RuntimeError(self._stride.message)
         if dim is None:
             return self._stride
         return self._stride[_wrap_dim(dim, len(self._shape))]
@@ -357,7 +362,7 @@ class Tensor:
         keys = self._keys
         if keys & dk.SPARSE:
             return sparse_coo
-        return sparse_csr if keys & dk.SPARSE_CSR else strided
+        return self._storage.layout if keys & dk.SPARSE_CSR else strided
 
     @property
     def is_cuda(self) -> bool:
@@ -378,7 +383,12 @@ class Tensor:
 
     @property
     def is_sparse_csr(self) -> bool:
-        return bool(self._keys & dk.SPARSE_CSR)
+        """A CSR tensor (False for the other compressed layout, CSC, as in PyTorch)."""
+        return bool(self._keys & dk.SPARSE_CSR) and self._storage.layout is sparse_csr
+
+    def to_sparse_coo(self):
+        """The COO form (torch/_tensor.py's ``to_sparse()`` spelled by layout)."""
+        return self.to_sparse()
 
     @property
     def is_quantized(self) -> bool:
@@ -398,7 +408,10 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None) -> bool:
         """True iff strides are the canonical ones for ``memory_format``
-        (size-1 dims may have any stride, as in PyTorch)."""
+        (size-1 dims may have any stride, as in PyTorch); a compressed sparse
+        tensor has no strides to judge and raises."""
+        if self._keys & dk.SPARSE_CSR:
+            raise RuntimeError(self._stride.message.replace("strides", "is_contiguous"))
         if memory_format is channels_last or memory_format is channels_last_3d:
             want_dim = 4 if memory_format is channels_last else 5
             if len(self._shape) != want_dim:
@@ -424,6 +437,9 @@ class Tensor:
         self._array = None
 
     def is_non_overlapping_and_dense(self) -> bool:
+        """(False for a sparse tensor, as its TensorImpl keeps it.)"""
+        if self._keys & (dk.SPARSE | dk.SPARSE_CSR):
+            return False
         return _non_overlapping_and_dense(self._shape, self._stride)
 
     def untyped_storage(self) -> UntypedStorage:

@@ -297,9 +297,14 @@ def _sparse_str(t, indent, suffixes, has_default_dtype, no_values, custom) -> st
         suffixes.append("dtype=" + repr(t.dtype))
     if custom is not None:
         return custom
-    parts = (("indices", t._indices()), ("values", t._values())) if t.is_sparse else \
-        (("crow_indices", t.crow_indices()), ("col_indices", t.col_indices()),
-         ("values", t.values()))
+    if t.is_sparse:
+        parts = (("indices", t._indices()), ("values", t._values()))
+    elif t.is_sparse_csr:
+        parts = (("crow_indices", t.crow_indices()), ("col_indices", t.col_indices()),
+                 ("values", t.values()))
+    else:
+        parts = (("ccol_indices", t.ccol_indices()), ("row_indices", t.row_indices()),
+                 ("values", t.values()))
     pieces = []
     for name, part in parts:
         prefix = name + "=tensor("

@@ -67,6 +67,22 @@ def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
     return empty_strided(size, stride, dtype=dtype, device="meta", requires_grad=requires_grad)
 
 
+def _rebuild_sparse_tensor(layout, data):
+    """What a pickled sparse tensor calls: its component tensors (which pickle
+    as any tensor) and sizes, ``(indices, values, size, is_coalesced)`` for
+    COO, ``(compressed_indices, plain_indices, values, size)`` for the
+    compressed layouts; the invariants are not checked, as in PyTorch."""
+    from . import sparse
+    from ._core.layout import sparse_coo
+    if layout is sparse_coo:
+        indices, values, size, *coalesced = data
+        return sparse.sparse_coo_tensor(indices, values, size, check_invariants=False,
+                                        is_coalesced=coalesced[0] if coalesced else None)
+    compressed_indices, plain_indices, values, size = data
+    return sparse.sparse_compressed_tensor(compressed_indices, plain_indices, values, size,
+                                           layout=layout, check_invariants=False)
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks):
     """What a pickled ``nn.Parameter`` calls."""
     from .nn.parameter import Parameter

@@ -47,6 +47,7 @@ import numpy as np
 from ._core import dtype as dt
 from ._core.allocator import cpu_allocator
 from ._core.device import device as Device
+from ._core import layout as _layouts
 from ._core.layout import layout, strided
 from ._core.storage import LEGACY_STORAGE_CLASSES, TypedStorage, UntypedStorage
 from ._tensor import Size, Tensor
@@ -133,7 +134,7 @@ def _glasstorch_global(module: str, name: str):
 
 def _get_layout(name: str):
     """``torch.serialization._get_layout``: layouts pickle as their name."""
-    layouts = {repr(strided): strided}
+    layouts = {repr(lay): lay for lay in vars(_layouts).values() if isinstance(lay, layout)}
     return layouts[name]
 
 
@@ -191,6 +192,8 @@ def _rebuild_tensor_args(tensor):
     meta tensor keeps only its geometry; a subclass, or a tensor carrying Python
     attributes, is wrapped in ``_rebuild_from_type_v2`` to restore them.
     """
+    if tensor.layout is not strided:
+        return _sparse_tensor_args(tensor)
     # fresh tuples, as torch's size()/stride() are: the pickle memoizes by identity
     size, stride = (*tensor._shape,), (*tensor._stride,)
     if tensor.device.type == "meta":
@@ -208,6 +211,16 @@ def _rebuild_tensor_args(tensor):
     if type(tensor) is Tensor and not state:
         return func, args
     return _utils._rebuild_from_type_v2, (func, type(tensor), args, state)
+
+
+def _sparse_tensor_args(tensor):
+    """A sparse tensor pickles as a ``_rebuild_sparse_tensor`` call over its parts."""
+    p = tensor._storage
+    if tensor.is_sparse:
+        data = (p.indices, p.values, Size(tensor._shape), p.coalesced)
+    else:
+        data = (p.compressed_indices, p.plain_indices, p.values, Size(tensor._shape))
+    return _utils._rebuild_sparse_tensor, (tensor.layout, data)
 
 
 # ===================================================================================
@@ -988,7 +1001,8 @@ def _default_allowed_globals() -> dict:
         allowed[f"torch.{cls.__name__}"] = allowed[f"torch.cuda.{cls.__name__}"] = cls
     for fn in (_utils._rebuild_tensor, _utils._rebuild_tensor_v2, _utils._rebuild_tensor_v3,
                _utils._rebuild_parameter,
-               _utils._rebuild_parameter_with_state, _utils._rebuild_meta_tensor_no_storage):
+               _utils._rebuild_parameter_with_state, _utils._rebuild_meta_tensor_no_storage,
+               _utils._rebuild_sparse_tensor):
         allowed[f"torch._utils.{fn.__name__}"] = fn
     return allowed
 

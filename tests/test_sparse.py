@@ -1,4 +1,5 @@
-"""Sparse COO and CSR tensors against real PyTorch: layouts and key sets,
+"""Sparse COO and CSR tensors against real PyTorch (CSC and the compressed
+layouts' views: test_sparse_compressed.py): layouts and key sets,
 printing, construction and its checks, conversions, coalescing, arithmetic,
 products, reductions, softmax, gradients, the errors dense ops give, and an
 nn.Embedding(sparse=True) + SparseAdam training loop."""
@@ -30,9 +31,12 @@ def assert_sparse_same(ours, theirs, atol=1e-6, rtol=1e-5):
         assert (ours.sparse_dim(), ours.dense_dim()) == (theirs.sparse_dim(), theirs.dense_dim())
         np.testing.assert_array_equal(ours._indices().numpy(), theirs._indices().numpy())
         parts = [(ours._values(), theirs._values())]
-    else:
+    elif theirs.layout is torch.sparse_csr:
         parts = [(ours.crow_indices(), theirs.crow_indices()),
                  (ours.col_indices(), theirs.col_indices()), (ours.values(), theirs.values())]
+    else:
+        parts = [(ours.ccol_indices(), theirs.ccol_indices()),
+                 (ours.row_indices(), theirs.row_indices()), (ours.values(), theirs.values())]
     for a, b in parts + [(ours.detach().to_dense(), theirs.detach().to_dense())]:
         assert_same(a.detach(), b.detach(), atol=atol, rtol=rtol, strides=False)
 

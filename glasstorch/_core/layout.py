@@ -16,6 +16,13 @@ class layout:
     def __reduce__(self):
         return self.name
 
+    @property
+    def aten_name(self) -> str:
+        """The name c10's messages print (Strided, Sparse, SparseCsr, SparseCsc ...)."""
+        kind, _, sub = self.name.partition("_")
+        return "Strided" if kind == "strided" else "Sparse" + \
+            ("" if sub == "coo" else sub.capitalize())
+
 
 class memory_format:
     """``torch.memory_format``: how a tensor's strides are ordered."""

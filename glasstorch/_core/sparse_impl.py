@@ -12,7 +12,7 @@ tensors do: there are no bytes and no data pointer.
 """
 from __future__ import annotations
 
-__all__ = ["SparseCooParts", "SparseCsrParts"]
+__all__ = ["NoStrides", "SparseCooParts", "SparseCsrParts"]
 
 
 class _NoStorage:
@@ -43,13 +43,34 @@ class SparseCooParts(_NoStorage):
 
 
 class SparseCsrParts(_NoStorage):
-    """A CSR tensor's parts (SparseCsrTensorImpl): ``crow_indices`` (rows + 1
-    offsets), ``col_indices`` and ``values`` (one per stored element)."""
+    """A compressed tensor's parts (SparseCsrTensorImpl, which holds every
+    compressed layout): ``compressed_indices`` (offsets, one more than the
+    compressed dim: rows for CSR, columns for CSC), ``plain_indices`` (the
+    other dim's index of each stored element), ``values`` (one per stored
+    element) and the ``layout`` (sparse_csr or sparse_csc)."""
 
-    __slots__ = ("crow_indices", "col_indices", "values", "dense_dim")
+    __slots__ = ("compressed_indices", "plain_indices", "values", "dense_dim", "layout")
 
-    def __init__(self, crow_indices, col_indices, values, dense_dim=0):
-        self.crow_indices = crow_indices
-        self.col_indices = col_indices
+    def __init__(self, compressed_indices, plain_indices, values, dense_dim, layout):
+        self.compressed_indices = compressed_indices
+        self.plain_indices = plain_indices
         self.values = values
         self.dense_dim = dense_dim
+        self.layout = layout
+
+
+class NoStrides(tuple):
+    """The strides of a compressed tensor: it has none, and reading them raises
+    what PyTorch's SparseCsrTensorImpl::strides raises (a view that needs
+    strides fails with it, as in PyTorch)."""
+
+    def __new__(cls, layout_name):
+        self = super().__new__(cls)
+        self.message = f"Sparse {layout_name} tensors do not have strides"
+        return self
+
+    def _refuse(self, *args):
+        raise RuntimeError(self.message)
+
+    __getitem__ = __iter__ = __len__ = __eq__ = _refuse
+    __hash__ = tuple.__hash__

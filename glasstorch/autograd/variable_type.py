@@ -70,11 +70,13 @@ def redispatch_below_autograd(op, keyset, args, kwargs):
 FUNCTIONAL, INPLACE, VIEW = "functional", "inplace", "view"
 INPLACE_VIEW = "inplace_view"      # squeeze_, transpose_ ...: self's geometry changes
 
+_SPARSE_KEYS = dk.SPARSE | dk.SPARSE_CSR    # layouts whose strides are saved empty
+
 # Names a formula may use to save metadata instead of a whole tensor
 # (PyTorch's codegen rewrites self.sym_sizes() and friends the same way).
 _METADATA = {
     "sym_sizes": attrgetter("_shape"),
-    "sym_strides": attrgetter("_stride"),
+    "sym_strides": lambda t: () if t._keys & _SPARSE_KEYS else t._stride,  # strides_or_error
     "scalar_type": attrgetter("dtype"),
     "options": lambda t: (t.dtype, t.device),
     "dim": lambda t: len(t._shape),

@@ -1,6 +1,7 @@
 """``torch.sparse``: functions over sparse tensors (mm, addmm, sum, softmax,
 log_softmax) and the invariant-check switch; also the hand-bound
-constructors ``torch.sparse_coo_tensor`` / ``torch.sparse_csr_tensor``
+constructors ``torch.sparse_coo_tensor`` / ``sparse_csr_tensor`` /
+``sparse_csc_tensor`` / ``sparse_compressed_tensor``
 (torch/csrc/utils/tensor_new.cpp: Python data in, the aten constructors out).
 
 The layouts, kernels and gradients are the op library's (_ops/kernels/sparse.py);
@@ -11,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 from .._core import dtype as _dt
+from .._core.layout import sparse_csc as _sparse_csc
 from .._core.layout import sparse_csr as _sparse_csr
 from .._dispatcher.dispatcher import ops as _ops
 from .._ops.kernels import sparse as _kernels
@@ -96,7 +98,7 @@ class check_sparse_tensor_invariants:
         return test_mth
 
 
-# -- the constructors (torch.sparse_coo_tensor, torch.sparse_csr_tensor) ------------------
+# -- the constructors (torch.sparse_coo_tensor, torch.sparse_csr_tensor ...) --------------
 
 _WARNED = []
 
@@ -145,23 +147,48 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     return result
 
 
-def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None,
-                      pin_memory=False, requires_grad=False, check_invariants=None) -> Tensor:
-    """A CSR tensor from row offsets, column indices and values; ``size`` is
-    (rows, largest column + 1) when not given."""
+def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=None, *,
+                             dtype=None, layout=None, device=None, pin_memory=False,
+                             requires_grad=False, check_invariants=None) -> Tensor:
+    """A compressed tensor of ``layout`` (CSR: row offsets and column indices;
+    CSC: column offsets and row indices) and its values; ``size`` is inferred
+    from the offsets and the largest plain index when not given."""
+    if layout is None:
+        raise RuntimeError("sparse_compressed_tensor expected sparse compressed tensor layout "
+                           "but got none")
     _warn_checks_implicit(check_invariants)
     values = _as_tensor(values, dtype, device)
-    crow = _as_tensor(crow_indices, _dt.int64, values.device)
-    col = _as_tensor(col_indices, _dt.int64, values.device)
+    compressed = _as_tensor(compressed_indices, _dt.int64, values.device)
+    plain = _as_tensor(plain_indices, _dt.int64, values.device)
     if size is None:
-        size = [crow.shape[0] - 1, int(col.max()) + 1 if col.numel() else 0,
-                *values.shape[1:]]
+        sizes = [compressed.shape[0] - 1, int(plain.max()) + 1 if plain.numel() else 0]
+        size = [*(sizes if layout is _sparse_csr else sizes[::-1]), *values.shape[1:]]
     if check_invariants if check_invariants is not None else \
             check_sparse_tensor_invariants.is_enabled():
-        _aten._validate_sparse_csr_tensor_args.default(crow, col, values, list(size))
+        validate = _aten._validate_sparse_csr_tensor_args if layout is _sparse_csr else \
+            _aten._validate_sparse_csc_tensor_args
+        validate.default(compressed, plain, values, list(size))
     result = _aten.sparse_compressed_tensor.comp_plain_value_size(
-        crow, col, values, list(size), dtype=values.dtype, layout=_sparse_csr,
+        compressed, plain, values, list(size), dtype=values.dtype, layout=layout,
         device=values.device)
     if requires_grad:
         result.requires_grad_(True)
     return result
+
+
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None, device=None,
+                      pin_memory=False, requires_grad=False, check_invariants=None) -> Tensor:
+    """A CSR tensor from row offsets, column indices and values."""
+    return sparse_compressed_tensor(crow_indices, col_indices, values, size, dtype=dtype,
+                                    layout=_sparse_csr, device=device,
+                                    requires_grad=requires_grad,
+                                    check_invariants=check_invariants)
+
+
+def sparse_csc_tensor(ccol_indices, row_indices, values, size=None, *, dtype=None, device=None,
+                      pin_memory=False, requires_grad=False, check_invariants=None) -> Tensor:
+    """A CSC tensor from column offsets, row indices and values."""
+    return sparse_compressed_tensor(ccol_indices, row_indices, values, size, dtype=dtype,
+                                    layout=_sparse_csc, device=device,
+                                    requires_grad=requires_grad,
+                                    check_invariants=check_invariants)

@@ -12,7 +12,8 @@ strided tensors to strided results have samples."""
 from ..opinfo import EXEMPT, sample
 
 _REASON = ("sparse layout: no strides, storage or (in PyTorch) Meta kernel for the generic "
-           "sample tests; compared with PyTorch in tests/test_sparse.py")
+           "sample tests; compared with PyTorch in tests/test_sparse.py and "
+           "tests/test_sparse_compressed.py")
 
 for _name in (
         "_coalesce", "_coalesced_", "_indices", "_nnz", "_sparse_addmm", "_sparse_coo_tensor_unsafe",
@@ -26,7 +27,10 @@ for _name in (
         "sparse_compressed_tensor.comp_plain_value_size", "sparse_coo_tensor.indices",
         "sparse_coo_tensor.indices_size", "sparse_coo_tensor.size", "sparse_mask",
         "sparse_resize_", "sparse_resize_and_clear_", "sspaddmm", "to_dense_backward",
-        "to_sparse", "to_sparse.sparse_dim", "to_sparse_csr", "values"):
+        "to_sparse", "to_sparse.sparse_dim", "to_sparse_csr", "values", "_to_sparse_csc",
+        "_validate_sparse_csc_tensor_args", "ccol_indices", "row_indices", "to_sparse_csc",
+        "ccol_indices_copy", "col_indices_copy", "crow_indices_copy", "indices_copy",
+        "row_indices_copy", "values_copy"):
     EXEMPT["aten::" + _name] = _REASON
 
 

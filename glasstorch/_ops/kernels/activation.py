@@ -404,8 +404,8 @@ _GELU_KAPPA = 0.044715
 def _binary_meta(grad_output, self, self_first=False):
     """Broadcast shape, promoted dtype, strides following the inputs in order."""
     check_same_device(grad_output, self)
-    shape = broadcast_shapes(grad_output._shape, self._shape)
     order = (self, grad_output) if self_first else (grad_output, self)
+    shape = broadcast_shapes(order[0]._shape, order[1]._shape)   # (the order names a and b)
     return TensorMeta(shape, result_type(grad_output, self), elementwise_strides(shape, order))
 
 

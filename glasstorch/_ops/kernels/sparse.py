@@ -1,5 +1,6 @@
-"""Sparse COO and CSR tensors (ATen's native/sparse/: SparseTensor.cpp,
-SparseTensorMath.cpp, SparseCsrTensor.cpp, SoftMax.cpp, SparseBlas).
+"""Sparse COO and compressed (CSR, CSC) tensors (ATen's native/sparse/:
+SparseTensor.cpp, SparseTensorMath.cpp, SparseCsrTensor.cpp, SoftMax.cpp,
+SparseBlas).
 
 A sparse tensor is a ``Tensor`` whose key set has the Sparse (COO) or
 SparseCsr functionality where a strided one has Dense, and whose storage slot
@@ -7,6 +8,10 @@ holds its component tensors (``_core/sparse_impl.py``).  The kernels here are
 registered at SparseCPU / SparseCsrCPU (and SparseMeta where they only read
 metadata), so an op with none of them raises the dispatcher's "Could not run
 ... from the 'SparseCPU' backend", as in PyTorch.
+
+A compressed tensor is 2-d: CSR compresses its rows, CSC its columns, and
+transposing one is the other over the same parts.  Kernels that compute take
+a compressed operand through its COO tensor (``_compressed_to_coo``).
 
 The component tensors are ordinary strided tensors, so most of the work is
 ops on them (``aten.index_put_`` with accumulate sums duplicates as ATen's
@@ -22,8 +27,8 @@ import numpy as np
 
 from ..._core import dispatch_key as dk
 from ..._core import dtype as dt
-from ..._core.layout import sparse_coo, sparse_csr, strided
-from ..._core.sparse_impl import SparseCooParts, SparseCsrParts
+from ..._core.layout import sparse_coo, sparse_csc, sparse_csr, strided
+from ..._core.sparse_impl import NoStrides, SparseCooParts, SparseCsrParts
 from ..._core.tls import state as _tls
 from ..._dispatcher.dispatcher import ops
 from ..._tensor import Tensor, keys_for_device
@@ -59,14 +64,20 @@ def make_coo(indices, values, size, coalesced) -> Tensor:
     return out
 
 
-def make_csr(crow_indices, col_indices, values, size) -> Tensor:
-    """A CSR tensor (SparseCsrTensorImpl): row offsets, column indices, values."""
+def make_compressed(compressed_indices, plain_indices, values, size, layout=sparse_csr) -> Tensor:
+    """A compressed tensor (SparseCsrTensorImpl) of ``layout``: offsets along the
+    compressed dim (rows for CSR, columns for CSC), the other dim's index of
+    each element, and the values; it has no strides."""
     size = tuple(size)
-    parts = SparseCsrParts(crow_indices, col_indices, values, values.dim() - 1)
-    out = Tensor._make(parts, size, (), 0, values.dtype, values.device,
-                       sparse_keys(values.device, dk.SPARSE_CSR))
+    parts = SparseCsrParts(compressed_indices, plain_indices, values, values.dim() - 1, layout)
+    out = Tensor._make(parts, size, NoStrides(_SHORT[layout].upper()), 0, values.dtype,
+                       values.device, sparse_keys(values.device, dk.SPARSE_CSR))
     out._contiguous = False
     return out
+
+
+def _is_compressed(t) -> bool:
+    return bool(t._keys & dk.SPARSE_CSR)
 
 
 def _set_parts(self, other) -> Tensor:
@@ -82,8 +93,11 @@ def _shares(a, b) -> bool:
     return a is b or (a._storage is b._storage and a._shape == b._shape)
 
 
+_SHORT = {sparse_csr: "Csr", sparse_csc: "Csc"}
+
+
 def _layout_name(t) -> str:
-    return {sparse_coo: "Sparse", sparse_csr: "SparseCsr"}.get(t.layout, "Strided")
+    return t.layout.aten_name
 
 
 # -- the constructor ------------------------------------------------------------------------
@@ -253,6 +267,9 @@ def values_sparse_private(self):
 
 @kernel("indices_sparse")
 def indices_sparse(self):
+    if _is_compressed(self):
+        raise RuntimeError(f"indices expected sparse coordinate tensor layout but got "
+                           f"{_layout_name(self)}")
     if not self._storage.coalesced:
         raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
                            ".coalesce() first")
@@ -268,14 +285,46 @@ def values_sparse(self):
     return _detached(parts.values)
 
 
+def _compressed_part(self, name, layout, part):
+    """crow_indices / col_indices (CSR), ccol_indices / row_indices (CSC)."""
+    if self.layout is not layout:
+        kind = "row" if layout is sparse_csr else "column"
+        raise RuntimeError(f"{name} expected sparse {kind} compressed tensor layout but got "
+                           f"{_layout_name(self)}")
+    return _detached(getattr(self._storage, part))
+
+
 @kernel("crow_indices_sparse_csr")
 def crow_indices_sparse_csr(self):
-    return _detached(self._storage.crow_indices)
+    return _compressed_part(self, "crow_indices", sparse_csr, "compressed_indices")
 
 
 @kernel("col_indices_sparse_csr")
 def col_indices_sparse_csr(self):
-    return _detached(self._storage.col_indices)
+    return _compressed_part(self, "col_indices", sparse_csr, "plain_indices")
+
+
+@kernel("ccol_indices_sparse_csr")
+def ccol_indices_sparse_csr(self):
+    return _compressed_part(self, "ccol_indices", sparse_csc, "compressed_indices")
+
+
+@kernel("row_indices_sparse_csr")
+def row_indices_sparse_csr(self):
+    return _compressed_part(self, "row_indices", sparse_csc, "plain_indices")
+
+
+def _part_copy(part):
+    """The kernel of ``<part>_copy``: a copy of what ``part()`` returns."""
+    def copy(self):
+        return aten.clone.default(getattr(aten, part).default(self))
+    copy.__name__ = copy.__qualname__ = f"{part}_copy"
+    copy.__doc__ = f"{part}_copy: a copy of ``{part}()`` (its view_copy form)."
+    return kernel(copy.__name__)(copy)
+
+
+for _part in ("indices", "values", "crow_indices", "col_indices", "ccol_indices", "row_indices"):
+    _part_copy(_part)
 
 
 # -- coalescing --------------------------------------------------------------------------
@@ -340,7 +389,7 @@ def sparse_to_dense(self, dtype=None, masked_grad=None):
 
 @kernel("sparse_compressed_to_dense")
 def sparse_compressed_to_dense(self, dtype=None, masked_grad=None):
-    return sparse_to_dense(_csr_to_coo(self), dtype)
+    return sparse_to_dense(_compressed_to_coo(self), dtype)
 
 
 @kernel("to_dense")
@@ -354,21 +403,24 @@ def to_dense(self, dtype=None, *, masked_grad=None):
 @kernel("to_dense_backward")
 def to_dense_backward(grad, input, masked_grad=None):
     """The gradient of _to_dense: the dense gradient at the input's stored
-    elements (masked, the default) or all of it as a sparse tensor."""
+    elements (masked, the default) or all of it in the input's layout."""
+    if input.layout is strided:
+        return grad
+    masked = masked_grad is None or masked_grad
+    if input.layout is sparse_csc:  # ATen's backward asks the CSC input for its contiguity
+        input.is_contiguous()
     if input.layout is sparse_coo:
-        if masked_grad is None or masked_grad:
-            return grad.sparse_mask(input.coalesce())
-        return grad.to_sparse(input.sparse_dim())
-    if input.layout is sparse_csr:
-        return grad.sparse_mask(input) if masked_grad is None or masked_grad else \
-            grad.to_sparse_csr()
-    return grad
+        return grad.sparse_mask(input.coalesce()) if masked else grad.to_sparse(input.sparse_dim())
+    return grad.sparse_mask(input) if masked else grad.to_sparse(layout=input.layout)
+
+
+_LAYOUTS = (sparse_coo, sparse_csr, sparse_csc)
 
 
 @kernel("to_sparse_layout")
 def to_sparse_layout(self, *, layout=None, blocksize=None, dense_dim=None):
     """to_sparse: the same tensor in a sparse layout (COO by default)."""
-    if layout is not None and layout is not sparse_coo and layout is not sparse_csr:
+    if layout is not None and layout not in _LAYOUTS:
         raise RuntimeError(f"to_sparse: conversion to {layout} is not supported by glasstorch")
     if self.layout is (layout or sparse_coo) and dense_dim is None:
         return self
@@ -389,11 +441,21 @@ def to_sparse_csr(self, dense_dim=None):
     return aten._to_sparse_csr.default(self, dense_dim)
 
 
+@kernel("to_sparse_csc")
+def to_sparse_csc(self, dense_dim=None):
+    if self.layout is sparse_csc:
+        return self
+    return aten._to_sparse_csc.default(self, dense_dim)
+
+
+_TO_COMPRESSED = {sparse_csr: "_to_sparse_csr", sparse_csc: "_to_sparse_csc"}
+
+
 @kernel("dense_to_sparse")
 def dense_to_sparse(self, *, layout=None, blocksize=None, dense_dim=None):
     """_to_sparse of a strided (or sparse) tensor, by layout."""
-    if layout is sparse_csr:
-        return aten._to_sparse_csr.default(self, dense_dim)
+    if layout in _TO_COMPRESSED:
+        return getattr(aten, _TO_COMPRESSED[layout]).default(self, dense_dim)
     return dense_to_sparse_dim(self, self.dim() - (dense_dim or 0))
 
 
@@ -403,8 +465,8 @@ def dense_to_sparse_dim(self, sparse_dim):
     the first ``sparse_dim`` dims sparse; coalesced."""
     if self.is_sparse:
         return sparse_coo_to_sparse(self, sparse_dim)
-    if self.is_sparse_csr:
-        return sparse_coo_to_sparse(_csr_to_coo(self), sparse_dim)
+    if _is_compressed(self):
+        return sparse_coo_to_sparse(_compressed_to_coo(self), sparse_dim)
     if sparse_dim > self.dim():
         raise RuntimeError(f"sparse_dim must be less than or equal to self.dim(), but got "
                            f"sparse_dim={sparse_dim} and self.dim()={self.dim()}")
@@ -426,8 +488,8 @@ def dense_to_sparse_dim(self, sparse_dim):
 @kernel("sparse_coo_to_sparse")
 def sparse_coo_to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
     """A COO tensor to another sparse_dim (through dense) or layout."""
-    if layout is sparse_csr:
-        return coo_to_sparse_csr(self, dense_dim)
+    if layout in _TO_COMPRESSED:
+        return coo_to_compressed(self, layout, dense_dim)
     if sparse_dim is None or sparse_dim == self._storage.sparse_dim:
         return self
     return dense_to_sparse_dim(aten._to_dense.default(self), sparse_dim)
@@ -436,90 +498,146 @@ def sparse_coo_to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, 
 @kernel("sparse_compressed_to_sparse")
 def sparse_compressed_to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None,
                                 dense_dim=None):
-    if layout is sparse_csr:
+    """A compressed tensor in its own layout (itself), the other compressed one, or COO."""
+    if layout is self.layout:
         return self
-    coo = _csr_to_coo(self)
+    coo = _compressed_to_coo(self)
+    if layout in _TO_COMPRESSED:
+        return coo_to_compressed(coo, layout, dense_dim)
     return coo if sparse_dim in (None, 2) else sparse_coo_to_sparse(coo, sparse_dim)
 
 
-def _csr_to_coo(self) -> Tensor:
-    """The COO tensor of a CSR one: row of each element from the offsets; coalesced."""
+def _compressed_to_coo(self) -> Tensor:
+    """The COO tensor of a compressed one, elements in its storage order: the
+    compressed dim's index of each element from the offsets.  From CSR that
+    order is coalesced; from CSC (column-major) ATen marks it coalesced only
+    with one element or none in an empty matrix."""
     p = self._storage
-    counts = np.diff(p.crow_indices._np())
-    rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    indices = _long(np.stack([rows, p.col_indices._np().astype(np.int64)]))
-    return make_coo(indices, p.values, self._shape, True)
+    counts = np.diff(p.compressed_indices._np())
+    outer = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    inner = p.plain_indices._np().astype(np.int64)
+    csr = self.layout is sparse_csr
+    indices = _long(np.stack([outer, inner] if csr else [inner, outer]))
+    return make_coo(indices, p.values, self._shape,
+                    csr or len(inner) == 1 or self.numel() == 0)
+
+
+def _compressed_sizes_check(self, layout, dense_dim):
+    if dense_dim:
+        raise RuntimeError(f"dense_to_sparse_{_SHORT[layout].lower()}: dense_dim argument must "
+                           f"be in [0,0] range, but {dense_dim} is given")
+    if self.dim() != 2:
+        raise RuntimeError(f"to_sparse_{_SHORT[layout].lower()}: expected 2-d input, got "
+                           f"{self.dim()}-d (glasstorch has no batched compressed tensors)")
+
+
+def dense_to_compressed(self, layout, dense_dim=None):
+    """_to_sparse_csr / _to_sparse_csc: a 2-d strided, COO or compressed tensor
+    in ``layout``."""
+    if self.layout is layout:
+        return self
+    if self.is_sparse:
+        return coo_to_compressed(self, layout, dense_dim)
+    if _is_compressed(self):
+        return coo_to_compressed(_compressed_to_coo(self), layout, dense_dim)
+    _compressed_sizes_check(self, layout, dense_dim)
+    return coo_to_compressed(dense_to_sparse_dim(self, 2), layout, dense_dim)
+
+
+def coo_to_compressed(self, layout, dense_dim=None):
+    """A 2-d COO tensor in ``layout``: coalesced (for CSC, its transpose); the
+    offsets count the elements of each compressed row or column."""
+    if self.dim() != 2 or self._storage.sparse_dim != 2:
+        raise RuntimeError(f"Only tensors with two sparse dimensions can be converted to the "
+                           f"Sparse{_SHORT[layout]} layout, got self with "
+                           f"{self._storage.sparse_dim} sparse dimensions.")
+    _compressed_sizes_check(self, layout, dense_dim)
+    # CSC's parts are CSR's of the transpose; the plain indices view the
+    # coalesced indices' second row, as ATen's do
+    source = self if layout is sparse_csr else transpose_sparse(self, 0, 1)
+    c = coalesce(source)._storage
+    n = source._shape[0]
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(c.indices._np()[0], minlength=n), out=offsets[1:])
+    return make_compressed(_long(offsets), aten.select.int(c.indices, 0, 1), c.values,
+                           self._shape, layout)
 
 
 @kernel("dense_to_sparse_csr")
 def dense_to_sparse_csr(self, dense_dim=None):
-    """_to_sparse_csr: a 2-d strided or COO tensor (or CSR itself) in CSR."""
-    if self.is_sparse_csr:
-        return self
-    if self.is_sparse:
-        return coo_to_sparse_csr(self, dense_dim)
-    if self.dim() != 2:
-        raise RuntimeError(f"to_sparse_csr: expected 2-d input, got {self.dim()}-d (glasstorch "
-                           "has no batched CSR)")
-    return coo_to_sparse_csr(dense_to_sparse_dim(self, 2), dense_dim)
+    return dense_to_compressed(self, sparse_csr, dense_dim)
 
 
-@kernel("coo_to_sparse_csr")
-def coo_to_sparse_csr(self, dense_dim=None):
-    if self.dim() != 2 or self._storage.sparse_dim != 2:
-        raise RuntimeError(f"Only tensors with two sparse dimensions can be converted to the "
-                           f"SparseCsr layout, got self with {self._storage.sparse_dim} sparse "
-                           "dimensions.")
-    c = coalesce(self)._storage
-    rows = c.indices._np()[0]
-    crow = np.zeros(self._shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=self._shape[0]), out=crow[1:])
-    return make_csr(_long(crow), _long(c.indices._np()[1]), c.values, self._shape)
+@kernel("dense_to_sparse_csc")
+def dense_to_sparse_csc(self, dense_dim=None):
+    return dense_to_compressed(self, sparse_csc, dense_dim)
 
 
-# -- construction of CSR tensors ----------------------------------------------------------
+# -- construction of compressed tensors -------------------------------------------------
 
 @kernel("sparse_compressed_tensor")
 def sparse_compressed_tensor(compressed_indices, plain_indices, values, size, *, dtype=None,
                              layout=None, device=None, pin_memory=False):
-    """sparse_compressed_tensor.comp_plain_value_size: the CSR tensor aliasing its parts."""
-    if layout is not None and layout is not sparse_csr:
+    """sparse_compressed_tensor.comp_plain_value_size: the compressed tensor
+    aliasing its parts."""
+    if layout is None:
+        raise RuntimeError("sparse_compressed_tensor expected sparse compressed tensor layout "
+                           "but got none")
+    if layout not in _TO_COMPRESSED:
         raise RuntimeError(f"sparse_compressed_tensor: layout {layout} is not supported by "
                            "glasstorch")
     if dtype is not None and values.dtype is not dtype:
         values = values.to(dtype)
-    return make_csr(_detached(compressed_indices), _detached(plain_indices), _detached(values),
-                    size)
+    return make_compressed(_detached(compressed_indices), _detached(plain_indices),
+                           _detached(values), size, layout)
+
+
+def _validate_compressed(compressed, plain, size, layout):
+    """The compressed-index invariants ATen checks (_validate_sparse_compressed_tensor_args)."""
+    c_name, p_name = ("crow_indices", "col_indices") if layout is sparse_csr else \
+        ("ccol_indices", "row_indices")
+    c_dim, p_dim = (0, 1) if layout is sparse_csr else (1, 0)
+    p_size = "ncols" if layout is sparse_csr else "nrows"
+    if compressed.dim() != 1 or plain.dim() != 1 or len(size) != 2:
+        raise RuntimeError(f"{c_name} and {p_name} must be 1-d and size 2-d (glasstorch has no "
+                           "batched compressed tensors)")
+    offsets = compressed._np()
+    if offsets.shape[0] != size[c_dim] + 1:
+        raise RuntimeError(f"{c_name}.shape[-1] must be equal to the number of "
+                           f"{'rows' if layout is sparse_csr else 'columns'} + 1 "
+                           f"(={size[c_dim] + 1}), but got {offsets.shape[0]}")
+    if offsets[0] != 0:
+        raise RuntimeError(f"`{c_name}[..., 0] == 0` is not satisfied.")
+    if offsets[-1] != plain._shape[0]:
+        raise RuntimeError(f"`{c_name}[..., -1] == nnz` is not satisfied.")
+    if np.any(np.diff(offsets) < 0):
+        raise RuntimeError(f"`0 <= {c_name}[..., 1:] - {c_name}[..., :-1] <= {p_size}` "
+                           "is not satisfied.")
+    index = plain._np()
+    if index.size and (index.min() < 0 or index.max() >= size[p_dim]):
+        raise RuntimeError(f"`0 <= {p_name} < {p_size}` is not satisfied.")
 
 
 @kernel("validate_sparse_csr_tensor_args")
 def validate_sparse_csr_tensor_args(crow_indices, col_indices, values, size, check_pinning=None):
-    """_validate_sparse_csr_tensor_args: the compressed-index invariants."""
-    if crow_indices.dim() != 1 or col_indices.dim() != 1 or len(size) != 2:
-        raise RuntimeError("crow_indices and col_indices must be 1-d and size 2-d (glasstorch "
-                           "has no batched CSR)")
-    crow = crow_indices._np()
-    if crow.shape[0] != size[0] + 1:
-        raise RuntimeError(f"crow_indices.size(-1) must be equal to size[-2] + 1 (that is "
-                           f"{size[0] + 1}), but got: {crow.shape[0]}")
-    if crow[0] != 0:
-        raise RuntimeError("`crow_indices[..., 0] == 0` is not satisfied.")
-    if crow[-1] != col_indices._shape[0]:
-        raise RuntimeError("`crow_indices[..., -1] == nnz` is not satisfied.")
-    if np.any(np.diff(crow) < 0):
-        raise RuntimeError("`0 <= crow_indices[..., 1:] - crow_indices[..., :-1] <= ncols` "
-                           "is not satisfied.")
-    col = col_indices._np()
-    if col.size and (col.min() < 0 or col.max() >= size[1]):
-        raise RuntimeError("`0 <= col_indices < ncols` is not satisfied.")
-    return None
+    """_validate_sparse_csr_tensor_args."""
+    _validate_compressed(crow_indices, col_indices, size, sparse_csr)
+
+
+@kernel("validate_sparse_csc_tensor_args")
+def validate_sparse_csc_tensor_args(ccol_indices, row_indices, values, size, check_pinning=None):
+    """_validate_sparse_csc_tensor_args."""
+    _validate_compressed(ccol_indices, row_indices, size, sparse_csc)
 
 
 # -- products -------------------------------------------------------------------------
 
 @kernel("sparse_mm")
 def sparse_mm(sparse, dense):
-    """_sparse_mm: _sparse_addmm into zeros."""
+    """_sparse_mm: _sparse_addmm into zeros (two sparse operands: their sparse product)."""
+    if sparse.layout is not strided and dense.layout is not strided:
+        _check_mm(sparse, dense)
+        return _sparse_sparse_mm(sparse, dense)
     zeros = aten.zeros.default([sparse._shape[0], dense._shape[1]], dtype=result_type(
         sparse, dense), device=dense.device)
     return aten._sparse_addmm.default(zeros, sparse, dense, beta=0, alpha=1)
@@ -534,8 +652,8 @@ def _check_mm(mat1, mat2, name="mm"):
 
 
 def _rows_cols_values(sparse):
-    """(row, col, values) of a 2-d COO or CSR tensor, coalesced."""
-    coo = _csr_to_coo(sparse) if sparse.is_sparse_csr else coalesce(sparse)
+    """(row, col, values) of a 2-d COO or compressed tensor (a COO one coalesced)."""
+    coo = _compressed_to_coo(sparse) if _is_compressed(sparse) else coalesce(sparse)
     p = coo._storage
     return p.indices[0], p.indices[1], p.values
 
@@ -569,9 +687,44 @@ def sparse_addmm(self, mat1, mat2, *, beta=1, alpha=1):
 def mm_sparse(self, mat2):
     """mm with a sparse operand (SparseCPU / SparseCsrCPU): _sparse_mm's product."""
     _check_mm(self, mat2)
-    if self.layout is not strided and mat2.layout is not strided:
-        raise RuntimeError("mm: a product of two sparse tensors is not supported by glasstorch")
     return sparse_mm(self, mat2)
+
+
+def _sparse_sparse_mm(a, b):
+    """The product of two sparse matrices: each pair a[i, k] * b[k, j] adds
+    into (i, j), coalesced (a computed zero stays an element).  COO times COO
+    is COO; compressed times compressed is CSR; ATen multiplies no mix."""
+    if a.is_sparse != b.is_sparse:
+        name = a.layout.aten_name
+        raise RuntimeError(f"addmm: computation on CPU is not implemented for {name} + {name} @ "
+                           f"{b.layout.aten_name}")
+    rows, inner_a, values_a = _rows_cols_values(a)
+    inner_b, cols, values_b = _rows_cols_values(b)
+    order = np.argsort(inner_b._np(), kind="stable")
+    sorted_b = inner_b._np()[order]
+    start = np.searchsorted(sorted_b, inner_a._np(), "left")
+    counts = np.searchsorted(sorted_b, inner_a._np(), "right") - start
+    pick_a = np.repeat(np.arange(len(counts)), counts)
+    first = np.repeat(start - (np.cumsum(counts) - counts), counts)
+    pick_b = _long(order[first + np.arange(int(counts.sum()))])
+    pick_a = _long(pick_a)
+    dtype = result_type(a, b)
+    values = aten.mul.Tensor(aten.index_select.default(values_a, 0, pick_a).to(dtype),
+                             aten.index_select.default(values_b, 0, pick_b).to(dtype))
+    indices = aten.stack.default([aten.index_select.default(rows, 0, pick_a),
+                                  aten.index_select.default(cols, 0, pick_b)])
+    product = coalesce(make_coo(indices, values, (a._shape[0], b._shape[1]), False))
+    return product if a.is_sparse else coo_to_compressed(product, sparse_csr)
+
+
+@kernel("mv_sparse")
+def mv_sparse(self, vec):
+    """mv with a sparse matrix: its product with the vector as a column."""
+    if self.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.dim()}, {vec.dim()}")
+    if self._shape[1] != vec._shape[0]:
+        raise RuntimeError("mv: expected self.size(-1) == vec.size(-1)")
+    return aten.squeeze.dim(sparse_mm(self, aten.unsqueeze.default(vec, 1)), 1)
 
 
 @kernel("addmm_sparse")
@@ -589,9 +742,9 @@ def sparse_mask(self, mask):
     if tuple(self._shape) != tuple(mask._shape):
         raise RuntimeError("sparse_mask(): operands have incompatible sizes; self has size "
                            f"{list(self._shape)} but mask has size {list(mask._shape)}")
-    if mask.is_sparse_csr:
-        coo = sparse_mask(self, _csr_to_coo(mask))
-        return coo_to_sparse_csr(coo)
+    if _is_compressed(mask):    # the values in the mask's storage order, its parts kept
+        values = sparse_mask(self, _compressed_to_coo(mask))._storage.values
+        return _with_values(mask, values)
     dense = self if self.layout is strided else aten._to_dense.default(self)
     p = mask._storage
     values = aten.index.Tensor(dense, list(p.indices.unbind(0))) if p.values._shape[0] else \
@@ -650,10 +803,14 @@ def _concat(a, b, alpha=1, size=None):
 def add_sparse(self, other, *, alpha=1):
     """add with a sparse operand: dense + sparse is dense; sparse + sparse is
     sparse, merged when both are coalesced, else the elements side by side."""
+    if not isinstance(other, Tensor):       # a number: a 0-dim (dense) tensor
+        other = aten.scalar_tensor.default(other)
     if self.layout is strided:
         if other.layout is strided:
             return aten.add.Tensor(self, other, alpha=alpha)
         return add_dense_sparse_(self.clone().to(result_type(self, other)), other, alpha)
+    if _is_compressed(self) or _is_compressed(other):
+        return _add_compressed(self, other, alpha)
     if other.layout is strided:
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
     _check_same_size(self, other, "add")
@@ -667,6 +824,22 @@ def add_sparse(self, other, *, alpha=1):
     if p.coalesced and q.coalesced:
         return aten._coalesce.default(both)
     return both
+
+
+def _add_compressed(self, other, alpha):
+    """add with a compressed ``self`` or ``other``: a CSR tensor and a dense one
+    give a dense sum; two CSR tensors a CSR one (their COO sum, coalesced).
+    ATen adds compressed tensors as CSR only (a CSC one fails reading its rows)."""
+    if other.layout is strided:     # (ATen scales the CSR operand by alpha, not other)
+        _check_same_size(self, other, "add")
+        return add_dense_sparse_(other.clone().to(result_type(self, other)), self, alpha)
+    for t in (self, other):
+        if t.layout is not sparse_csr:
+            raise RuntimeError("crow_indices expected sparse row compressed tensor layout but "
+                               f"got {_layout_name(t)}")
+    _check_same_size(self, other, "add")
+    total = add_sparse(_compressed_to_coo(self), _compressed_to_coo(other), alpha=alpha)
+    return coo_to_compressed(coalesce(total), sparse_csr)
 
 
 def _check_same_size(a, b, name):
@@ -683,8 +856,8 @@ def add_dense_sparse_(dense, sparse, alpha=1):
                            f"size {list(dense._shape)} while other has size "
                            f"{list(sparse._shape)} (FYI: dense-sparse addition does not "
                            "currently support broadcasting)")
-    if sparse.is_sparse_csr:
-        sparse = _csr_to_coo(sparse)
+    if _is_compressed(sparse):
+        sparse = _compressed_to_coo(sparse)
     p = sparse._storage
     if p.values._shape[0]:
         values = p.values if alpha == 1 else aten.mul.Tensor(p.values, alpha)
@@ -714,9 +887,10 @@ def sub_sparse_(self, other, *, alpha=1):
 
 
 def _with_values(t, values, coalesced=None):
+    """``t``'s sparsity pattern (its index parts, shared) with other values."""
     p = t._storage
-    if t.is_sparse_csr:
-        return make_csr(p.crow_indices, p.col_indices, values, t._shape)
+    if _is_compressed(t):
+        return make_compressed(p.compressed_indices, p.plain_indices, values, t._shape, p.layout)
     return make_coo(p.indices, values, t._shape, p.coalesced if coalesced is None else coalesced)
 
 
@@ -741,12 +915,12 @@ def mul_sparse(self, other):
     if not isinstance(other, Tensor) or (other.layout is strided and other.dim() == 0):
         values = aten.mul.Tensor(self._storage.values, other)
         return _with_values(self, values)
+    if _is_compressed(self) or _is_compressed(other):
+        return _mul_compressed(self, other)
     if other.layout is strided:
         _check_same_size(self, other, "mul")
-        coo = self if self.is_sparse else _csr_to_coo(self)
-        p = coo._storage
-        picked = aten.index.Tensor(other, list(p.indices.unbind(0)))
-        return _with_values(self, aten.mul.Tensor(p.values, picked))
+        return _with_values(self, aten.mul.Tensor(self._storage.values,
+                                                  _rows_cols_picked(self, other)))
     _check_same_size(self, other, "mul")
     p, q = self._storage, other._storage
     if p.coalesced and q.coalesced:
@@ -757,6 +931,25 @@ def mul_sparse(self, other):
     k = kept._storage
     picked = aten.index.Tensor(dense, list(k.indices.unbind(0)))
     return make_coo(k.indices, aten.mul.Tensor(k.values, picked), self._shape, False)
+
+
+def _mul_compressed(self, other):
+    """CSR * dense keeps self's elements; CSR * sparse is their COO product as
+    CSR.  ATen writes these products in CSR only."""
+    if self.layout is not sparse_csr:
+        raise RuntimeError("Expected result Tensor to be of format CSR")
+    if other.layout is strided:
+        _check_same_size(self, other, "mul")
+        return _with_values(self, aten.mul.Tensor(self._storage.values,
+                                                  _rows_cols_picked(self, other)))
+    other = _compressed_to_coo(other) if _is_compressed(other) else other
+    return coo_to_compressed(coalesce(mul_sparse(_compressed_to_coo(self), other)), sparse_csr)
+
+
+def _rows_cols_picked(sparse, dense):
+    """The dense tensor's elements at the stored elements of ``sparse``, in its order."""
+    coo = sparse if sparse.is_sparse else _compressed_to_coo(sparse)
+    return aten.index.Tensor(dense, list(coo._storage.indices.unbind(0)))
 
 
 def _mul_coalesced(a, b):
@@ -780,6 +973,8 @@ def mul_sparse_(self, other):
 @kernel("div_sparse")
 def div_sparse(self, other):
     """div of a sparse tensor by a 0-d tensor or number: the values divide."""
+    if _is_compressed(self):
+        raise RuntimeError(f"unsupported tensor layout: {_layout_name(self)}")
     if isinstance(other, Tensor) and (other.layout is not strided or other.dim() != 0):
         raise RuntimeError("Sparse division requires a scalar or zero-dim dense tensor divisor "
                            f"(got shape {list(other._shape)} for divisor)")
@@ -797,9 +992,9 @@ def sum_sparse(self, *, dtype=None):
 @kernel("clone_sparse")
 def clone_sparse(self, *, memory_format=None):
     p = self._storage
-    if self.is_sparse_csr:
-        return make_csr(p.crow_indices.clone(), p.col_indices.clone(), p.values.clone(),
-                        self._shape)
+    if _is_compressed(self):
+        return make_compressed(p.compressed_indices.clone(), p.plain_indices.clone(),
+                               p.values.clone(), self._shape, p.layout)
     return make_coo(p.indices.clone(), p.values.clone(), self._shape, p.coalesced)
 
 
@@ -816,23 +1011,27 @@ def to_copy_sparse(self, *, dtype=None, layout=None, device=None, pin_memory=Non
         # (as ATen's copy to SparseMeta: the sizes, no elements)
         return zeros_like_sparse(self, dtype=dtype, device=device)
     values = p.values.to(dtype=dtype, device=device, copy=True)
-    if self.is_sparse_csr:
-        return make_csr(p.crow_indices.to(device=device, copy=True),
-                        p.col_indices.to(device=device, copy=True), values, self._shape)
+    if _is_compressed(self):
+        return make_compressed(p.compressed_indices.to(device=device, copy=True),
+                               p.plain_indices.to(device=device, copy=True), values,
+                               self._shape, p.layout)
     return make_coo(p.indices.to(device=device, copy=True), values, self._shape, p.coalesced)
 
 
 @kernel("transpose_sparse")
 def transpose_sparse(self, dim0, dim1):
-    """transpose of a COO tensor: two sparse dims swap their index rows."""
-    if not self.is_sparse:
-        raise RuntimeError("transpose(): sparse compressed tensors are not supported by "
-                           "glasstorch")
+    """transpose of a COO tensor: two sparse dims swap their index rows; of a
+    compressed one, the other compressed layout over the same parts (CSR's
+    row offsets are the transpose's column offsets)."""
     n = self.dim()
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
     p = self._storage
     if d0 == d1:
         return self
+    if _is_compressed(self):
+        other = sparse_csc if p.layout is sparse_csr else sparse_csr
+        return make_compressed(p.compressed_indices, p.plain_indices, p.values,
+                               self._shape[::-1], other)
     if d0 >= p.sparse_dim or d1 >= p.sparse_dim:
         raise RuntimeError("transpose(): dense dimensions of a sparse tensor are not supported "
                            "by glasstorch")
@@ -887,6 +1086,22 @@ def unsqueeze_sparse(self, dim):
                     p.indices._shape[1] < 2)
 
 
+@kernel("select_sparse_csr")
+def select_sparse_csr(self, dim, index):
+    """select of a compressed tensor: a COO tensor of the row or column's
+    elements, which come sorted (coalesced).  ATen's result views the values,
+    so along the plain dim (CSR's columns, CSC's rows) the elements must sit
+    at evenly spaced places in them."""
+    out = select_sparse(_compressed_to_coo(self), dim, index)
+    plain_dim = 1 if self.layout is sparse_csr else 0
+    if wrap_dim(dim, self.dim()) == plain_dim and out._storage.values._shape[0] > 2:
+        places = np.flatnonzero(self._storage.plain_indices._np() == index % self._shape[dim])
+        if len(set(np.diff(places).tolist())) > 1:
+            raise RuntimeError("select(): no view exists for the given input, consider using "
+                               "torch.select_copy.")
+    return _set_parts(out, make_coo(out._storage.indices, out._storage.values, out._shape, True))
+
+
 @kernel("select_sparse")
 def select_sparse(self, dim, index):
     """select of a COO tensor (ATen's select_sparse): along a sparse dim, the
@@ -918,14 +1133,85 @@ def select_sparse(self, dim, index):
 @kernel("zeros_like_sparse")
 def zeros_like_sparse(self, *, dtype=None, layout=None, device=None, pin_memory=None,
                       memory_format=None):
-    """zeros_like of a COO tensor: no elements, same sparse and dense dims."""
+    """zeros_like of a sparse tensor: no elements, same layout, sparse and dense dims."""
     p = self._storage
     dtype = dtype or self.dtype
+    if _is_compressed(self):
+        return zeros_like_compressed(self, dtype, device or self.device)
     indices = aten.empty.memory_format([p.sparse_dim, 0], dtype=_LONG, device=device or
                                        self.device)
     values = aten.empty.memory_format([0, *self._shape[p.sparse_dim:]], dtype=dtype,
                                       device=device or self.device)
     return make_coo(indices, values, self._shape, True)
+
+
+@kernel("empty_like_sparse")
+def empty_like_sparse(self, *, dtype=None, layout=None, device=None, pin_memory=None,
+                      memory_format=None):
+    """empty_like of a sparse tensor: COO with no elements (or a strided
+    tensor, when asked for); a compressed one with the same pattern and
+    uninitialized values."""
+    if layout is strided and self.is_sparse:
+        return aten.empty.memory_format(list(self._shape), dtype=dtype or self.dtype,
+                                        device=device or self.device)
+    if layout is not None and layout is not self.layout:
+        raise RuntimeError(f"empty_like with different sparse layout is not supported (self is "
+                           f"{self.layout.aten_name} but you requested {layout.aten_name})")
+    if not _is_compressed(self):
+        return zeros_like_sparse(self, dtype=dtype, device=device)
+    p = self._storage
+    device = device or self.device
+    values = aten.empty.memory_format(list(p.values._shape), dtype=dtype or self.dtype,
+                                      device=device)
+    return make_compressed(p.compressed_indices.to(device=device, copy=True),
+                           p.plain_indices.to(device=device, copy=True), values, self._shape,
+                           p.layout)
+
+
+@kernel("fill_sparse_csr_")
+def fill_sparse_csr_(self, value):
+    """fill_ of a compressed tensor: its stored values (the pattern stays)."""
+    return _set_parts(self, _with_values(self, aten.fill_.Scalar(self._storage.values.clone(),
+                                                                   value)))
+
+
+@kernel("zero_sparse_")
+def zero_sparse_(self):
+    """zero_ of a sparse tensor: no elements left."""
+    return _set_parts(self, zeros_like_sparse(self, dtype=self.dtype, device=self.device))
+
+
+@kernel("copy_sparse_")
+def copy_sparse_(self, src, non_blocking=False):
+    """copy_ between sparse tensors: ``self`` takes copies of src's parts
+    (values in self's dtype); compressed tensors must share layout and nnz."""
+    if _is_compressed(self) or _is_compressed(src):
+        if not _is_compressed(self):
+            raise RuntimeError("copy_sparse_compressed_ expected sparse compressed tensor layout "
+                               f"but got {self.layout.aten_name}")
+        if self.layout is not src.layout:
+            raise RuntimeError("torch.copy_: copy of sparse compressed tensors having different "
+                               f"layouts is not supported. self layout is "
+                               f"{self.layout.aten_name} and src layout is {src.layout.aten_name}")
+        if self._storage.values._shape[0] != src._storage.values._shape[0]:
+            raise RuntimeError("torch.copy_: only sparse compressed tensors with the same number "
+                               "of specified elements are supported.")
+    elif self.layout is strided or src.layout is strided:
+        raise RuntimeError("copy_() between dense and sparse Tensors is not implemented! Found "
+                           f"self type = {self.type()} and src type = {src.type()}")
+    copied = clone_sparse(src)
+    return _set_parts(self, _with_values(copied, copied._storage.values.to(self.dtype)))
+
+
+def zeros_like_compressed(self, dtype, device):
+    n = self._shape[0 if self.layout is sparse_csr else 1]
+    p = self._storage
+    return make_compressed(aten.zeros.default([n + 1], dtype=p.compressed_indices.dtype,
+                                              device=device),
+                           aten.empty.memory_format([0], dtype=p.plain_indices.dtype,
+                                                    device=device),
+                           aten.empty.memory_format([0], dtype=dtype, device=device),
+                           self._shape, self.layout)
 
 
 @kernel("sparse_resize_")
@@ -994,6 +1280,36 @@ def sparse_sum_dim(self, dim):
     size = [s for d, s in enumerate(self._shape) if d not in dims]
     indices = aten.index_select.default(p.indices, 0, _long(sparse_kept))
     return coalesce_sparse_cpu(make_coo(indices, values, size, False))
+
+
+@kernel("sum_dim_sparse")
+def sum_dim_sparse(self, dim, keepdim=False, *, dtype=None):
+    """sum over ``dim`` of a COO tensor (_sparse_sum.dim; no dims: itself) or,
+    with keepdim only, of a CSR one (a CSR result over the kept dim's indices
+    that have elements)."""
+    if _is_compressed(self):
+        if self.layout is not sparse_csr:
+            raise RuntimeError("Currently the only compressed sparse format supported for "
+                               f"sum.dim_IntList is CSR, but got layout {self.layout.aten_name}")
+        if not keepdim:
+            raise RuntimeError("reduction operations on CSR tensors with keepdim=False is "
+                               "unsupported")
+    source = self if dtype is None else aten._to_copy.default(self, dtype=dtype)
+    dims = sorted({wrap_dim(d, self.dim()) for d in dim}) if dim else []
+    if not dims and not _is_compressed(self):
+        return source
+    coo = _compressed_to_coo(source) if _is_compressed(source) else source
+    out = aten._sparse_sum.dim(coo, dims or list(range(self.dim())))
+    if keepdim:
+        for d in dims or range(self.dim()):
+            out = aten.unsqueeze.default(out, d)
+    if _is_compressed(self):
+        if out.layout is strided:       # every dim summed: one element, if any were stored
+            nnz = int(self._storage.values._shape[0] > 0)
+            out = make_coo(_long(np.zeros((2, nnz), np.int64)), out.reshape(1)[:nnz],
+                           out._shape, True)
+        return coo_to_compressed(out, sparse_csr)
+    return out
 
 
 @kernel("sparse_sum_backward")

@@ -55,15 +55,13 @@ INT64_MAX = sys.maxsize  # what PyTorch passes for an open slice end
 # -- the one way to make a view -----------------------------------------------------
 
 def _sparse_view_error(self: Tensor, op: str = "as_strided") -> Exception:
-    """What PyTorch raises for a strided view of a sparse tensor.  ``op`` has
-    kernels for dense backends only (``view``, ``unfold``): no kernel for the
-    tensor's sparse backend.  Otherwise the view is a CompositeExplicitAutograd
-    one that reaches ``as_strided``, which has no COO kernel, and compressed
-    layouts fail earlier: they have no strides.  (The views a COO tensor does
-    have, transpose, permute, unsqueeze and select, are its own kernels.)"""
+    """What PyTorch raises for a strided view of a sparse tensor: ``op`` (the
+    view itself: ``view``, ``unfold``; or ``as_strided``, which the other
+    views reach) has kernels for dense backends only.  (Compressed tensors
+    mostly fail before that, reading their strides: ``NoStrides``; the views
+    a sparse tensor does have, transpose, select and for COO permute and
+    unsqueeze, are its own kernels.)"""
     compressed = self.layout is not sparse_coo
-    if op == "as_strided" and compressed:
-        return RuntimeError("Sparse CSR tensors do not have strides")
     key = ("SparseCsr" if compressed else "Sparse") + ("CUDA" if self.device.type == "cuda"
                                                         else "CPU")
     return getattr(ops.aten, op).default._entry.missing_kernel_error(getattr(DispatchKey, key))
@@ -229,10 +227,10 @@ def reshape(self, shape):
     ``-1`` and all, for a subclass-like tensor (``is_tensor_subclass_like``), as
     ATen's ``isTensorSubclassLike`` makes it), else a contiguous copy
     (clone + _unsafe_view)."""
+    if self.layout is sparse_coo:
+        raise RuntimeError("reshape is not implemented for sparse tensors")
     if self.layout is not strided:
-        raise RuntimeError("reshape is not implemented for sparse tensors"
-                           if self.layout is sparse_coo else
-                           "Sparse CSR tensors do not have is_contiguous")
+        self.is_contiguous()    # raises: a compressed tensor has no strides to judge
     proposed, shape = shape, infer_size(shape, self.numel())
     stride = compute_stride(self._shape, self._stride, shape)
     if stride is not None:
@@ -361,6 +359,8 @@ def permutation(dims, ndim):
 
 @kernel("permute")
 def permute(self, dims):
+    if self.layout is not strided:      # a compressed tensor (COO has its own permute)
+        raise _sparse_view_error(self)
     wrapped = permutation(dims, len(self._shape))
     shape, stride = self._shape, self._stride
     return inner.as_strided(self, [shape[d] for d in wrapped], [stride[d] for d in wrapped],
@@ -726,6 +726,8 @@ def _check_in_bounds(self, size, stride, offset):
 def alias(self):
     if self.layout is sparse_coo:
         raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+    if self.layout is not strided:      # compressed: ATen's alias reads the strides first
+        raise RuntimeError(self._stride.message)
     return make_view(self, self._shape, self._stride, self._offset)
 
 
@@ -812,8 +814,7 @@ def expand_geometry(tensor_shape, tensor_stride, sizes, self=None):
 @inner_op("aten::expand")
 def expand(self, size, implicit=False):
     if self.layout is not strided:
-        raise RuntimeError("expand is unsupported for "
-                           f"{'Sparse' if self.layout is sparse_coo else 'SparseCsr'} tensors")
+        raise RuntimeError(f"expand is unsupported for {self.layout.aten_name} tensors")
     shape, stride = expand_geometry(self._shape, self._stride, size, self)
     return inner.as_strided(self, shape, stride, self._offset)
 

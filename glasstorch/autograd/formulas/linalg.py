@@ -33,7 +33,8 @@ aten = ops.aten
 # -- matrix products: mm's gradients -------------------------------------------------------
 
 def _column_major(sizes, strides) -> bool:
-    return strides[0] == 1 and strides[1] == sizes[0]
+    """(A sparse matrix's strides are saved empty: not column-major.)"""
+    return len(strides) == 2 and strides[0] == 1 and strides[1] == sizes[0]
 
 
 def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha):

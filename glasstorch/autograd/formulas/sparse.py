@@ -2,7 +2,7 @@
 what the gradients of sparse layouts' ops are, computed with ops."""
 from __future__ import annotations
 
-from ..._core.layout import strided
+from ..._core.layout import sparse_coo, sparse_csr, strided
 from ..._dispatcher.dispatcher import ops
 from .common import maybe_multiply
 
@@ -33,8 +33,15 @@ def to_sparse_backward(grad, self_layout):
 
 def mm_mat1_sparse_backward(grad, mat1, mat2, alpha):
     """_sparse_addmm's sparse mat1: grad @ mat2^H at mat1's (coalesced) elements
-    only, flagged uncoalesced as ATen's projection leaves it."""
+    only, flagged uncoalesced as ATen's projection leaves it (a CSR mat1: at
+    its elements, as CSR; ATen has no formula for CSC)."""
+    if mat1.layout not in (sparse_coo, sparse_csr):
+        raise RuntimeError("sparse_addmm_sparse_backward: unsupported combination of layouts, "
+                           f"grad: {grad.layout.aten_name}, mat1: {mat1.layout.aten_name}, "
+                           f"mat2: {mat2.layout.aten_name}")
     product = grad.mm(mat2.t().conj()) if grad.layout is strided else grad.to_dense().mm(
         mat2.t().conj())
+    if mat1.layout is sparse_csr:       # CSR: mat1's own elements, in its layout
+        return maybe_multiply(product.sparse_mask(mat1), alpha)
     masked = aten._coalesced_.default(product.sparse_mask(mat1.coalesce()), False)
     return maybe_multiply(masked, alpha)
