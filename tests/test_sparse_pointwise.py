@@ -172,36 +172,15 @@ def _kinds(layouts):
     return [k for k in KINDS if k.split("_")[0] in layouts]
 
 
-# The dense op glasstorch runs on the values differs from torch's there (kernels/pointwise.py):
-# deg2rad.out / rad2deg.out of an integer tensor into an integer out refuse it with the
-# generated out='s "Expected out tensor to have dtype float" (torch: "result type Float can't
-# be cast to the desired output type Long"); nan_to_num of a complex tensor raises numpy's
-# TypeError (torch replaces nan/inf in both parts).
-_DENSE_MESSAGE_DIFFERS = {("deg2rad", "out"), ("rad2deg", "out")}
-_DENSE_COMPLEX_NAN_TO_NUM = pytest.mark.xfail(strict=True, reason=(
-    "glasstorch's dense nan_to_num refuses complex tensors (numpy TypeError)"))
-_DENSE_COMPLEX_ERF = pytest.mark.xfail(strict=True, reason=(
-    "glasstorch's dense erf / erfinv compute complex tensors (torch: not implemented for "
-    "'ComplexFloat')"))
-
-
 @pytest.mark.parametrize("op,variant,layouts", CASES, ids=[f"{o}-{v}" for o, v, _ in CASES])
 @settings(max_examples=20, deadline=None)
 @given(data=st.data())
 def test_op_matches_torch(op, variant, layouts, data):
     kind, values, dtype = data.draw(sparse_inputs(kinds=_kinds(layouts)))
-    fn = lambda lib: _call(lib, op, variant, _make(lib, kind, values, dtype))  # noqa: E731
-    if (op, variant) in _DENSE_MESSAGE_DIFFERS and dtype == "int64":
-        ours, theirs = (_outcome(lambda lib=lib: fn(lib)) for lib in LIBS)
-        assert ours[:2] == theirs[:2] == ("raised", "RuntimeError")
-        return
-    assert_both(fn)
+    assert_both(lambda lib: _call(lib, op, variant, _make(lib, kind, values, dtype)))
 
 
-@pytest.mark.parametrize("op,variant,layouts", [
-    pytest.param(*case, marks=_DENSE_COMPLEX_NAN_TO_NUM) if case[0] == "nan_to_num" else
-    pytest.param(*case, marks=_DENSE_COMPLEX_ERF) if case[0] in ("erf", "erfinv") else case
-    for case in CASES], ids=[f"{o}-{v}" for o, v, _ in CASES])
+@pytest.mark.parametrize("op,variant,layouts", CASES, ids=[f"{o}-{v}" for o, v, _ in CASES])
 def test_complex64(op, variant, layouts):
     """complex inputs: what torch gives, or its error (sign, erf, relu ... of complex)."""
     for kind in _kinds(layouts):
@@ -216,12 +195,8 @@ def test_other_dtypes(op, variant, layouts, dtype):
     """bool and half inputs: what torch gives, or its error (relu of bool ...)."""
     for kind in _kinds(layouts):
         data = UNCOALESCED if kind == "coo_uncoalesced" else _D
-        fn = lambda lib: _call(lib, op, variant, _make(lib, kind, data, dtype))  # noqa: E731
-        if (op, variant) in _DENSE_MESSAGE_DIFFERS and dtype == "bool":
-            ours, theirs = (_outcome(lambda lib=lib: fn(lib)) for lib in LIBS)
-            assert ours[:2] == theirs[:2] == ("raised", "RuntimeError")
-            continue
-        assert_both(fn, atol=1e-3, rtol=1e-3)
+        assert_both(lambda lib: _call(lib, op, variant, _make(lib, kind, data, dtype)),
+                    atol=1e-3, rtol=1e-3)
 
 
 def test_the_registered_set_is_torchs():

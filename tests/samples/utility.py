@@ -356,6 +356,8 @@ for _name in ("deg2rad", "rad2deg"):
     sample(f"aten::{_name}")(lambda make, lib: ((make(5, dtype="int64"),), {}))
     sample(f"aten::{_name}")(lambda make, lib: ((make(2, 3, dtype="float64"),), {}))
     sample(f"aten::{_name}_", inplace=True)(lambda make, lib: ((make(3, 4),), {}))
+    sample(f"aten::{_name}.out")(lambda make, lib: ((make(5, dtype="int64"),),
+                                                    {"out": lib.empty(5, dtype=lib.float64)}))
 
 
 # -- NaN-ignoring reductions ------------------------------------------------------------

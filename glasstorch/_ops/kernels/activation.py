@@ -90,6 +90,8 @@ def hardtanh_meta(self, min_val=-1, max_val=1):
 @impl("hardtanh")
 @quiet
 def hardtanh_impl(out, self, min_val=-1, max_val=1):
+    if self.dtype.is_complex:   # (ATen's hardtanh is a clamp)
+        raise NotImplementedError("clamp is not supported for complex types")
     if self.dtype is dt.uint8 and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     compute = self.dtype.opmath
@@ -114,14 +116,14 @@ def relu6_(self):
 
 # -- floating-point only -------------------------------------------------------------------
 
-def _float_activation(name, cpu_kernel, formula):
+def _float_activation(name, cpu_kernel, formula, complex_ok=False):
     """Register meta + impl for ``formula(x, *scalars)`` computed in opmath."""
     meta(name)(lambda self, *args, **kwargs: unary_meta(self))
 
     @impl(name)
     @quiet
     def body(out, self, *args, **kwargs):
-        require_float(cpu_kernel, self.dtype)
+        require_float(cpu_kernel, self.dtype, complex_ok)
         compute = self.dtype.opmath
         write(out, formula(self._np().astype(compute, copy=False), compute, *args, **kwargs))
     body.__name__ = f"{name}_impl"
@@ -191,7 +193,7 @@ def _mish(x, c):
     return x * np.tanh(np.log1p(np.exp(x)))
 
 
-_float_activation("silu", "silu_cpu", _silu)
+_float_activation("silu", "silu_cpu", _silu, complex_ok=True)
 _float_activation("softplus", "softplus_cpu", _softplus)
 _float_activation("elu", "elu_cpu", _elu)
 _float_activation("leaky_relu", "leaky_relu_cpu", _leaky_relu)
@@ -409,10 +411,12 @@ def _binary_meta(grad_output, self, self_first=False):
     return TensorMeta(shape, result_type(grad_output, self), elementwise_strides(shape, order))
 
 
-def _backward_op(name, cpu_kernel, formula, *, self_first=False, check=None, int_ok=False):
+def _backward_op(name, cpu_kernel, formula, *, self_first=False, check=None, int_ok=False,
+                 complex_ok=False):
     """Register meta + CPU impl of ``name(grad_output, self, *scalars)`` whose
     value is ``formula(g, x, compute, *scalars)`` on opmath arrays.  ``check``
-    validates the scalars (meta, so every device raises)."""
+    validates the scalars (meta, so every device raises); ``int_ok`` /
+    ``complex_ok``: the kernel also takes integer / complex dtypes."""
     @meta(name)
     def rule(grad_output, self, *args, **kwargs):
         if check is not None:
@@ -425,7 +429,7 @@ def _backward_op(name, cpu_kernel, formula, *, self_first=False, check=None, int
     def body(out, grad_output, self, *args, **kwargs):
         rt = result_type(grad_output, self)
         if rt is dt.bool_ or not int_ok:
-            require_float(cpu_kernel, rt)
+            require_float(cpu_kernel, rt, complex_ok)
         for scalar in args:
             if not isinstance(scalar, (bool, str)):
                 checked_scalar(scalar, rt)
@@ -524,10 +528,10 @@ def _softplus_backward(g, x, c, beta, threshold):
 
 _backward_op("threshold_backward", "threshold_cpu", _threshold_backward, self_first=True,
              int_ok=True)
-_backward_op("sigmoid_backward", "sigmoid_backward_cpu", _sigmoid_backward)
-_backward_op("tanh_backward", "tanh_backward_cpu", _tanh_backward)
+_backward_op("sigmoid_backward", "sigmoid_backward_cpu", _sigmoid_backward, complex_ok=True)
+_backward_op("tanh_backward", "tanh_backward_cpu", _tanh_backward, complex_ok=True)
 _backward_op("gelu_backward", "GeluBackwardKernelImpl", _gelu_backward, check=_gelu_check)
-_backward_op("silu_backward", "silu_backward_cpu", _silu_backward)
+_backward_op("silu_backward", "silu_backward_cpu", _silu_backward, complex_ok=True)
 _backward_op("leaky_relu_backward", "leaky_relu_backward_cpu", _leaky_relu_backward,
              self_first=True, check=_leaky_relu_check)
 _backward_op("hardtanh_backward", "hardshrink_backward_cpu", _hardtanh_backward)

@@ -160,8 +160,10 @@ def not_implemented(name, d: dt.dtype) -> NotImplementedError:
     return NotImplementedError(f'"{name}" not implemented for \'{d._short}\'')
 
 
-def require_float(name, d):
-    if d.category < FLOATING:
+def require_float(name, d, complex_ok=False):
+    """AT_DISPATCH_FLOATING_TYPES' refusal of other dtypes (complex too unless
+    the kernel also dispatches complex types)."""
+    if d.category < FLOATING or (d.is_complex and not complex_ok):
         raise not_implemented(name, d)
 
 
@@ -673,9 +675,11 @@ def _c_pow(a, b, compute):
 
 # -- other binary math -------------------------------------------------------------------
 
-def _binary_float_op(name, fn, float_only=None):
+def _binary_float_op(name, fn, float_only=None, real_only=None, complex_ok=False):
     """Binary ops computing in floating point; ``float_only`` names the CPU kernel that
-    refuses integer inputs (else they are promoted to the default float)."""
+    refuses integer inputs (else they are promoted to the default float) and,
+    unless ``complex_ok``, complex ones; ``real_only`` the kernel that refuses
+    complex inputs only."""
     meta(name)(binary_meta if float_only else binary_float_meta)
 
     @impl(name)
@@ -683,7 +687,9 @@ def _binary_float_op(name, fn, float_only=None):
     def body(out, self, other):
         rt = result_type(self, other)
         if float_only:
-            require_float(float_only, rt)
+            require_float(float_only, rt, complex_ok)
+        if real_only and rt.is_complex:
+            raise not_implemented(real_only, rt)
         ft = float_type(rt)
         compute = ft.opmath
         a, b = cast_operand(self, ft, compute), cast_operand(other, ft, compute)
@@ -700,7 +706,7 @@ def _xlogy(x, y):
 
 _binary_float_op("atan2", np.arctan2)
 _binary_float_op("copysign", np.copysign)
-_binary_float_op("xlogy", _xlogy)
+_binary_float_op("xlogy", _xlogy, real_only="xlogy_cpu")
 _binary_float_op("hypot", np.hypot, float_only="hypot_cpu")
 def _logaddexp(x, y):
     """np.logaddexp, and ATen's complex loop (_log_add_exp_helper) for complex inputs."""
@@ -709,7 +715,7 @@ def _logaddexp(x, y):
     return np.logaddexp(x, y)
 
 
-_binary_float_op("logaddexp", _logaddexp, float_only="logaddexp_cpu")
+_binary_float_op("logaddexp", _logaddexp, float_only="logaddexp_cpu", complex_ok=True)
 _binary_float_op("logaddexp2", np.logaddexp2, float_only="logaddexp2_cpu")
 
 def _min_max(name, ufunc):
@@ -1175,14 +1181,21 @@ def nan_to_num_impl(out, self, nan=None, posinf=None, neginf=None):
     if self.dtype.category < FLOATING:
         write(out, a)
         return
-    info = ml_dtypes.finfo(self.dtype.numpy)
-    target = self.dtype.numpy
+    if self.dtype.is_complex:       # each part on its own, as ATen's loop
+        write(out, _nan_to_num(a.real, nan, posinf, neginf)
+              + 1j * _nan_to_num(a.imag, nan, posinf, neginf))
+        return
+    write(out, _nan_to_num(a, nan, posinf, neginf))
+
+
+def _nan_to_num(a, nan, posinf, neginf):
+    info = ml_dtypes.finfo(a.dtype)
+    target = a.dtype
     with np.errstate(all="ignore"):
         values = [target.type(v if v is not None else d) for v, d in
                   ((nan, 0.0), (posinf, float(info.max)), (neginf, float(info.min)))]
-    result = np.where(np.isnan(a), values[0],
-                      np.where(np.isposinf(a), values[1], np.where(np.isneginf(a), values[2], a)))
-    write(out, result)
+    return np.where(np.isnan(a), values[0],
+                    np.where(np.isposinf(a), values[1], np.where(np.isneginf(a), values[2], a)))
 
 
 # -- unary ops computing in floating point (ints and bools give the default float) -------------
@@ -1242,6 +1255,8 @@ _UNARY_FLOAT = {
     "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
     "erf": _erf, "erfc": _erfc, "erfinv": _erfinv, "sigmoid": _sigmoid,
 }
+# the ones ATen computes for real types only (its CPU kernel's name, for the error)
+_REAL_ONLY = {"erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu", "erfinv": "erfinv_vml_cpu"}
 
 
 def _unary_float_op(name, fn):
@@ -1250,6 +1265,8 @@ def _unary_float_op(name, fn):
     @impl(name)
     @quiet
     def body(out, self):
+        if name in _REAL_ONLY and self.dtype.is_complex:
+            raise not_implemented(_REAL_ONLY[name], self.dtype)
         compute = float_type(self.dtype).opmath
         if isinstance(fn, np.ufunc):
             fn(self._np(), out=out._np(), dtype=compute, casting="unsafe")
@@ -1469,6 +1486,8 @@ def logit_meta(self, eps=None):
 def logit_impl(out, self, eps=None):
     """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps >= 0 is given.
     Each step rounds to the result dtype (float16/bfloat16 too), as PyTorch's loop does."""
+    if self.dtype.is_complex:
+        raise not_implemented("logit_cpu", self.dtype)
     compute = out.dtype.numpy
     x = self._np().astype(compute)
     if eps is not None and eps >= 0:
@@ -1541,12 +1560,17 @@ def _angle_conversion(name, factor):
     def convert(self):
         return aten.mul.Tensor(as_float(self), factor)
 
+    @kernel(f"{name}_out")
+    def convert_out(self, *, out):
+        """(mul's out=: its casting check names the float result type)"""
+        return aten.mul.out(as_float(self), factor, out=out)
+
     @kernel(f"{name}_")
     def convert_(self):
         if self.dtype.category == dt.COMPLEX:
             raise RuntimeError(f"{name} is not supported for complex tensors.")
         return aten.mul_.Tensor(self, factor)
-    convert.__name__, convert_.__name__ = name, f"{name}_"
+    convert.__name__, convert_.__name__, convert_out.__name__ = name, f"{name}_", f"{name}_out"
 
 
 _angle_conversion("deg2rad", math.pi / 180)
