@@ -690,6 +690,15 @@ def _run_program(T, program):
     return (result, [v.grad for v in values[:len(leaves)]], [t.grad for t in retained], order)
 
 
+def test_saved_values_unpack_in_pytorchs_order():
+    """MulBackward0 unpacks ``other`` before ``self`` (the order PyTorch's codegen
+    saves them: its first formula uses other): both modified in place, the
+    error names other, a view whose grad_fn is now AsStrided."""
+    program = ([[0.0, 0.0, 0.0]], [("add", 0, 0, ""), ("full_view", 1, 0, ""),
+                                   ("mul", 1, 2, ""), ("add_", 1, 3, "")], [1], "backward", [0])
+    differential(lambda T: _run_program(T, program), may_raise=True)
+
+
 @given(programs())
 def test_random_programs(program):
     """Gradients, errors and node order equal PyTorch's on random graphs."""

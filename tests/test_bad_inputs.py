@@ -603,6 +603,12 @@ CASES = [
     ("rad2deg of bool into a bool out", lambda L: L.rad2deg(L.tensor([True]),
                                                              out=L.empty(1, dtype=L.bool))),
     ("sparse plus a number", lambda L: L.ones(2, 2).to_sparse() + 1),
+    ("Scalar from a one-element 1-d tensor", lambda L: L.full((2,), L.tensor([3.0]))),
+    ("alpha from a one-element 1-d tensor",
+     lambda L: L.ones(2).add(L.ones(2), alpha=L.tensor([2.0]))),
+    ("float from a one-element 1-d tensor",
+     lambda L: L.dropout(L.ones(2), L.tensor([0.5]), False)),
+    ("Scalar from a 0-dim tensor", lambda L: L.full((2,), L.tensor(3.0))),
     ("CSR narrow (no strides)", lambda L: L.ones(2, 2).to_sparse_csr().narrow(0, 0, 1)),
     ("CSC is_contiguous", lambda L: L.ones(2, 2).to_sparse_csc().is_contiguous()),
 ]

@@ -383,11 +383,8 @@ def test_pow(exponent, dtype, kind):
                                     out=_empty_like_layout(lib, _make(lib, kind, data, "float64"))))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "glasstorch's argument parser (_dispatcher/binding._conv_scalar) takes any one-element "
-    "tensor as a Scalar (torch: 0-dim ones that don't require grad) and reads a sparse one "
-    "with item(), which has no sparse kernel"))
 def test_pow_binding_of_one_element():
+    """(A Scalar argument takes 0-dim tensors only: this one is pow's self.)"""
     assert_both(lambda lib: lib.pow(lib.ones(1, 1).to_sparse(), 2))
 
 

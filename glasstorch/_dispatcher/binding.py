@@ -168,7 +168,7 @@ def _conv_scalar(v):
         return v
     if isinstance(v, np.generic) and isinstance(v, NUMBER):
         return v.item()
-    if isinstance(v, Tensor) and v.numel() == 1:
+    if isinstance(v, Tensor) and not v._shape:     # (0-dim only, as PyTorch's parser)
         return v.item()
     raise _NoMatch
 
@@ -178,7 +178,7 @@ def _conv_float(v):
         return v
     if isinstance(v, (np.floating, np.integer)):
         return v.item()
-    if isinstance(v, Tensor) and v.numel() == 1:
+    if isinstance(v, Tensor) and not v._shape:
         return v.item()
     raise _NoMatch
 

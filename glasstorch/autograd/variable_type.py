@@ -184,7 +184,13 @@ class DerivativeInfo:
         self.checked_indices = [i for i, a in enumerate(args)
                                 if a.type.is_tensor_like and a.name not in diff_names
                                 and a.name not in derivative.non_differentiable]
-        self.saved_args = [(a.name, i) for i, a in enumerate(args) if a.name in referenced]
+        # saved (and unpacked, which version-checks them) in the order PyTorch's
+        # codegen saves them: formula by formula, each one's arguments in schema order
+        order = []
+        for code in derivative.formulas.values():
+            used = _names_in(code)
+            order += [name for name in self.arg_names if name in used and name not in order]
+        self.saved_args = [(name, self.arg_names.index(name)) for name in order]
         self.saved_metadata = _metadata_referenced(args, referenced)
         n_returns = len(schema.returns)
         self.saved_results = [r for r in (["result"] + [f"result{i}" for i in range(n_returns)])
